@@ -1,0 +1,56 @@
+//! Materials and the rule that combines two materials into one contact's
+//! friction coefficients.
+//!
+//! Combination rule: each coefficient of a contact is the **minimum** of the
+//! two surfaces' coefficients (the weaker surface governs): μ = min(μ_a, μ_b),
+//! ρ = min(ρ_a, ρ_b), σ = min(σ_a, σ_b). A sphere touching a wall combines its
+//! material with the wall's.
+
+use serde::{Deserialize, Serialize};
+
+/// Surface and bulk properties of a material.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    /// Name, for logs and error messages.
+    #[serde(default)]
+    pub name: String,
+    /// Sliding friction coefficient μ (dimensionless, ≥ 0).
+    pub friction: f64,
+    /// Rolling friction ρ: the lever arm of the rolling-resistance torque (m, ≥ 0);
+    /// seed 000 eq. 31, ρ γ_n ≥ ‖(τ_u, τ_w)‖.
+    #[serde(default)]
+    pub rolling: f64,
+    /// Spinning friction σ (m, ≥ 0); seed 000 eq. 31, σ γ_n ≥ |τ_n|.
+    #[serde(default)]
+    pub spinning: f64,
+    /// Density (kg/m³) used by spheres that give no explicit mass.
+    #[serde(default = "default_density")]
+    pub density: f64,
+}
+
+fn default_density() -> f64 {
+    2500.0
+}
+
+/// The friction coefficients of one contact: the cone of seed 000 eq. 31.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct ConeCoeffs {
+    /// Sliding friction μ.
+    pub mu: f64,
+    /// Rolling friction ρ (m).
+    pub rho: f64,
+    /// Spinning friction σ (m).
+    pub sigma: f64,
+}
+
+impl ConeCoeffs {
+    /// Combines two materials by the minimum rule stated in the module docs.
+    pub fn combine(a: &Material, b: &Material) -> Self {
+        ConeCoeffs {
+            mu: a.friction.min(b.friction),
+            rho: a.rolling.min(b.rolling),
+            sigma: a.spinning.min(b.spinning),
+        }
+    }
+}
