@@ -1,3 +1,6 @@
 //! repose: granular dynamics with nonsmooth (complementarity) contact.
 pub mod bodies;
+pub mod boundary;
 pub mod material;
+pub mod solver;
+pub mod world;

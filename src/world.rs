@@ -1,0 +1,96 @@
+//! The simulation state and its fixed description: bodies, boundaries,
+//! materials, gravity, time step and the contact and solver settings.
+//!
+//! A [`World`] is what a scene file builds (see `scene`), what
+//! [`World::step`](crate::step) advances, and what outputs read.
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+use serde::{Deserialize, Serialize};
+
+use crate::bodies::Bodies;
+use crate::boundary::Boundary;
+use crate::material::Material;
+use crate::solver::SolverSettings;
+
+/// Settings of contact detection and stabilisation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContactSettings {
+    /// Collision envelope (m): pairs closer than this enter the problem.
+    /// `None` = 0.1 × the largest sphere radius.
+    pub envelope: Option<f64>,
+    /// Largest speed (m/s) at which the stabilisation term b = Φ/h pushes
+    /// penetrating bodies apart (the usual clamp on the recovery speed).
+    pub max_recovery_speed: f64,
+}
+
+impl Default for ContactSettings {
+    fn default() -> Self {
+        ContactSettings {
+            envelope: None,
+            max_recovery_speed: 0.5,
+        }
+    }
+}
+
+/// Warm-start memory: the last impulse of each persistent contact pair, in
+/// world coordinates so it survives the contact frame turning.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WarmImpulse {
+    /// Force impulse F = γ_n n + γ_u u + γ_w w (N s).
+    pub force: DVec3,
+    /// Torque impulse T = τ_n n + τ_u u + τ_w w (N m s).
+    pub torque: DVec3,
+}
+
+/// The state of a simulation.
+#[derive(Clone, Debug)]
+pub struct World {
+    /// Dynamic spheres.
+    pub bodies: Bodies,
+    /// Kinematic boundaries.
+    pub boundaries: Vec<Boundary>,
+    /// Materials table (bodies and boundaries index it).
+    pub materials: Vec<Material>,
+    /// Gravity (m/s²).
+    pub gravity: DVec3,
+    /// Time step h (s).
+    pub time_step: f64,
+    /// Simulated time (s).
+    pub time: f64,
+    /// Steps taken.
+    pub step_index: u64,
+    /// Contact detection and stabilisation settings.
+    pub contact: ContactSettings,
+    /// Contact solver settings.
+    pub solver: SolverSettings,
+    /// Warm-start impulses keyed by contact pair.
+    pub warm: HashMap<u64, WarmImpulse>,
+}
+
+impl World {
+    /// A world with the given bodies, boundaries and materials, default settings.
+    pub fn new(bodies: Bodies, boundaries: Vec<Boundary>, materials: Vec<Material>) -> Self {
+        World {
+            bodies,
+            boundaries,
+            materials,
+            gravity: DVec3::new(0.0, 0.0, -9.81),
+            time_step: 1e-3,
+            time: 0.0,
+            step_index: 0,
+            contact: ContactSettings::default(),
+            solver: SolverSettings::default(),
+            warm: HashMap::new(),
+        }
+    }
+
+    /// The collision envelope in effect (m).
+    pub fn envelope(&self) -> f64 {
+        self.contact
+            .envelope
+            .unwrap_or(0.1 * self.bodies.max_radius())
+    }
+}
