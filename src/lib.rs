@@ -1,6 +1,7 @@
 //! repose: granular dynamics with nonsmooth (complementarity) contact.
 pub mod bodies;
 pub mod boundary;
+pub mod cone;
 pub mod material;
 pub mod solver;
 pub mod world;
