@@ -2,5 +2,6 @@
 pub mod bodies;
 pub mod boundary;
 pub mod material;
+pub mod output;
 pub mod solver;
 pub mod world;
