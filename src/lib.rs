@@ -3,5 +3,6 @@ pub mod bodies;
 pub mod boundary;
 pub mod cone;
 pub mod material;
+pub mod output;
 pub mod solver;
 pub mod world;

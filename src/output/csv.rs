@@ -1,0 +1,220 @@
+//! Plain CSV tables: the final state of all bodies, and trajectories of a
+//! few chosen bodies.
+//!
+//! Both files have one header line, then one row per record, fields
+//! separated by commas, lines ended by `\n`. Numbers are printed with Rust's
+//! `{}` formatting of `f64`, which is the shortest text that parses back to
+//! the same bits (no exponent, so very large or small values are long): two
+//! runs that produce the same numbers produce byte-identical files, and
+//! [`read_final_csv`] gives back exactly the values written. Open them with
+//! any spreadsheet, `pandas.read_csv`, or the readers below.
+//!
+//! * `final.csv` ([`write_final_csv`]): header [`FINAL_CSV_HEADER`]
+//!   (`id,x,y,z,vx,vy,vz,wx,wy,wz,radius`), one row per body in id order;
+//!   position (m), velocity (m/s), angular velocity in the world frame
+//!   (rad/s), radius (m).
+//! * `track.csv` ([`TrackWriter`]): header [`TRACK_CSV_HEADER`]
+//!   (`time,id,x,y,z,vx,vy,vz,wx,wy,wz`), one row per tracked body per
+//!   recorded time.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::bodies::Bodies;
+
+use super::{body_count, with_path, write_atomic, ReadError};
+
+/// Header line of `final.csv`.
+pub const FINAL_CSV_HEADER: &str = "id,x,y,z,vx,vy,vz,wx,wy,wz,radius";
+
+/// Header line of `track.csv`.
+pub const TRACK_CSV_HEADER: &str = "time,id,x,y,z,vx,vy,vz,wx,wy,wz";
+
+/// Writes the state fields of body `i` (`x,…,wz`), each preceded by a comma.
+fn write_state(w: &mut impl Write, bodies: &Bodies, i: usize) -> io::Result<()> {
+    let (p, v, o) = (bodies.pos[i], bodies.vel[i], bodies.omega[i]);
+    write!(
+        w,
+        ",{},{},{},{},{},{},{},{},{}",
+        p.x, p.y, p.z, v.x, v.y, v.z, o.x, o.y, o.z
+    )
+}
+
+/// Writes the final state of all bodies as CSV (see the [module
+/// docs](self)), atomically: the file is complete or absent/unchanged.
+///
+/// Errors: I/O failures (naming the file); `InvalidInput` when the per-body
+/// vectors of `bodies` differ in length.
+pub fn write_final_csv(path: impl AsRef<Path>, bodies: &Bodies) -> io::Result<()> {
+    let n = body_count(bodies)?;
+    write_atomic(path.as_ref(), |w| {
+        writeln!(w, "{FINAL_CSV_HEADER}")?;
+        for i in 0..n {
+            write!(w, "{i}")?;
+            write_state(w, bodies, i)?;
+            writeln!(w, ",{}", bodies.radius[i])?;
+        }
+        Ok(())
+    })
+}
+
+/// Reads a numeric CSV table with exactly the given header and `N` columns.
+fn read_table<const N: usize>(path: &Path, header: &str) -> Result<Vec<[f64; N]>, ReadError> {
+    let text = fs::read_to_string(path).map_err(|err| ReadError::Io {
+        path: path.to_owned(),
+        err,
+    })?;
+    let format = |line: usize, reason: String| ReadError::Format {
+        path: path.to_owned(),
+        line,
+        reason,
+    };
+    let columns: Vec<&str> = header.split(',').collect();
+    debug_assert_eq!(columns.len(), N);
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, h)) if h.trim_end_matches('\r') == header => {}
+        Some((_, h)) => return Err(format(1, format!("header is {h:?}, expected {header:?}"))),
+        None => return Err(format(1, format!("empty file, expected header {header:?}"))),
+    }
+    let mut rows = Vec::new();
+    for (k, line) in lines {
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() {
+            continue;
+        }
+        let mut row = [0.0; N];
+        let mut fields = line.split(',');
+        for (c, slot) in row.iter_mut().enumerate() {
+            let field = fields.next().ok_or_else(|| {
+                format(
+                    k + 1,
+                    format!("{} fields, expected {N} (missing `{}`)", c, columns[c]),
+                )
+            })?;
+            *slot = field.trim().parse().map_err(|e| {
+                format(
+                    k + 1,
+                    format!("column `{}`: {field:?} is not a number ({e})", columns[c]),
+                )
+            })?;
+        }
+        if fields.next().is_some() {
+            return Err(format(
+                k + 1,
+                format!("{} fields, expected {N}", line.split(',').count()),
+            ));
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Reads a `final.csv` written by [`write_final_csv`]: one
+/// `[id, x, y, z, vx, vy, vz, wx, wy, wz, radius]` per row, in file order,
+/// bit-for-bit the values that were written.
+///
+/// Errors name the file and, for contents, the line and column: a missing
+/// or different header, a row without exactly 11 fields, a field that is
+/// not a number. Empty lines are skipped; `\r\n` line ends are accepted.
+pub fn read_final_csv(path: impl AsRef<Path>) -> Result<Vec<[f64; 11]>, ReadError> {
+    read_table(path.as_ref(), FINAL_CSV_HEADER)
+}
+
+/// Reads a `track.csv` written by [`TrackWriter`]: one
+/// `[time, id, x, y, z, vx, vy, vz, wx, wy, wz]` per row, in file order.
+/// Errors as for [`read_final_csv`].
+pub fn read_track_csv(path: impl AsRef<Path>) -> Result<Vec<[f64; 11]>, ReadError> {
+    read_table(path.as_ref(), TRACK_CSV_HEADER)
+}
+
+/// Appends the trajectories of chosen bodies to a `track.csv` as the run
+/// goes (buffered).
+///
+/// Rows are flushed by [`finish`](Self::finish) (which reports errors), by
+/// [`flush`](Self::flush), and on drop (where an error can only be logged).
+/// Unlike the other writers of this module the file is not written
+/// atomically: a crash can lose the rows still in the buffer.
+#[derive(Debug)]
+pub struct TrackWriter {
+    path: PathBuf,
+    ids: Vec<usize>,
+    out: Option<BufWriter<File>>,
+}
+
+impl TrackWriter {
+    /// Creates (or truncates) the file at `path`, writes the header, and
+    /// remembers which body ids to record, in the given order (duplicates
+    /// are recorded twice).
+    pub fn create(path: impl AsRef<Path>, ids: &[usize]) -> io::Result<Self> {
+        let path = path.as_ref().to_owned();
+        let file = File::create(&path).map_err(|e| with_path(&path, e))?;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
+        writeln!(out, "{TRACK_CSV_HEADER}").map_err(|e| with_path(&path, e))?;
+        Ok(TrackWriter {
+            path,
+            ids: ids.to_vec(),
+            out: Some(out),
+        })
+    }
+
+    /// The tracked body ids.
+    pub fn ids(&self) -> &[usize] {
+        &self.ids
+    }
+
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one row `time,id,x,y,z,vx,vy,vz,wx,wy,wz` per tracked id.
+    ///
+    /// A tracked id that does not exist (yet) in `bodies` — with an inlet,
+    /// bodies appear during the run — gets no row at this time.
+    /// Errors: I/O failures (naming the file); `InvalidInput` when the
+    /// per-body vectors of `bodies` differ in length.
+    pub fn record(&mut self, time: f64, bodies: &Bodies) -> io::Result<()> {
+        let n = body_count(bodies)?;
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| io::Error::other("track writer already finished"))?;
+        let result = (|| {
+            for &id in self.ids.iter().filter(|&&id| id < n) {
+                write!(out, "{time},{id}")?;
+                write_state(out, bodies, id)?;
+                writeln!(out)?;
+            }
+            Ok(())
+        })();
+        result.map_err(|e| with_path(&self.path, e))
+    }
+
+    /// Writes buffered rows to the file.
+    pub fn flush(&mut self) -> io::Result<()> {
+        match self.out.as_mut() {
+            Some(out) => out.flush().map_err(|e| with_path(&self.path, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Flushes and closes the file, reporting any error.
+    pub fn finish(mut self) -> io::Result<()> {
+        match self.out.take() {
+            Some(mut out) => out.flush().map_err(|e| with_path(&self.path, e)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TrackWriter {
+    fn drop(&mut self) {
+        if let Some(mut out) = self.out.take() {
+            if let Err(e) = out.flush() {
+                log::error!("{}: could not write track rows: {e}", self.path.display());
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! `summary.json`: what a run was and how it went, for people and scripts.
+//!
+//! One pretty-printed JSON object ([`Summary`]): the scene and backend, the
+//! number of steps and simulated time, wall-clock time in total and per
+//! pipeline stage, contact counts and solver statistics over all steps, the
+//! final kinetic energy, the number of bodies, the repose version, and an
+//! `extra` object for results that later analyses add (angle of repose, …).
+//! Open it with any text editor, `jq`, Python's `json.load`, or
+//! [`read_summary`].
+//!
+//! Floating-point fields that can be undefined (a residual before any step,
+//! an energy that overflowed) are written as `null` when not finite — JSON
+//! has no NaN — and read back as NaN.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{write_atomic, ReadError};
+
+/// Serde helpers writing non-finite `f64` as `null` and reading `null` as NaN.
+mod finite_or_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+}
+
+/// The record of one simulation run, written as `summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Scene name (from the scene file).
+    pub scene: String,
+    /// Path of the scene file, as given on the command line.
+    pub scene_file: String,
+    /// The backend that ran the solver, e.g. `"cpu"` or `"gpu (llvmpipe)"`.
+    pub backend: String,
+    /// Number of time steps taken.
+    pub steps: u64,
+    /// Simulated (physical) time reached (s).
+    pub simulated_time: f64,
+    /// Wall-clock time of the whole run (s).
+    pub wall_time_s: f64,
+    /// Total wall-clock seconds per pipeline stage (broadphase, narrowphase,
+    /// problem, solve, integrate, output, …), by stage name.
+    pub stage_seconds: BTreeMap<String, f64>,
+    /// Active contacts per step.
+    pub contacts: ContactStats,
+    /// Contact solver statistics over all steps.
+    pub solver: SolverStats,
+    /// Total kinetic energy (translational + rotational) at the end (J);
+    /// `null` in JSON when not finite.
+    #[serde(with = "finite_or_null")]
+    pub kinetic_energy_final: f64,
+    /// Number of bodies at the end.
+    pub bodies: usize,
+    /// Version of repose that wrote the file.
+    pub repose_version: String,
+    /// Further results added by analyses (angle of repose, …), by name.
+    #[serde(default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Summary {
+    /// An empty summary for a run of `scene` (from `scene_file`) on
+    /// `backend`, with the current repose version and everything else zero
+    /// (residuals and energy undefined).
+    pub fn new(
+        scene: impl Into<String>,
+        scene_file: impl Into<String>,
+        backend: impl Into<String>,
+    ) -> Self {
+        Summary {
+            scene: scene.into(),
+            scene_file: scene_file.into(),
+            backend: backend.into(),
+            steps: 0,
+            simulated_time: 0.0,
+            wall_time_s: 0.0,
+            stage_seconds: BTreeMap::new(),
+            contacts: ContactStats::default(),
+            solver: SolverStats::default(),
+            kinetic_energy_final: f64::NAN,
+            bodies: 0,
+            repose_version: env!("CARGO_PKG_VERSION").to_owned(),
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// Adds `seconds` to the total of stage `stage`.
+    pub fn add_stage_seconds(&mut self, stage: &str, seconds: f64) {
+        *self.stage_seconds.entry(stage.to_owned()).or_insert(0.0) += seconds;
+    }
+}
+
+/// Number of active contacts per step: minimum, mean, maximum.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContactStats {
+    /// Steps recorded.
+    pub steps: u64,
+    /// Sum of the contact counts over all steps.
+    pub total: u64,
+    /// Fewest contacts in one step (0 before any step).
+    pub min: u64,
+    /// Mean contacts per step (0 before any step).
+    pub mean: f64,
+    /// Most contacts in one step.
+    pub max: u64,
+}
+
+impl ContactStats {
+    /// Records the number of contacts of one step.
+    pub fn record(&mut self, contacts: usize) {
+        let c = contacts as u64;
+        self.min = if self.steps == 0 { c } else { self.min.min(c) };
+        self.max = self.max.max(c);
+        self.steps += 1;
+        self.total += c;
+        self.mean = self.total as f64 / self.steps as f64;
+    }
+}
+
+/// Contact solver statistics over all steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SolverStats {
+    /// Steps (solves) recorded.
+    pub steps: u64,
+    /// Iterations summed over all steps.
+    pub iterations_total: u64,
+    /// Mean iterations per step (0 before any step).
+    pub iterations_mean: f64,
+    /// Absolute natural-map residual at the end of the last step
+    /// (`null` before any step, or when not finite).
+    #[serde(with = "finite_or_null")]
+    pub residual_abs_final: f64,
+    /// Relative natural-map residual at the end of the last step.
+    #[serde(with = "finite_or_null")]
+    pub residual_rel_final: f64,
+    /// Largest relative residual at the end of any step (NaN, written
+    /// `null`, once any step's residual was NaN).
+    #[serde(with = "finite_or_null")]
+    pub residual_rel_max: f64,
+    /// Steps that stopped at the iteration limit without reaching the
+    /// tolerance.
+    pub steps_not_converged: u64,
+}
+
+impl Default for SolverStats {
+    fn default() -> Self {
+        SolverStats {
+            steps: 0,
+            iterations_total: 0,
+            iterations_mean: 0.0,
+            residual_abs_final: f64::NAN,
+            residual_rel_final: f64::NAN,
+            residual_rel_max: f64::NAN,
+            steps_not_converged: 0,
+        }
+    }
+}
+
+impl SolverStats {
+    /// Records one step's solve: its iteration count, its final absolute and
+    /// relative residuals, and whether it met the tolerance.
+    pub fn record(
+        &mut self,
+        iterations: usize,
+        residual_abs: f64,
+        residual_rel: f64,
+        converged: bool,
+    ) {
+        self.residual_rel_max = if self.steps == 0 {
+            residual_rel
+        } else if residual_rel.is_nan() || residual_rel > self.residual_rel_max {
+            // NaN propagates: once a residual was NaN the maximum stays NaN.
+            if self.residual_rel_max.is_nan() {
+                f64::NAN
+            } else {
+                residual_rel
+            }
+        } else {
+            self.residual_rel_max
+        };
+        self.steps += 1;
+        self.iterations_total += iterations as u64;
+        self.iterations_mean = self.iterations_total as f64 / self.steps as f64;
+        self.residual_abs_final = residual_abs;
+        self.residual_rel_final = residual_rel;
+        if !converged {
+            self.steps_not_converged += 1;
+        }
+    }
+}
+
+/// Writes `value` (typically a [`Summary`]) as pretty-printed JSON with a
+/// final newline, atomically. Errors name the file.
+pub fn write_json<T: Serialize + ?Sized>(path: impl AsRef<Path>, value: &T) -> io::Result<()> {
+    write_atomic(path.as_ref(), |w| {
+        serde_json::to_writer_pretty(&mut *w, value).map_err(io::Error::from)?;
+        writeln!(w)
+    })
+}
+
+/// Reads a `summary.json` back. Unknown fields are ignored (files from
+/// newer versions stay readable); `extra` may be absent.
+pub fn read_summary(path: impl AsRef<Path>) -> Result<Summary, ReadError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|err| ReadError::Io {
+        path: path.to_owned(),
+        err,
+    })?;
+    serde_json::from_str(&text).map_err(|e| ReadError::Format {
+        path: path.to_owned(),
+        line: e.line(),
+        reason: e.to_string(),
+    })
+}

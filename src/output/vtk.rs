@@ -1,0 +1,332 @@
+//! VTK XML output for ParaView: one `.vtu` file per frame and a `.pvd`
+//! collection that strings the frames into a time series.
+//!
+//! Each `.vtu` is an *UnstructuredGrid* with one point per sphere (at its
+//! centre) and one `VTK_VERTEX` cell per point, so that ParaView draws the
+//! points without further filters. Point data arrays:
+//!
+//! | name | type | components | meaning |
+//! | --- | --- | --- | --- |
+//! | `id` | Int32 | 1 | body id (index into [`Bodies`]) |
+//! | `radius` | Float64 | 1 | sphere radius (m) |
+//! | `velocity` | Float64 | 3 | linear velocity (m/s) |
+//! | `angular_velocity` | Float64 | 3 | angular velocity, world frame (rad/s) |
+//! | `speed` | Float64 | 1 | ‖velocity‖ (m/s) |
+//! | `material` | Int32 | 1 | index into the scene's materials table |
+//! | `orientation` | Float64 | 4 | unit quaternion body → world, components (w, x, y, z) |
+//!
+//! The frame's physical time is also stored as the field-data array
+//! `TimeValue`, so a single `.vtu` opened on its own still knows its time.
+//!
+//! Arrays are written inline as `format="binary"`: little-endian Float64 /
+//! Int32 / Int64 / UInt8 values preceded by a UInt64 byte count
+//! (`header_type="UInt64"`), the pair base64-encoded as one stream, no
+//! compression.
+//!
+//! **Opening in ParaView:** File → Open the `.pvd` (not the single frames),
+//! Apply, then press Play. To see spheres rather than points, apply
+//! Filters → Glyph with glyph type *Sphere*, *Scale Array* `radius` and scale
+//! factor 2 (the glyph source has radius 0.5), colour by `speed`.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::bodies::Bodies;
+
+use super::base64::Base64Writer;
+use super::{body_count, write_atomic};
+
+/// The VTK cell type number of a single vertex.
+const VTK_VERTEX: u8 = 1;
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+/// Writes one inline binary `DataArray` element: the opening tag, the base64
+/// of (UInt64 byte count, values), the closing tag. `values` must write
+/// exactly `n_bytes` bytes; anything else is an error (a bug, not bad input).
+fn data_array<W, F>(
+    w: &mut W,
+    ty: &str,
+    name: &str,
+    components: &[&str],
+    n_bytes: usize,
+    values: F,
+) -> io::Result<()>
+where
+    W: Write,
+    F: FnOnce(&mut Base64Writer<'_, W>) -> io::Result<()>,
+{
+    write!(w, "        <DataArray type=\"{ty}\" Name=\"{name}\"")?;
+    if components.len() > 1 {
+        write!(w, " NumberOfComponents=\"{}\"", components.len())?;
+        for (k, c) in components.iter().enumerate() {
+            if !c.is_empty() {
+                write!(w, " ComponentName{k}=\"{c}\"")?;
+            }
+        }
+    }
+    write!(w, " format=\"binary\">")?;
+    let mut enc = Base64Writer::new(w);
+    enc.write_all(&(n_bytes as u64).to_le_bytes())?;
+    values(&mut enc)?;
+    let written = enc.bytes_in();
+    enc.finish()?;
+    if written != 8 + n_bytes as u64 {
+        return Err(io::Error::other(format!(
+            "internal error: DataArray {name} announced {n_bytes} bytes but wrote {}",
+            written - 8
+        )));
+    }
+    writeln!(w, "</DataArray>")
+}
+
+/// Writes `v` little-endian.
+fn put_f64(w: &mut impl Write, v: f64) -> io::Result<()> {
+    w.write_all(&v.to_le_bytes())
+}
+
+/// Writes the VTU document for `bodies` at `time` into `w`.
+fn write_vtu_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Result<()> {
+    let n = body_count(bodies)?;
+    if !time.is_finite() {
+        return Err(invalid(format!("frame time {time} is not finite")));
+    }
+    if i32::try_from(n).is_err() {
+        return Err(invalid(format!(
+            "{n} bodies do not fit the Int32 `id` array of a .vtu file"
+        )));
+    }
+    if let Some(m) = bodies.material.iter().find(|&&m| i32::try_from(m).is_err()) {
+        return Err(invalid(format!(
+            "material index {m} does not fit the Int32 `material` array of a .vtu file"
+        )));
+    }
+    let f = 8; // bytes per Float64
+    writeln!(w, "<?xml version=\"1.0\"?>")?;
+    writeln!(
+        w,
+        "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">"
+    )?;
+    writeln!(w, "  <UnstructuredGrid>")?;
+    writeln!(w, "    <FieldData>")?;
+    writeln!(
+        w,
+        "      <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">{time}</DataArray>"
+    )?;
+    writeln!(w, "    </FieldData>")?;
+    writeln!(
+        w,
+        "    <Piece NumberOfPoints=\"{n}\" NumberOfCells=\"{n}\">"
+    )?;
+    writeln!(
+        w,
+        "      <PointData Scalars=\"radius\" Vectors=\"velocity\">"
+    )?;
+    data_array(w, "Int32", "id", &[], 4 * n, |e| {
+        (0..n as i32).try_for_each(|i| e.write_all(&i.to_le_bytes()))
+    })?;
+    data_array(w, "Float64", "radius", &[], f * n, |e| {
+        bodies.radius.iter().try_for_each(|&r| put_f64(e, r))
+    })?;
+    data_array(w, "Float64", "velocity", &["", "", ""], 3 * f * n, |e| {
+        bodies
+            .vel
+            .iter()
+            .try_for_each(|v| v.to_array().iter().try_for_each(|&x| put_f64(e, x)))
+    })?;
+    data_array(
+        w,
+        "Float64",
+        "angular_velocity",
+        &["", "", ""],
+        3 * f * n,
+        |e| {
+            bodies
+                .omega
+                .iter()
+                .try_for_each(|v| v.to_array().iter().try_for_each(|&x| put_f64(e, x)))
+        },
+    )?;
+    data_array(w, "Float64", "speed", &[], f * n, |e| {
+        bodies.vel.iter().try_for_each(|v| put_f64(e, v.length()))
+    })?;
+    data_array(w, "Int32", "material", &[], 4 * n, |e| {
+        // Checked above: every index fits in i32.
+        bodies
+            .material
+            .iter()
+            .try_for_each(|&m| e.write_all(&(m as i32).to_le_bytes()))
+    })?;
+    data_array(
+        w,
+        "Float64",
+        "orientation",
+        &["w", "x", "y", "z"],
+        4 * f * n,
+        |e| {
+            bodies
+                .rot
+                .iter()
+                .try_for_each(|q| [q.w, q.x, q.y, q.z].iter().try_for_each(|&x| put_f64(e, x)))
+        },
+    )?;
+    writeln!(w, "      </PointData>")?;
+    writeln!(w, "      <Points>")?;
+    data_array(w, "Float64", "position", &["", "", ""], 3 * f * n, |e| {
+        bodies
+            .pos
+            .iter()
+            .try_for_each(|p| p.to_array().iter().try_for_each(|&x| put_f64(e, x)))
+    })?;
+    writeln!(w, "      </Points>")?;
+    writeln!(w, "      <Cells>")?;
+    data_array(w, "Int64", "connectivity", &[], 8 * n, |e| {
+        (0..n as i64).try_for_each(|i| e.write_all(&i.to_le_bytes()))
+    })?;
+    data_array(w, "Int64", "offsets", &[], 8 * n, |e| {
+        (1..=n as i64).try_for_each(|i| e.write_all(&i.to_le_bytes()))
+    })?;
+    data_array(w, "UInt8", "types", &[], n, |e| {
+        const CHUNK: [u8; 1024] = [VTK_VERTEX; 1024];
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(CHUNK.len());
+            e.write_all(&CHUNK[..k])?;
+            left -= k;
+        }
+        Ok(())
+    })?;
+    writeln!(w, "      </Cells>")?;
+    writeln!(w, "    </Piece>")?;
+    writeln!(w, "  </UnstructuredGrid>")?;
+    writeln!(w, "</VTKFile>")
+}
+
+/// Writes all `bodies` at physical time `time` (s) as a VTK XML
+/// UnstructuredGrid file (`.vtu`), atomically (see the [module
+/// docs](super)). The layout is described in the [module docs](self).
+///
+/// Errors: I/O failures (naming the file); `InvalidInput` when `time` is not
+/// finite, when the per-body vectors of `bodies` differ in length, or when
+/// an id or material index does not fit in Int32.
+pub fn write_vtu(path: impl AsRef<Path>, bodies: &Bodies, time: f64) -> io::Result<()> {
+    write_atomic(path.as_ref(), |w| write_vtu_to(w, bodies, time))
+}
+
+/// A time series of `.vtu` frames and the `.pvd` collection file that lists
+/// them, in one directory.
+///
+/// Frames are named `frame_00000.vtu`, `frame_00001.vtu`, … (five digits,
+/// more once past 99999) and referred to from `<basename>.pvd` by file name
+/// only, so the directory can be moved as a whole. The `.pvd` is rewritten
+/// atomically after every frame (and once, empty, by [`PvdSeries::new`]), so
+/// at any moment it is a valid collection of complete frames: a run that
+/// stops early, even with an error, leaves a series ParaView can open.
+#[derive(Clone, Debug)]
+pub struct PvdSeries {
+    dir: PathBuf,
+    basename: String,
+    frames: Vec<(f64, String)>,
+}
+
+impl PvdSeries {
+    /// Starts a series in `dir` (created if missing) whose collection file
+    /// is `<dir>/<basename>.pvd`; writes that file with no frames yet. An
+    /// existing `.pvd` of the same name is replaced; old frame files in the
+    /// directory are overwritten as new frames are added.
+    ///
+    /// Errors: `InvalidInput` when `basename` is empty or contains a path
+    /// separator; I/O failures.
+    pub fn new(dir: impl Into<PathBuf>, basename: &str) -> io::Result<Self> {
+        if basename.is_empty() || basename.contains(['/', '\\']) || basename == ".." {
+            return Err(invalid(format!(
+                "series basename {basename:?} must be a plain, non-empty file name"
+            )));
+        }
+        let dir = dir.into();
+        fs::create_dir_all(&dir).map_err(|e| super::with_path(&dir, e))?;
+        let series = PvdSeries {
+            dir,
+            basename: basename.to_owned(),
+            frames: Vec::new(),
+        };
+        series.write_pvd(&series.frames)?;
+        Ok(series)
+    }
+
+    /// Writes `bodies` at physical time `time` (s) as the next frame and
+    /// rewrites the `.pvd` to include it; returns the frame's path.
+    ///
+    /// Times must be finite and strictly increasing from frame to frame
+    /// (ParaView orders and picks frames by them); otherwise this is an
+    /// `InvalidInput` error and nothing is written. When writing fails, the
+    /// series on disk and in memory stays as it was before the call.
+    pub fn add_frame(&mut self, bodies: &Bodies, time: f64) -> io::Result<PathBuf> {
+        if !time.is_finite() {
+            return Err(invalid(format!("frame time {time} is not finite")));
+        }
+        if let Some(&(last, _)) = self.frames.last() {
+            if time <= last {
+                return Err(invalid(format!(
+                    "frame time {time} is not after the previous frame's time {last}"
+                )));
+            }
+        }
+        let name = format!("frame_{:05}.vtu", self.frames.len());
+        let path = self.dir.join(&name);
+        write_vtu(&path, bodies, time)?;
+        let mut frames = self.frames.clone();
+        frames.push((time, name));
+        self.write_pvd(&frames)?;
+        self.frames = frames;
+        Ok(path)
+    }
+
+    /// Path of the collection file, `<dir>/<basename>.pvd`.
+    pub fn pvd_path(&self) -> PathBuf {
+        self.dir.join(format!("{}.pvd", self.basename))
+    }
+
+    /// The directory the series is written to.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The frames written so far: (physical time, file name within
+    /// [`dir`](Self::dir)), in order.
+    pub fn frames(&self) -> &[(f64, String)] {
+        &self.frames
+    }
+
+    /// Number of frames written so far.
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// True when no frame has been written yet.
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    fn write_pvd(&self, frames: &[(f64, String)]) -> io::Result<()> {
+        write_atomic(&self.pvd_path(), |w| {
+            writeln!(w, "<?xml version=\"1.0\"?>")?;
+            writeln!(
+                w,
+                "<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\">"
+            )?;
+            writeln!(w, "  <Collection>")?;
+            for (t, file) in frames {
+                writeln!(
+                    w,
+                    "    <DataSet timestep=\"{t}\" group=\"\" part=\"0\" file=\"{file}\"/>"
+                )?;
+            }
+            writeln!(w, "  </Collection>")?;
+            writeln!(w, "</VTKFile>")
+        })
+    }
+}
