@@ -2,5 +2,6 @@
 pub mod bodies;
 pub mod boundary;
 pub mod material;
+pub mod scene;
 pub mod solver;
 pub mod world;
