@@ -76,7 +76,10 @@ impl Boundary {
                 let (lo, hi) = (c - h, c + h);
                 // A sphere centre above an open top's rim touches no side wall.
                 let top = if *open_top { f64::INFINITY } else { hi.z };
-                let region = (DVec3::new(lo.x, lo.y, f64::NEG_INFINITY), DVec3::new(hi.x, hi.y, top));
+                let region = (
+                    DVec3::new(lo.x, lo.y, f64::NEG_INFINITY),
+                    DVec3::new(hi.x, hi.y, top),
+                );
                 let mut out = Vec::with_capacity(6);
                 for axis in 0..3 {
                     for (side, sign) in [(0u32, 1.0), (1u32, -1.0)] {

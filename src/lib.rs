@@ -4,5 +4,6 @@ pub mod boundary;
 pub mod cone;
 pub mod material;
 pub mod output;
+pub mod scene;
 pub mod solver;
 pub mod world;

@@ -1,0 +1,222 @@
+//! Particle generators: single spheres, (jittered) lattices and seeded
+//! random packing in a box. All deterministic for a given scene.
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+
+use super::error::Issue;
+use super::rng::Rng;
+use super::{LatticeSpec, RandomBoxSpec, Scene, SphereSource};
+use crate::bodies::SphereInit;
+
+/// Random tries per sphere before a [`RandomBoxSpec`] gives up.
+pub const RANDOM_BOX_TRIES: usize = 2000;
+
+/// One generated sphere and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlacedSphere {
+    /// The sphere's initial state.
+    pub init: SphereInit,
+    /// Index of its source in `Scene::spheres`.
+    pub source: usize,
+    /// Its index within that source (0 for a single `Sphere`).
+    pub index: usize,
+}
+
+/// Runs every sphere source of a structurally valid scene, in order.
+pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
+    let mut placed = Vec::new();
+    let mut issues = Vec::new();
+    for (si, src) in scene.spheres.iter().enumerate() {
+        let inits = match src {
+            SphereSource::Sphere(s) => {
+                let (mass, inertia) =
+                    scene.mass_inertia(s.radius, s.mass, s.inertia, s.density, s.material);
+                Ok(vec![SphereInit {
+                    pos: s.pos,
+                    radius: s.radius,
+                    mass,
+                    inertia,
+                    vel: s.velocity,
+                    omega: s.angular_velocity,
+                    material: s.material,
+                }])
+            }
+            SphereSource::Lattice(l) => Ok(lattice(scene, l)),
+            SphereSource::RandomBox(b) => random_box(scene, b),
+        };
+        match inits {
+            Ok(inits) => {
+                placed.extend(
+                    inits
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, init)| PlacedSphere {
+                            init,
+                            source: si,
+                            index,
+                        }),
+                )
+            }
+            Err(reason) => issues.push(Issue::new(
+                format!("spheres[{si}] ({})", src.kind()),
+                reason,
+            )),
+        }
+    }
+    if issues.is_empty() {
+        Ok(placed)
+    } else {
+        Err(issues)
+    }
+}
+
+/// How many spheres a source generates (saturating; validation bounds it).
+pub(crate) fn source_count(src: &SphereSource) -> usize {
+    match src {
+        SphereSource::Sphere(_) => 1,
+        SphereSource::Lattice(l) => l.count.iter().fold(1usize, |a, &c| a.saturating_mul(c)),
+        SphereSource::RandomBox(b) => b.count,
+    }
+}
+
+fn lattice(scene: &Scene, l: &LatticeSpec) -> Vec<SphereInit> {
+    let (mass, inertia) = scene.mass_inertia(l.radius, None, None, l.density, l.material);
+    let mut rng = Rng::new(l.seed);
+    let amp = l.jitter * l.spacing;
+    let [nx, ny, nz] = l.count;
+    let mut out = Vec::with_capacity(nx * ny * nz);
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let mut pos = l.origin + DVec3::new(i as f64, j as f64, k as f64) * l.spacing;
+                if amp > 0.0 {
+                    pos += DVec3::new(
+                        rng.uniform(-amp, amp),
+                        rng.uniform(-amp, amp),
+                        rng.uniform(-amp, amp),
+                    );
+                }
+                out.push(SphereInit {
+                    pos,
+                    radius: l.radius,
+                    mass,
+                    inertia,
+                    vel: l.velocity,
+                    omega: DVec3::ZERO,
+                    material: l.material,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A uniform grid of cells holding sphere indices, for overlap queries.
+/// Cells are at least as wide as the largest sphere diameter, so any two
+/// overlapping spheres are in the same or neighbouring cells.
+pub(crate) struct SpatialHash {
+    cell: f64,
+    cells: HashMap<[i64; 3], Vec<usize>>,
+}
+
+impl SpatialHash {
+    /// An empty hash with the given cell width (> 0).
+    pub(crate) fn new(cell: f64) -> Self {
+        SpatialHash {
+            cell,
+            cells: HashMap::new(),
+        }
+    }
+
+    fn key(&self, p: DVec3) -> [i64; 3] {
+        let c = (p / self.cell).floor();
+        [c.x as i64, c.y as i64, c.z as i64]
+    }
+
+    /// Records sphere `id` centred at `p`.
+    pub(crate) fn insert(&mut self, p: DVec3, id: usize) {
+        let k = self.key(p);
+        self.cells.entry(k).or_default().push(id);
+    }
+
+    /// Calls `f` for every recorded id in the 27 cells around `p`; stops
+    /// and returns true as soon as `f` does.
+    pub(crate) fn any_near(&self, p: DVec3, mut f: impl FnMut(usize) -> bool) -> bool {
+        let [x, y, z] = self.key(p);
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    if let Some(ids) = self.cells.get(&[x + dx, y + dy, z + dz]) {
+                        if ids.iter().any(|&id| f(id)) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+fn random_box(scene: &Scene, b: &RandomBoxSpec) -> Result<Vec<SphereInit>, String> {
+    let r_max = b.radius_max.unwrap_or(b.radius);
+    let mut rng = Rng::new(b.seed);
+    let mut hash = SpatialHash::new(2.0 * r_max);
+    let mut out: Vec<SphereInit> = Vec::with_capacity(b.count);
+    for n in 0..b.count {
+        let r = if r_max > b.radius {
+            rng.uniform(b.radius, r_max)
+        } else {
+            b.radius
+        };
+        let (lo, hi) = (b.min + r, b.max - r);
+        let mut found = None;
+        for _ in 0..RANDOM_BOX_TRIES {
+            let p = DVec3::new(
+                rng.uniform(lo.x, hi.x),
+                rng.uniform(lo.y, hi.y),
+                rng.uniform(lo.z, hi.z),
+            );
+            let overlaps = hash.any_near(p, |id| {
+                let o = &out[id];
+                p.distance_squared(o.pos) < (r + o.radius) * (r + o.radius)
+            });
+            if !overlaps {
+                found = Some(p);
+                break;
+            }
+        }
+        let Some(pos) = found else {
+            let size = b.max - b.min;
+            let volume = size.x * size.y * size.z;
+            let mean_r3 = if r_max > b.radius {
+                // E[r³] for r uniform in [a, b]: (b⁴ − a⁴) / (4 (b − a)).
+                (r_max.powi(4) - b.radius.powi(4)) / (4.0 * (r_max - b.radius))
+            } else {
+                b.radius.powi(3)
+            };
+            let fraction = b.count as f64 * 4.0 / 3.0 * std::f64::consts::PI * mean_r3 / volume;
+            return Err(format!(
+                "only {n} of {} spheres fit: no free place for sphere {n} after {RANDOM_BOX_TRIES} \
+                 random tries (the request fills {:.0}% of the box; random placement jams near 38%) \
+                 — enlarge min..max or lower count or radius",
+                b.count,
+                100.0 * fraction
+            ));
+        };
+        let (mass, inertia) = scene.mass_inertia(r, None, None, b.density, b.material);
+        hash.insert(pos, n);
+        out.push(SphereInit {
+            pos,
+            radius: r,
+            mass,
+            inertia,
+            vel: b.velocity,
+            omega: DVec3::ZERO,
+            material: b.material,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,562 @@
+//! Scene files: the RON schema, validation with named errors, `--set`
+//! overrides, particle generators, and building a [`World`].
+//!
+//! A scene is a RON document (`scenes/*.ron`, documented field by field in
+//! `docs/scene-format.md`):
+//!
+//! ```ron
+//! Scene(
+//!     version: 1,
+//!     name: "pile",
+//!     time_step: 1e-3,
+//!     duration: 2.0,
+//!     materials: [(name: "glass", friction: 0.5, rolling: 0.001)],
+//!     spheres: [Lattice(origin: (0, 0, 0.05), count: (10, 10, 5), spacing: 0.021, radius: 0.01)],
+//!     boundaries: [Plane(name: "floor", point: (0, 0, 0), normal: (0, 0, 1))],
+//! )
+//! ```
+//!
+//! Loading goes: parse ([`SceneError::Syntax`] with `file:line:col` for
+//! malformed RON, unknown fields, missing fields, wrong types) → version
+//! check → scan for NaN/∞ → `--set` overrides ([`apply_override`]) →
+//! validation ([`SceneError::Invalid`], every problem as
+//! `file: field.path: reason`) → [`Scene::build`] runs the generators and
+//! fills a [`World`]. Every step is deterministic: generators draw from
+//! [`rng::Rng`] seeded by the scene.
+//!
+//! The loader enables two RON extensions: `implicit_some` (an optional field
+//! may be written `mass: 0.1` as well as `mass: Some(0.1)`) and
+//! `unwrap_variant_newtypes` (`Lattice(origin: …)` rather than
+//! `Lattice((origin: …))`). Read scenes with [`Scene::from_str`] /
+//! [`Scene::load`], not with `ron::from_str`, and write them with
+//! [`Scene::to_ron`].
+
+mod error;
+mod generate;
+mod overrides;
+pub mod rng;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use glam::DVec3;
+use serde::{Deserialize, Serialize};
+
+use crate::bodies::{Bodies, SphereInit};
+use crate::boundary::{Boundary, Shape};
+use crate::material::Material;
+use crate::solver::SolverSettings;
+use crate::world::{ContactSettings, World};
+
+pub use error::{Issue, SceneError};
+pub use generate::PlacedSphere;
+pub use overrides::{apply_override, parse_set};
+
+/// The scene format version this build reads.
+pub const SCENE_VERSION: u32 = 1;
+
+/// The most spheres one scene may generate (a guard against typos such as
+/// `count: (1000, 1000, 1000)`).
+pub const MAX_SPHERES: usize = 20_000_000;
+
+/// Number of frames written over the run when `output.frame_interval` is absent.
+pub const DEFAULT_FRAMES: f64 = 50.0;
+
+/// A complete scene description, as read from a RON file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scene {
+    /// Format version; must equal [`SCENE_VERSION`].
+    pub version: u32,
+    /// Scene name, used for the default output directory `out/<name>/`.
+    /// Absent or empty: the file name without extension.
+    #[serde(default)]
+    pub name: String,
+    /// Time step h (s, > 0).
+    pub time_step: f64,
+    /// Simulated duration (s, > 0).
+    pub duration: f64,
+    /// Gravity (m/s²); default (0, 0, −9.81).
+    #[serde(default = "default_gravity")]
+    pub gravity: DVec3,
+    /// Contact solver settings; every field optional.
+    #[serde(default)]
+    pub solver: SolverSettings,
+    /// Contact detection and stabilisation settings; every field optional.
+    #[serde(default)]
+    pub contact: ContactSettings,
+    /// What to write and how often; every field optional.
+    #[serde(default)]
+    pub output: OutputSettings,
+    /// Materials table; spheres and boundaries refer to entries by index.
+    pub materials: Vec<Material>,
+    /// Sphere sources: single spheres and generators, in body-id order.
+    pub spheres: Vec<SphereSource>,
+    /// Kinematic boundaries (may be empty).
+    #[serde(default)]
+    pub boundaries: Vec<BoundarySpec>,
+    /// Where the scene came from (a path or a label), for error messages;
+    /// not part of the file format.
+    #[serde(skip)]
+    pub file: String,
+}
+
+fn default_gravity() -> DVec3 {
+    DVec3::new(0.0, 0.0, -9.81)
+}
+
+/// Output settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutputSettings {
+    /// Simulated time between written frames (s, > 0). `None`: the duration
+    /// divided by [`DEFAULT_FRAMES`] (50 frames). Rounded to a whole number of
+    /// time steps, at least one; see [`Scene::frame_every`].
+    pub frame_interval: Option<f64>,
+    /// Body ids whose trajectories go to `track.csv`.
+    pub track: Vec<usize>,
+    /// Also write one CSV file per frame (besides the VTU files).
+    pub csv_frames: bool,
+}
+
+/// One source of spheres. Body ids are assigned in list order, and within a
+/// generator in generation order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum SphereSource {
+    /// One sphere.
+    Sphere(SphereSpec),
+    /// A rectangular lattice of equal spheres, optionally jittered.
+    Lattice(LatticeSpec),
+    /// Non-overlapping spheres at seeded random places inside a box.
+    RandomBox(RandomBoxSpec),
+}
+
+impl SphereSource {
+    /// The variant name as written in the file (`Sphere`, `Lattice`, `RandomBox`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SphereSource::Sphere(_) => "Sphere",
+            SphereSource::Lattice(_) => "Lattice",
+            SphereSource::RandomBox(_) => "RandomBox",
+        }
+    }
+}
+
+/// A single sphere. Mass: `mass` if given, else from `density`, else from the
+/// material's density (giving both `mass` and `density` is an error);
+/// inertia: `inertia` if given, else a solid sphere's (2/5) m r².
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SphereSpec {
+    /// Centre (m).
+    pub pos: DVec3,
+    /// Radius (m, > 0).
+    pub radius: f64,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Initial velocity (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Initial angular velocity, world frame (rad/s; default zero).
+    #[serde(default)]
+    pub angular_velocity: DVec3,
+    /// Density (kg/m³, > 0) overriding the material's.
+    #[serde(default)]
+    pub density: Option<f64>,
+    /// Explicit mass (kg, > 0).
+    #[serde(default)]
+    pub mass: Option<f64>,
+    /// Explicit moment of inertia about the centre (kg m², > 0).
+    #[serde(default)]
+    pub inertia: Option<f64>,
+}
+
+/// `count.0 × count.1 × count.2` spheres at `origin + (i, j, k)·spacing`,
+/// x varying fastest, then y, then z. With `jitter` > 0 each coordinate is
+/// moved by a uniform random offset in [−jitter·spacing, +jitter·spacing]
+/// (seeded); `spacing·(1 − 2·jitter) ≥ 2·radius` is required so that no two
+/// spheres overlap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatticeSpec {
+    /// Centre of the first sphere (m).
+    pub origin: DVec3,
+    /// Number of spheres along x, y, z (each ≥ 1).
+    pub count: [usize; 3],
+    /// Distance between neighbouring centres (m, > 0).
+    pub spacing: f64,
+    /// Radius (m, > 0).
+    pub radius: f64,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Random offset per coordinate as a fraction of `spacing`, in [0, 0.5) (default 0).
+    #[serde(default)]
+    pub jitter: f64,
+    /// Seed of the jitter (default 0).
+    #[serde(default)]
+    pub seed: u64,
+    /// Initial velocity of every sphere (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Density (kg/m³, > 0) overriding the material's.
+    #[serde(default)]
+    pub density: Option<f64>,
+}
+
+/// `count` spheres placed one after another at uniformly random positions
+/// (seeded) inside the axis-aligned box `min..max`, each one rejected and
+/// redrawn while it overlaps an earlier one (random sequential addition: it
+/// jams near a solid fraction of 0.38, so keep requests well below that).
+/// Radii are uniform in [`radius`, `radius_max`]. Every sphere lies wholly
+/// inside the box.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomBoxSpec {
+    /// Lower corner of the region (m).
+    pub min: DVec3,
+    /// Upper corner of the region (m).
+    pub max: DVec3,
+    /// Number of spheres (≥ 1).
+    pub count: usize,
+    /// Radius, or the smallest radius when `radius_max` is given (m, > 0).
+    pub radius: f64,
+    /// Largest radius (m, ≥ `radius`); `None`: all spheres have `radius`.
+    #[serde(default)]
+    pub radius_max: Option<f64>,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Seed of the placement (default 0).
+    #[serde(default)]
+    pub seed: u64,
+    /// Initial velocity of every sphere (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Density (kg/m³, > 0) overriding the material's.
+    #[serde(default)]
+    pub density: Option<f64>,
+}
+
+/// One kinematic boundary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum BoundarySpec {
+    /// A half-space.
+    Plane(PlaneSpec),
+    /// An axis-aligned box container (spheres inside).
+    Box(BoxSpec),
+}
+
+impl BoundarySpec {
+    /// The variant name as written in the file (`Plane`, `Box`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BoundarySpec::Plane(_) => "Plane",
+            BoundarySpec::Box(_) => "Box",
+        }
+    }
+
+    /// The name given in the file (may be empty).
+    pub fn given_name(&self) -> &str {
+        match self {
+            BoundarySpec::Plane(p) => &p.name,
+            BoundarySpec::Box(b) => &b.name,
+        }
+    }
+
+    /// The material index.
+    pub fn material(&self) -> u32 {
+        match self {
+            BoundarySpec::Plane(p) => p.material,
+            BoundarySpec::Box(b) => b.material,
+        }
+    }
+}
+
+/// The half-space on the side of `normal`: spheres live where
+/// `(x − point)·normal ≥ 0`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaneSpec {
+    /// Name for logs and errors; empty: `plane<i>` with i its index in `boundaries`.
+    #[serde(default)]
+    pub name: String,
+    /// A point of the plane (m).
+    pub point: DVec3,
+    /// Normal pointing into the free side; normalised on load (must not be zero).
+    pub normal: DVec3,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Prescribed constant velocity (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+}
+
+/// The inside of the axis-aligned box `center ± half_extents`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxSpec {
+    /// Name for logs and errors; empty: `box<i>` with i its index in `boundaries`.
+    #[serde(default)]
+    pub name: String,
+    /// Centre (m).
+    pub center: DVec3,
+    /// Half extents along x, y, z (m, each > 0).
+    pub half_extents: DVec3,
+    /// Whether the +z face is absent (default false: closed box).
+    #[serde(default)]
+    pub open_top: bool,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Prescribed constant velocity (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+}
+
+/// The RON options the loader uses (see the module docs).
+fn ron_options() -> ron::Options {
+    use ron::extensions::Extensions;
+    ron::Options::default()
+        .with_default_extension(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES)
+}
+
+impl Scene {
+    /// Reads, overrides and validates a scene file. `overrides` are
+    /// `(path, value)` pairs as [`parse_set`] returns them, applied in order.
+    pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scene, SceneError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        Scene::from_str(&text, &file, overrides)
+    }
+
+    /// Parses, overrides and validates scene text; `file_label` names it in
+    /// errors (and gives the default `name`).
+    pub fn from_str(
+        text: &str,
+        file_label: &str,
+        overrides: &[(String, String)],
+    ) -> Result<Scene, SceneError> {
+        let mut scene = Scene::parse(text, file_label)?;
+        for (path, value) in overrides {
+            scene = apply_override(&scene, path, value)?;
+        }
+        scene.validate()?;
+        Ok(scene)
+    }
+
+    /// Parses scene text without overrides or validation (beyond the
+    /// version and a scan for non-finite numbers). Most callers want
+    /// [`Scene::from_str`].
+    pub fn parse(text: &str, file_label: &str) -> Result<Scene, SceneError> {
+        let opts = ron_options();
+        let mut scene: Scene = match opts.from_str(text) {
+            Ok(s) => s,
+            Err(e) => {
+                // A file of another version may fail for another reason
+                // (a field this build does not know): say the version first.
+                if let Some(v) = validate::peek_version(&opts, text) {
+                    if v != SCENE_VERSION as f64 {
+                        return Err(version_error(file_label, v));
+                    }
+                }
+                return Err(SceneError::Syntax {
+                    file: file_label.to_string(),
+                    line: e.position.line,
+                    col: e.position.col,
+                    message: e.code.to_string(),
+                });
+            }
+        };
+        if scene.version != SCENE_VERSION {
+            return Err(version_error(file_label, scene.version as f64));
+        }
+        let issues = validate::non_finite_numbers(&opts, text);
+        if !issues.is_empty() {
+            return Err(SceneError::Invalid {
+                file: file_label.to_string(),
+                issues,
+            });
+        }
+        scene.file = file_label.to_string();
+        if scene.name.is_empty() {
+            scene.name = Path::new(file_label)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        Ok(scene)
+    }
+
+    /// Applies `--set` overrides to a copy of this scene and validates the
+    /// result (for sweeps: load the base scene once, vary it per run).
+    pub fn with_overrides(&self, overrides: &[(String, String)]) -> Result<Scene, SceneError> {
+        let mut scene = self.clone();
+        for (path, value) in overrides {
+            scene = apply_override(&scene, path, value)?;
+        }
+        scene.validate()?;
+        Ok(scene)
+    }
+
+    /// Checks every rule of the format, runs the generators and checks the
+    /// spheres against the boundaries; `Ok` means [`Scene::build`] succeeds.
+    pub fn validate(&self) -> Result<(), SceneError> {
+        validate::check(self).map(|_| ())
+    }
+
+    /// The spheres this scene generates, in body-id order, each with its
+    /// source (validates first).
+    pub fn spheres(&self) -> Result<Vec<PlacedSphere>, SceneError> {
+        validate::check(self)
+    }
+
+    /// Validates, generates the spheres and returns the initial [`World`]:
+    /// bodies, boundaries, materials, gravity, time step, contact and solver
+    /// settings.
+    pub fn build(&self) -> Result<World, SceneError> {
+        let placed = validate::check(self)?;
+        let mut bodies = Bodies::default();
+        for p in &placed {
+            bodies.push(&p.init);
+        }
+        let mut world = World::new(bodies, self.built_boundaries(), self.materials.clone());
+        world.gravity = self.gravity;
+        world.time_step = self.time_step;
+        world.contact = self.contact.clone();
+        world.solver = self.solver.clone();
+        Ok(world)
+    }
+
+    /// The boundaries as the simulation sees them (normals normalised,
+    /// default names filled in). Assumes a validated scene.
+    pub fn built_boundaries(&self) -> Vec<Boundary> {
+        self.boundaries
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let name = self.boundary_name(i);
+                match b {
+                    BoundarySpec::Plane(p) => Boundary {
+                        name,
+                        shape: Shape::Plane {
+                            normal: p.normal.normalize_or_zero(),
+                        },
+                        origin: p.point,
+                        velocity: p.velocity,
+                        material: p.material,
+                    },
+                    BoundarySpec::Box(bx) => Boundary {
+                        name,
+                        shape: Shape::BoxContainer {
+                            half_extents: bx.half_extents,
+                            open_top: bx.open_top,
+                        },
+                        origin: bx.center,
+                        velocity: bx.velocity,
+                        material: bx.material,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// The name of boundary `i`: as given, or `plane<i>` / `box<i>`.
+    pub fn boundary_name(&self, i: usize) -> String {
+        let b = &self.boundaries[i];
+        if b.given_name().is_empty() {
+            format!("{}{i}", b.kind().to_lowercase())
+        } else {
+            b.given_name().to_string()
+        }
+    }
+
+    /// Number of time steps: ⌈duration / time_step⌉ (a relative slack of
+    /// 1e-9 absorbs rounding, so 1.0 / 1e-3 is 1000 steps), at least 1.
+    pub fn steps(&self) -> u64 {
+        let n = self.duration / self.time_step;
+        ((n - 1e-9 * n).ceil() as u64).max(1)
+    }
+
+    /// Simulated time between frames (s): `output.frame_interval`, or the
+    /// duration / [`DEFAULT_FRAMES`].
+    pub fn frame_interval(&self) -> f64 {
+        self.output
+            .frame_interval
+            .unwrap_or(self.duration / DEFAULT_FRAMES)
+    }
+
+    /// Steps between written frames: the frame interval rounded to a whole
+    /// number of time steps, at least 1.
+    pub fn frame_every(&self) -> u64 {
+        ((self.frame_interval() / self.time_step).round() as u64).max(1)
+    }
+
+    /// The default output directory, `out/<name>`.
+    pub fn output_dir(&self) -> PathBuf {
+        Path::new("out").join(&self.name)
+    }
+
+    /// The scene as RON text that [`Scene::from_str`] reads back to an
+    /// equal scene (for recording the resolved scene of a run).
+    pub fn to_ron(&self) -> Result<String, SceneError> {
+        use ron::extensions::Extensions;
+        let cfg = ron::ser::PrettyConfig::new()
+            .extensions(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES);
+        let text = ron::ser::to_string_pretty(self, cfg).map_err(|e| {
+            SceneError::invalid(&self.file, "(scene)", format!("cannot write as RON: {e}"))
+        })?;
+        // Name the top-level struct as the files do: `Scene(` rather than `(`.
+        let mut out = String::with_capacity(text.len() + 8);
+        let mut named = false;
+        for line in text.lines() {
+            if !named && line == "(" {
+                out.push_str("Scene(");
+                named = true;
+            } else {
+                out.push_str(line);
+            }
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
+    /// The mass and inertia of a sphere of radius `r` given the optional
+    /// explicit values, the optional density and the material index (which
+    /// must be valid).
+    fn mass_inertia(
+        &self,
+        r: f64,
+        mass: Option<f64>,
+        inertia: Option<f64>,
+        density: Option<f64>,
+        material: u32,
+    ) -> (f64, f64) {
+        let m = mass.unwrap_or_else(|| {
+            let rho = density.unwrap_or(self.materials[material as usize].density);
+            SphereInit::solid_mass(r, rho)
+        });
+        (
+            m,
+            inertia.unwrap_or_else(|| SphereInit::solid_inertia(m, r)),
+        )
+    }
+}
+
+fn version_error(file: &str, v: f64) -> SceneError {
+    SceneError::invalid(
+        file,
+        "version",
+        format!("unsupported version {v} (this build reads {SCENE_VERSION})"),
+    )
+}
+
+#[cfg(test)]
+mod tests;

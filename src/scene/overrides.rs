@@ -1,0 +1,220 @@
+//! `--set path=value` overrides.
+//!
+//! The scene is turned into a JSON tree (serde's data model: structs are
+//! objects, lists and vectors are arrays, an enum variant is a one-key object
+//! such as `{"Lattice": {…}}`, `None` is `null`), the dotted path is walked,
+//! the leaf replaced, and the tree read back into a [`Scene`], so the
+//! override is type-checked like the file itself.
+//!
+//! Path syntax: keys and list indices separated by dots, `[i]` also accepted
+//! for indices: `materials.0.rolling`, `materials[0].rolling`,
+//! `spheres.1.count.2`, `solver.omega`, `gravity.2` (or `gravity.z`). An enum
+//! variant is passed through without naming it (`spheres.1.count` reaches the
+//! `count` of `Lattice(…)`; `spheres.1.Lattice.count` works too).
+//!
+//! Values: a JSON number, `true`/`false`, `None`/`null` (for optional fields),
+//! `Some(x)` (same as `x`), or text (for string fields such as `name`; quotes
+//! optional). Only single values can be set, not whole structs or lists.
+
+use serde_json::Value;
+
+use super::error::SceneError;
+use super::Scene;
+
+/// Splits a `path=value` argument at its first `=`.
+pub fn parse_set(arg: &str) -> Result<(String, String), SceneError> {
+    let err = |reason: &str| SceneError::SetSyntax {
+        arg: arg.to_string(),
+        reason: reason.to_string(),
+    };
+    let (path, value) = arg
+        .split_once('=')
+        .ok_or_else(|| err("expected path=value, e.g. materials.0.rolling=0.02"))?;
+    let (path, value) = (path.trim(), value.trim());
+    if path.is_empty() {
+        return Err(err("the path before '=' is empty"));
+    }
+    if value.is_empty() {
+        return Err(err("the value after '=' is empty"));
+    }
+    Ok((path.to_string(), value.to_string()))
+}
+
+/// Returns a copy of `scene` with the scalar at `path` set to `value` (see
+/// the module docs for both syntaxes). The result is type-checked but not
+/// validated; [`Scene::with_overrides`] and [`Scene::load`] validate.
+pub fn apply_override(scene: &Scene, path: &str, value: &str) -> Result<Scene, SceneError> {
+    let fail = |reason: String| SceneError::Override {
+        file: if scene.file.is_empty() {
+            "<scene>".to_string()
+        } else {
+            scene.file.clone()
+        },
+        path: path.to_string(),
+        value: value.to_string(),
+        reason,
+    };
+    let mut tree = serde_json::to_value(scene)
+        .map_err(|e| fail(format!("cannot represent the scene for overriding: {e}")))?;
+    set_in_tree(&mut tree, path, value).map_err(fail)?;
+    let mut out: Scene = serde_json::from_value(tree).map_err(|e| fail(e.to_string()))?;
+    out.file = scene.file.clone();
+    Ok(out)
+}
+
+/// Splits a path into segments (`a.b[2].c` → a, b, 2, c).
+fn segments(path: &str) -> Result<Vec<String>, String> {
+    let normalised = path.replace('[', ".").replace(']', "");
+    let segs: Vec<String> = normalised
+        .split('.')
+        .map(|s| s.trim().to_string())
+        .collect();
+    if segs.iter().any(String::is_empty) {
+        return Err(format!("malformed path {path:?} (empty segment)"));
+    }
+    Ok(segs)
+}
+
+/// Whether `v` is an enum variant as serde writes it: a one-key object whose
+/// key starts with an upper-case letter.
+fn variant_body(v: &Value) -> Option<(&String, &Value)> {
+    let obj = v.as_object()?;
+    if obj.len() != 1 {
+        return None;
+    }
+    let (k, inner) = obj.iter().next()?;
+    k.starts_with(|c: char| c.is_ascii_uppercase())
+        .then_some((k, inner))
+}
+
+fn keys_of(v: &Value) -> String {
+    match v {
+        Value::Object(o) => {
+            if let Some((_, inner)) = variant_body(v) {
+                return keys_of(inner);
+            }
+            o.keys().cloned().collect::<Vec<_>>().join(", ")
+        }
+        Value::Array(a) if a.is_empty() => "none (the list is empty)".to_string(),
+        Value::Array(a) if a.len() == 3 && a.iter().all(Value::is_number) => {
+            "0, 1, 2 (or x, y, z)".to_string()
+        }
+        Value::Array(a) => format!("indices 0..={}", a.len() - 1),
+        _ => "none".to_string(),
+    }
+}
+
+fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Object(_) => "a struct",
+        Value::Array(_) => "a list",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::String(_) => "a string",
+        Value::Null => "None",
+    }
+}
+
+fn set_in_tree(tree: &mut Value, path: &str, raw: &str) -> Result<(), String> {
+    let segs = segments(path)?;
+    let mut node = tree;
+    let mut walked = String::new();
+    for seg in &segs {
+        let here = if walked.is_empty() {
+            "the top level".to_string()
+        } else {
+            format!("`{walked}`")
+        };
+        // Pass through an enum variant unless the segment names it.
+        let through = match variant_body(node) {
+            Some((k, _)) if k != seg => Some(k.clone()),
+            _ => None,
+        };
+        if let Some(k) = through {
+            node = node.get_mut(&k).expect("variant key present");
+        }
+        node = match node {
+            Value::Object(obj) => {
+                if !obj.contains_key(seg) {
+                    let keys = obj.keys().cloned().collect::<Vec<_>>().join(", ");
+                    return Err(format!("no key `{seg}` at {here}; available keys: {keys}"));
+                }
+                obj.get_mut(seg).expect("key present")
+            }
+            Value::Array(items) => {
+                let n = items.len();
+                let index = match seg.as_str() {
+                    "x" if n == 3 => Some(0),
+                    "y" if n == 3 => Some(1),
+                    "z" if n == 3 => Some(2),
+                    s => s.parse::<usize>().ok(),
+                };
+                match index {
+                    Some(i) if i < n => &mut items[i],
+                    Some(i) => {
+                        return Err(format!(
+                            "index {i} is out of range at {here} (it has {n} entries)"
+                        ))
+                    }
+                    None => {
+                        let keys = keys_of(&Value::Array(items.clone()));
+                        return Err(format!(
+                            "`{seg}` is not an index into the list at {here}; available: {keys}"
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(format!(
+                    "{here} is {}, it has no key `{seg}`",
+                    describe(other)
+                ))
+            }
+        };
+        if !walked.is_empty() {
+            walked.push('.');
+        }
+        walked.push_str(seg);
+    }
+
+    if matches!(node, Value::Object(_) | Value::Array(_)) {
+        return Err(format!(
+            "`{walked}` is {}, not a single value; set one of its entries: {}",
+            describe(node),
+            keys_of(node)
+        ));
+    }
+    let new = parse_value(raw, node)?;
+    *node = new;
+    Ok(())
+}
+
+/// The override value as JSON, checked against the kind of the current one.
+fn parse_value(raw: &str, current: &Value) -> Result<Value, String> {
+    let mut text = raw.trim();
+    if let Some(inner) = text.strip_prefix("Some(").and_then(|t| t.strip_suffix(')')) {
+        text = inner.trim();
+    }
+    if text == "None" {
+        text = "null";
+    }
+    let parsed = serde_json::from_str::<Value>(text).ok();
+    let new = match current {
+        Value::String(_) => match parsed {
+            Some(Value::String(s)) => Value::String(s),
+            _ => Value::String(text.to_string()),
+        },
+        _ => parsed.unwrap_or_else(|| Value::String(text.to_string())),
+    };
+    if matches!(new, Value::Object(_) | Value::Array(_)) {
+        return Err("only single values can be set (a number, true/false, None or text)".into());
+    }
+    match (current, &new) {
+        (Value::Number(_), Value::Number(_) | Value::Null) => {}
+        (Value::Number(_), _) => return Err(format!("expects a finite number (got `{raw}`)")),
+        (Value::Bool(_), Value::Bool(_)) => {}
+        (Value::Bool(_), _) => return Err(format!("expects true or false (got `{raw}`)")),
+        _ => {}
+    }
+    Ok(new)
+}

@@ -1,0 +1,502 @@
+//! Validation: every rule of the format, each violation reported as an
+//! [`Issue`] with the field path and the offending value.
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+
+use super::error::{Issue, SceneError};
+use super::generate::{self, PlacedSphere, SpatialHash};
+use super::{BoundarySpec, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
+
+/// Collects issues; every check first rejects NaN and ±∞.
+struct Checker {
+    issues: Vec<Issue>,
+    n_materials: usize,
+}
+
+fn fmt_vec(v: DVec3) -> String {
+    format!("({}, {}, {})", v.x, v.y, v.z)
+}
+
+impl Checker {
+    fn push(&mut self, path: impl Into<String>, reason: impl Into<String>) {
+        self.issues.push(Issue::new(path, reason));
+    }
+
+    fn finite(&mut self, path: &str, x: f64) -> bool {
+        if x.is_finite() {
+            true
+        } else {
+            self.push(path, format!("must be a finite number (got {x})"));
+            false
+        }
+    }
+
+    /// x > 0.
+    fn positive(&mut self, path: &str, x: f64) {
+        if self.finite(path, x) && x <= 0.0 {
+            self.push(path, format!("must be > 0 (got {x})"));
+        }
+    }
+
+    /// x ≥ 0.
+    fn non_negative(&mut self, path: &str, x: f64) {
+        if self.finite(path, x) && x < 0.0 {
+            self.push(path, format!("must be ≥ 0 (got {x})"));
+        }
+    }
+
+    fn opt_positive(&mut self, path: &str, x: Option<f64>) {
+        if let Some(x) = x {
+            self.positive(path, x);
+        }
+    }
+
+    fn vec_finite(&mut self, path: &str, v: DVec3) -> bool {
+        if v.is_finite() {
+            true
+        } else {
+            self.push(path, format!("must be finite (got {})", fmt_vec(v)));
+            false
+        }
+    }
+
+    fn material(&mut self, path: &str, m: u32) {
+        if m as usize >= self.n_materials {
+            let have = match self.n_materials {
+                0 => "the materials table is empty".to_string(),
+                1 => "the only material is 0".to_string(),
+                n => format!("materials are 0..={}", n - 1),
+            };
+            self.push(path, format!("material index {m} is out of range ({have})"));
+        }
+    }
+}
+
+/// Everything that can be checked without generating spheres.
+fn check_fields(scene: &Scene) -> Vec<Issue> {
+    let mut c = Checker {
+        issues: Vec::new(),
+        n_materials: scene.materials.len(),
+    };
+
+    if scene.version != SCENE_VERSION {
+        c.push(
+            "version",
+            format!(
+                "unsupported version {} (this build reads {SCENE_VERSION})",
+                scene.version
+            ),
+        );
+        return c.issues;
+    }
+    let name = &scene.name;
+    if name.is_empty() {
+        c.push("name", "must not be empty");
+    } else if name == "."
+        || name == ".."
+        || name.contains(['/', '\\'])
+        || name.chars().any(char::is_control)
+    {
+        c.push(
+            "name",
+            format!("{name:?} cannot name an output directory (no '/', '\\', control characters, '.' or '..')"),
+        );
+    }
+    c.positive("time_step", scene.time_step);
+    c.positive("duration", scene.duration);
+    c.vec_finite("gravity", scene.gravity);
+
+    let s = &scene.solver;
+    if s.max_iterations == 0 {
+        c.push("solver.max_iterations", "must be ≥ 1 (got 0)");
+    }
+    c.non_negative("solver.tolerance", s.tolerance);
+    c.positive("solver.omega", s.omega);
+    if c.finite("solver.lambda", s.lambda) && !(s.lambda > 0.0 && s.lambda <= 1.0) {
+        c.push(
+            "solver.lambda",
+            format!("must be in (0, 1] (got {})", s.lambda),
+        );
+    }
+    if s.check_every == 0 {
+        c.push("solver.check_every", "must be ≥ 1 (got 0)");
+    }
+
+    if let Some(e) = scene.contact.envelope {
+        c.non_negative("contact.envelope", e);
+    }
+    c.non_negative(
+        "contact.max_recovery_speed",
+        scene.contact.max_recovery_speed,
+    );
+    c.opt_positive("output.frame_interval", scene.output.frame_interval);
+
+    if scene.materials.is_empty() {
+        c.push("materials", "the scene needs at least one material");
+    }
+    for (i, m) in scene.materials.iter().enumerate() {
+        let p = format!("materials[{i}]");
+        c.non_negative(&format!("{p}.friction"), m.friction);
+        c.non_negative(&format!("{p}.rolling"), m.rolling);
+        c.non_negative(&format!("{p}.spinning"), m.spinning);
+        c.positive(&format!("{p}.density"), m.density);
+    }
+
+    if scene.spheres.is_empty() {
+        c.push(
+            "spheres",
+            "the scene has no spheres (add a Sphere, Lattice or RandomBox)",
+        );
+    }
+    let mut total: usize = 0;
+    for (i, src) in scene.spheres.iter().enumerate() {
+        let p = format!("spheres[{i}]");
+        let f = |field: &str| format!("{p}.{field}");
+        match src {
+            SphereSource::Sphere(s) => {
+                c.vec_finite(&f("pos"), s.pos);
+                c.positive(&f("radius"), s.radius);
+                c.material(&f("material"), s.material);
+                c.vec_finite(&f("velocity"), s.velocity);
+                c.vec_finite(&f("angular_velocity"), s.angular_velocity);
+                c.opt_positive(&f("density"), s.density);
+                c.opt_positive(&f("mass"), s.mass);
+                c.opt_positive(&f("inertia"), s.inertia);
+                if s.mass.is_some() && s.density.is_some() {
+                    c.push(
+                        f("mass"),
+                        "give either mass or density, not both (mass would win and density be ignored)",
+                    );
+                }
+            }
+            SphereSource::Lattice(l) => {
+                c.vec_finite(&f("origin"), l.origin);
+                if l.count.contains(&0) {
+                    let [x, y, z] = l.count;
+                    c.push(
+                        f("count"),
+                        format!("every count must be ≥ 1 (got ({x}, {y}, {z}))"),
+                    );
+                }
+                c.positive(&f("spacing"), l.spacing);
+                c.positive(&f("radius"), l.radius);
+                c.material(&f("material"), l.material);
+                c.vec_finite(&f("velocity"), l.velocity);
+                c.opt_positive(&f("density"), l.density);
+                if c.finite(&f("jitter"), l.jitter) && !(0.0..0.5).contains(&l.jitter) {
+                    c.push(
+                        f("jitter"),
+                        format!("must be in [0, 0.5) (got {})", l.jitter),
+                    );
+                } else if l.spacing > 0.0 && l.radius > 0.0 && l.jitter.is_finite() {
+                    let free = l.spacing * (1.0 - 2.0 * l.jitter);
+                    if free < 2.0 * l.radius * (1.0 - 1e-12) {
+                        c.push(
+                            f("spacing"),
+                            format!(
+                                "neighbouring spheres could overlap: spacing·(1 − 2·jitter) = {free} \
+                                 must be ≥ 2·radius = {}",
+                                2.0 * l.radius
+                            ),
+                        );
+                    }
+                }
+            }
+            SphereSource::RandomBox(b) => {
+                let ok_min = c.vec_finite(&f("min"), b.min);
+                let ok_max = c.vec_finite(&f("max"), b.max);
+                if b.count == 0 {
+                    c.push(f("count"), "must be ≥ 1 (got 0)");
+                }
+                c.positive(&f("radius"), b.radius);
+                if let Some(rm) = b.radius_max {
+                    if c.finite(&f("radius_max"), rm) && rm < b.radius {
+                        c.push(
+                            f("radius_max"),
+                            format!("must be ≥ radius = {} (got {rm})", b.radius),
+                        );
+                    }
+                }
+                c.material(&f("material"), b.material);
+                c.vec_finite(&f("velocity"), b.velocity);
+                c.opt_positive(&f("density"), b.density);
+                let r_max = b.radius_max.unwrap_or(b.radius).max(b.radius);
+                if ok_min && ok_max && r_max.is_finite() && r_max > 0.0 {
+                    let size = b.max - b.min;
+                    if size.cmplt(DVec3::splat(2.0 * r_max)).any() {
+                        c.push(
+                            f("max"),
+                            format!(
+                                "the box min {} .. max {} has size {}, too small along some axis \
+                                 for a sphere of diameter {}",
+                                fmt_vec(b.min),
+                                fmt_vec(b.max),
+                                fmt_vec(size),
+                                2.0 * r_max
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        let n = generate::source_count(src);
+        total = total.saturating_add(n);
+        if n > MAX_SPHERES || total > MAX_SPHERES {
+            c.push(
+                f("count"),
+                format!(
+                    "too many spheres ({total} so far; a scene may have at most {MAX_SPHERES})"
+                ),
+            );
+            break;
+        }
+    }
+
+    let mut names: HashMap<String, usize> = HashMap::new();
+    for (i, b) in scene.boundaries.iter().enumerate() {
+        let p = format!("boundaries[{i}]");
+        let f = |field: &str| format!("{p}.{field}");
+        match b {
+            BoundarySpec::Plane(pl) => {
+                c.vec_finite(&f("point"), pl.point);
+                if c.vec_finite(&f("normal"), pl.normal) && pl.normal.length() == 0.0 {
+                    c.push(f("normal"), "must not be zero (got (0, 0, 0))");
+                }
+                c.material(&f("material"), pl.material);
+                c.vec_finite(&f("velocity"), pl.velocity);
+            }
+            BoundarySpec::Box(bx) => {
+                c.vec_finite(&f("center"), bx.center);
+                if c.vec_finite(&f("half_extents"), bx.half_extents)
+                    && bx.half_extents.cmple(DVec3::ZERO).any()
+                {
+                    c.push(
+                        f("half_extents"),
+                        format!(
+                            "every half extent must be > 0 (got {})",
+                            fmt_vec(bx.half_extents)
+                        ),
+                    );
+                }
+                c.material(&f("material"), bx.material);
+                c.vec_finite(&f("velocity"), bx.velocity);
+            }
+        }
+        let name = scene.boundary_name(i);
+        if let Some(j) = names.insert(name.clone(), i) {
+            c.push(
+                f("name"),
+                format!("duplicate boundary name {name:?} (also boundaries[{j}])"),
+            );
+        }
+    }
+    c.issues
+}
+
+/// Full validation: fields, then generation, then the spheres against the
+/// boundaries and the tracked ids. Returns the generated spheres.
+pub(crate) fn check(scene: &Scene) -> Result<Vec<PlacedSphere>, SceneError> {
+    let invalid = |issues| SceneError::Invalid {
+        file: label(scene),
+        issues,
+    };
+    let issues = check_fields(scene);
+    if !issues.is_empty() {
+        return Err(invalid(issues));
+    }
+    let placed = generate::generate(scene).map_err(invalid)?;
+
+    let mut issues = Vec::new();
+    if let Some(p) = placed.iter().find(|p| !p.init.pos.is_finite()) {
+        issues.push(Issue::new(
+            format!(
+                "spheres[{}] ({}) sphere {}",
+                p.source,
+                scene.spheres[p.source].kind(),
+                p.index
+            ),
+            format!(
+                "centre {} is not finite (origin or spacing too large)",
+                fmt_vec(p.init.pos)
+            ),
+        ));
+        return Err(invalid(issues));
+    }
+    let boundaries = scene.built_boundaries();
+    for (bi, b) in boundaries.iter().enumerate() {
+        // Per source: the first sphere outside, and how many more.
+        let mut outside: Vec<(usize, &PlacedSphere)> = Vec::new(); // (count, first)
+        let mut overlapping = 0usize;
+        for p in &placed {
+            match b.clearance(p.init.pos) {
+                Some(d) if d >= 0.0 => {
+                    if d < p.init.radius {
+                        overlapping += 1;
+                    }
+                }
+                _ => match outside.last_mut() {
+                    Some((n, q)) if q.source == p.source => *n += 1,
+                    _ => outside.push((1, p)),
+                },
+            }
+        }
+        for (count, p) in outside {
+            let kind = scene.spheres[p.source].kind();
+            let who = if kind == "Sphere" {
+                format!("spheres[{}] ({kind})", p.source)
+            } else {
+                format!("spheres[{}] ({kind}) sphere {}", p.source, p.index)
+            };
+            let more = if count > 1 {
+                format!(" (and {} more spheres of this source)", count - 1)
+            } else {
+                String::new()
+            };
+            issues.push(Issue::new(
+                who,
+                format!(
+                    "centre {} is outside boundary {:?} (boundaries[{bi}]){more}",
+                    fmt_vec(p.init.pos),
+                    b.name
+                ),
+            ));
+        }
+        if overlapping > 0 {
+            log::warn!(
+                "{}: {overlapping} spheres start overlapping boundary {:?}; contact will push them out",
+                label(scene),
+                b.name
+            );
+        }
+    }
+
+    for (i, &id) in scene.output.track.iter().enumerate() {
+        if id >= placed.len() {
+            issues.push(Issue::new(
+                format!("output.track[{i}]"),
+                format!(
+                    "body id {id} is out of range (the scene has {} spheres, ids 0..={})",
+                    placed.len(),
+                    placed.len().saturating_sub(1)
+                ),
+            ));
+        }
+    }
+    if !issues.is_empty() {
+        return Err(invalid(issues));
+    }
+    warn_overlaps(scene, &placed);
+    Ok(placed)
+}
+
+/// Logs a warning when spheres from the scene start overlapping each other.
+fn warn_overlaps(scene: &Scene, placed: &[PlacedSphere]) {
+    let r_max = placed.iter().map(|p| p.init.radius).fold(0.0, f64::max);
+    if placed.len() < 2 || r_max <= 0.0 {
+        return;
+    }
+    let mut hash = SpatialHash::new(2.0 * r_max);
+    let mut count = 0usize;
+    let mut first: Option<(usize, usize)> = None;
+    for (i, p) in placed.iter().enumerate() {
+        hash.any_near(p.init.pos, |j| {
+            let q = &placed[j];
+            let rr = p.init.radius + q.init.radius;
+            if p.init.pos.distance_squared(q.init.pos) < rr * rr * (1.0 - 1e-9) {
+                count += 1;
+                first.get_or_insert((j, i));
+            }
+            false
+        });
+        hash.insert(p.init.pos, i);
+    }
+    if let Some((a, b)) = first {
+        let name = |p: &PlacedSphere| {
+            format!(
+                "spheres[{}] ({}) sphere {}",
+                p.source,
+                scene.spheres[p.source].kind(),
+                p.index
+            )
+        };
+        log::warn!(
+            "{}: {count} pairs of spheres start overlapping, e.g. {} and {}",
+            label(scene),
+            name(&placed[a]),
+            name(&placed[b])
+        );
+    }
+}
+
+fn label(scene: &Scene) -> String {
+    if scene.file.is_empty() {
+        "<scene>".to_string()
+    } else {
+        scene.file.clone()
+    }
+}
+
+/// The `version` field of a document that did not parse as a [`Scene`], if
+/// it can be read at all.
+pub(crate) fn peek_version(opts: &ron::Options, text: &str) -> Option<f64> {
+    let value: ron::Value = opts.from_str(text).ok()?;
+    let ron::Value::Map(map) = value else {
+        return None;
+    };
+    match map.get(&ron::Value::String("version".into()))? {
+        ron::Value::Number(n) => Some(n.into_f64()),
+        _ => None,
+    }
+}
+
+/// Every NaN or infinite number anywhere in the document, with its path
+/// (`spheres[3].pos[1]`). Runs on the text before overrides, which go
+/// through JSON where NaN cannot be represented.
+pub(crate) fn non_finite_numbers(opts: &ron::Options, text: &str) -> Vec<Issue> {
+    fn walk(v: &ron::Value, path: &mut String, out: &mut Vec<Issue>) {
+        match v {
+            ron::Value::Number(n) => {
+                let x = n.into_f64();
+                if !x.is_finite() {
+                    out.push(Issue::new(
+                        path.clone(),
+                        format!("must be a finite number (got {x})"),
+                    ));
+                }
+            }
+            ron::Value::Option(Some(inner)) => walk(inner, path, out),
+            ron::Value::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(item, path, out);
+                    path.truncate(len);
+                }
+            }
+            ron::Value::Map(map) => {
+                for (k, item) in map.iter() {
+                    let len = path.len();
+                    let key = match k {
+                        ron::Value::String(s) => s.clone(),
+                        other => format!("{other:?}"),
+                    };
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&key);
+                    walk(item, path, out);
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    let Ok(value) = opts.from_str::<ron::Value>(text) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    walk(&value, &mut String::new(), &mut out);
+    out
+}
