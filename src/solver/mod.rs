@@ -6,7 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-// pub mod jacobi;
+pub mod jacobi;
+pub mod jacobi_f32;
+pub mod packed;
 
 /// Settings of the iterative contact solver.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,7 +48,7 @@ pub struct SolveStats {
     pub iterations: usize,
     /// Absolute natural-map residual ‖γ − Π_Y(γ − (Nγ + r))‖ at the end.
     pub residual_abs: f64,
-    /// Relative residual: absolute ÷ max(‖γ‖, ‖Nγ + r‖) (not divided when that is tiny).
+    /// Relative residual: absolute ÷ max(‖γ‖, ‖Nγ + r‖) (not divided when that is below f64 ε).
     pub residual_rel: f64,
     /// Whether the tolerance was reached.
     pub converged: bool,

@@ -1,0 +1,312 @@
+// Projected Jacobi iteration for the 6-D cone complementarity problem
+// (seed 000 eq. 46), in f32. Pairs with src/gpu/jacobi.rs; the structs mirror
+// src/solver/packed.rs, and src/solver/jacobi_f32.rs is the CPU mirror of
+// every function here, operation for operation.
+//
+// One iteration = two dispatches:
+//   contact_pass: per contact, twist y = Dᵀv + b from the current body
+//                 velocities, scaled step, exact cone projection, relaxation;
+//                 writes γ and each end's velocity change into its own slot.
+//   body_pass:    per body, adds its contiguous slots in CSR order to v, ω.
+// No atomics, fixed summation order: deterministic run to run.
+// Every `check_every` iterations (when a tolerance is set) residual_pass +
+// finalize_check reduce the natural-map residual on the GPU and raise
+// `control.done` and zero the indirect dispatch sizes; later passes then
+// launch nothing (no host readback in the loop).
+
+const WG: u32 = 64u;
+const RWG: u32 = 256u;
+const NONE: u32 = 0xffffffffu;
+
+struct Params {
+    n_contacts: u32,
+    n_bodies: u32,
+    omega: f32,
+    lambda: f32,
+    tolerance: f32,
+    check_every: u32,
+    max_iterations: u32,
+    n_partials: u32,
+}
+
+struct Contact {
+    n: vec4<f32>,      // normal (A → B), μ
+    u: vec4<f32>,      // tangent u, ρ; w = n × u
+    arm_a: vec4<f32>,  // s_A, b_f
+    arm_b: vec4<f32>,  // s_B, b_t
+    bias: vec4<f32>,   // (b_n, b_u, b_w), σ
+    ids: vec4<u32>,    // body_a, body_b (NONE = wall), slot_a, slot_b
+}
+
+struct Body {
+    v: vec4<f32>,      // velocity, 1/m
+    w: vec4<f32>,      // angular velocity (world), 1/I
+}
+
+struct Control {
+    done: u32,
+    checks: u32,
+    iterations: u32,
+    converged: u32,
+    residual_abs: f32,
+    residual_rel: f32,
+    gamma_norm: f32,
+    y_norm: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(2) var<storage, read_write> bodies: array<Body>;
+@group(0) @binding(3) var<storage, read_write> gamma: array<f32>;
+@group(0) @binding(4) var<storage, read_write> slots: array<f32>;
+@group(0) @binding(5) var<storage, read> offsets: array<u32>;
+@group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> control: Control;
+// Indirect dispatch arguments of contact_pass, body_pass and residual_pass
+// (three (x, y, z) triples). finalize_check zeroes them once converged, so
+// the rest of the encoded loop launches no work at all. Bound only for the
+// finalize entry points (group 1), never while the dispatches read them.
+@group(1) @binding(0) var<storage, read_write> indirect: array<u32, 9>;
+
+struct V6 {
+    f: vec3<f32>,
+    t: vec3<f32>,
+}
+
+// Exact Euclidean projection onto { μ x_n ≥ |(x_u, x_w)|, ρ x_n ≥ |(t_u, t_w)|,
+// σ x_n ≥ |t_n| } by the closed form of seed 000 App. C / seed 001 Prop. 5.2:
+// block k (sliding μ, spinning σ, rolling ρ) is saturated iff
+// φ_k = n_k − μ_k x₀ + Σ_{j≠k} μ_j min(μ_j n_k − μ_k n_j, 0) > 0, and then
+// y₀ = (x₀ + Σ_sat μ_k n_k) / (1 + Σ_sat μ_k²); saturated blocks are scaled to
+// length μ_k y₀. The input is prescaled by a power of two (exact).
+fn project(x: V6, mu: f32, rho: f32, sigma: f32) -> V6 {
+    let m = max(max(max(abs(x.f.x), abs(x.f.y)), max(abs(x.f.z), abs(x.t.x))), max(abs(x.t.y), abs(x.t.z)));
+    if (m == 0.0) {
+        return V6(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    let e = frexp(m).exp;
+    let s = ldexp(1.0, -e);
+    let inv = ldexp(1.0, e);
+    let x0 = x.f.x * s;
+    let gu = x.f.y * s;
+    let gw = x.f.z * s;
+    let tn = x.t.x * s;
+    let tu = x.t.y * s;
+    let tw = x.t.z * s;
+    let c = array<f32, 3>(mu, sigma, rho);
+    let n = array<f32, 3>(sqrt(gu * gu + gw * gw), abs(tn), sqrt(tu * tu + tw * tw));
+    var num = x0;
+    var den = 1.0;
+    for (var k = 0u; k < 3u; k++) {
+        var phi = n[k] - c[k] * x0;
+        for (var j = 0u; j < 3u; j++) {
+            if (j != k) {
+                phi += c[j] * min(c[j] * n[k] - c[k] * n[j], 0.0);
+            }
+        }
+        if (phi > 0.0) {
+            num += c[k] * n[k];
+            den += c[k] * c[k];
+        }
+    }
+    var y0 = 0.0;
+    if (num > 0.0) {
+        y0 = num / den;
+    }
+    let t0 = shrink(c[0] * y0, n[0]) * inv;
+    let t1 = shrink(c[1] * y0, n[1]) * inv;
+    let t2 = shrink(c[2] * y0, n[2]) * inv;
+    return V6(vec3<f32>(y0 * inv, gu * t0, gw * t0), vec3<f32>(tn * t1, tu * t2, tw * t2));
+}
+
+fn shrink(a: f32, n: f32) -> f32 {
+    if (a < n) {
+        return a / n;
+    }
+    return 1.0;
+}
+
+fn load_gamma(i: u32) -> V6 {
+    let o = 6u * i;
+    return V6(vec3<f32>(gamma[o], gamma[o + 1u], gamma[o + 2u]),
+              vec3<f32>(gamma[o + 3u], gamma[o + 4u], gamma[o + 5u]));
+}
+
+fn store6(o: u32, f: vec3<f32>, t: vec3<f32>, is_gamma: bool) {
+    if (is_gamma) {
+        gamma[o] = f.x; gamma[o + 1u] = f.y; gamma[o + 2u] = f.z;
+        gamma[o + 3u] = t.x; gamma[o + 4u] = t.y; gamma[o + 5u] = t.z;
+    } else {
+        slots[o] = f.x; slots[o + 1u] = f.y; slots[o + 2u] = f.z;
+        slots[o + 3u] = t.x; slots[o + 4u] = t.y; slots[o + 5u] = t.z;
+    }
+}
+
+// Twist y = Dᵀv + b: velocity of B relative to A at the contact point, and
+// relative angular velocity, in the frame (n, u, w).
+fn twist(c: Contact) -> V6 {
+    let n = c.n.xyz;
+    let u = c.u.xyz;
+    let w = cross(n, u);
+    let a = bodies[c.ids.x];
+    var vrel = -(a.v.xyz + cross(a.w.xyz, c.arm_a.xyz));
+    var wrel = -a.w.xyz;
+    if (c.ids.y != NONE) {
+        let b = bodies[c.ids.y];
+        vrel += b.v.xyz + cross(b.w.xyz, c.arm_b.xyz);
+        wrel += b.w.xyz;
+    }
+    return V6(vec3<f32>(dot(n, vrel) + c.bias.x, dot(u, vrel) + c.bias.y, dot(w, vrel) + c.bias.z),
+              vec3<f32>(dot(n, wrel), dot(u, wrel), dot(w, wrel)));
+}
+
+fn flat_index(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 {
+    return gid.x + gid.y * nwg.x * wg;
+}
+
+@compute @workgroup_size(64)
+fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
+    if (i >= params.n_contacts || control.done != 0u) {
+        return;
+    }
+    let c = contacts[i];
+    let g = load_gamma(i);
+    let y = twist(c);
+    // x = γ − ω B y; torque rows scaled by r = √(b_f/b_t) for the B⁻¹-metric projection.
+    let bf = c.arm_a.w;
+    let bt = c.arm_b.w;
+    let r = sqrt(bf / bt);
+    let sf = params.omega * bf;
+    let st = params.omega * bt;
+    let x = V6(g.f - sf * y.f, (g.t - st * y.t) * r);
+    var p = project(x, c.n.w, c.u.w * r, c.bias.w * r);
+    p.t = p.t / r;
+    let lam = params.lambda;
+    let gn = V6(lam * p.f + (1.0 - lam) * g.f, lam * p.t + (1.0 - lam) * g.t);
+    store6(6u * i, gn.f, gn.t, true);
+    // Each end's velocity change M⁻¹ D_end Δγ, into the end's own slot.
+    let df = gn.f - g.f;
+    let dt = gn.t - g.t;
+    let n = c.n.xyz;
+    let u = c.u.xyz;
+    let w = cross(n, u);
+    let f = n * df.x + u * df.y + w * df.z;
+    let t = n * dt.x + u * dt.y + w * dt.z;
+    let a = bodies[c.ids.x];
+    store6(6u * c.ids.z, f * (-a.v.w), (cross(c.arm_a.xyz, f) + t) * (-a.w.w), false);
+    if (c.ids.y != NONE) {
+        let b = bodies[c.ids.y];
+        store6(6u * c.ids.w, f * b.v.w, (cross(c.arm_b.xyz, f) + t) * b.w.w, false);
+    }
+}
+
+@compute @workgroup_size(64)
+fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = flat_index(gid, nwg, WG);
+    if (k >= params.n_bodies || control.done != 0u) {
+        return;
+    }
+    var dl = vec3<f32>(0.0);
+    var da = vec3<f32>(0.0);
+    for (var s = offsets[k]; s < offsets[k + 1u]; s++) {
+        let o = 6u * s;
+        dl += vec3<f32>(slots[o], slots[o + 1u], slots[o + 2u]);
+        da += vec3<f32>(slots[o + 3u], slots[o + 4u], slots[o + 5u]);
+    }
+    bodies[k].v = vec4<f32>(bodies[k].v.xyz + dl, bodies[k].v.w);
+    bodies[k].w = vec4<f32>(bodies[k].w.xyz + da, bodies[k].w.w);
+}
+
+var<workgroup> red: array<vec4<f32>, 256>;
+
+// Per contact: (‖γ − Π(γ − y)‖², ‖γ‖², ‖y‖²), reduced per workgroup into `partials`.
+@compute @workgroup_size(256)
+fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = flat_index(gid, nwg, RWG);
+    var acc = vec4<f32>(0.0);
+    if (i < params.n_contacts) {
+        let c = contacts[i];
+        let g = load_gamma(i);
+        let y = twist(c);
+        let p = project(V6(g.f - y.f, g.t - y.t), c.n.w, c.u.w, c.bias.w);
+        let ef = g.f - p.f;
+        let et = g.t - p.t;
+        acc = vec4<f32>(dot(ef, ef) + dot(et, et), dot(g.f, g.f) + dot(g.t, g.t), dot(y.f, y.f) + dot(y.t, y.t), 0.0);
+    }
+    red[li] = acc;
+    workgroupBarrier();
+    for (var s = RWG / 2u; s > 0u; s = s / 2u) {
+        if (li < s) {
+            red[li] += red[li + s];
+        }
+        workgroupBarrier();
+    }
+    if (li == 0u) {
+        partials[wid.x + wid.y * nwg.x] = red[0];
+    }
+}
+
+// Sums the partials (one workgroup) into red[0].
+fn reduce_partials(li: u32) {
+    var acc = vec4<f32>(0.0);
+    for (var q = li; q < params.n_partials; q += RWG) {
+        acc += partials[q];
+    }
+    red[li] = acc;
+    workgroupBarrier();
+    for (var s = RWG / 2u; s > 0u; s = s / 2u) {
+        if (li < s) {
+            red[li] += red[li + s];
+        }
+        workgroupBarrier();
+    }
+}
+
+fn record(sums: vec4<f32>) -> bool {
+    let abs_res = sqrt(sums.x);
+    let gn = sqrt(sums.y);
+    let yn = sqrt(sums.z);
+    let scale = max(gn, yn);
+    var rel = abs_res;
+    if (scale > 1.1920929e-7) {
+        rel = abs_res / scale;
+    }
+    control.residual_abs = abs_res;
+    control.residual_rel = rel;
+    control.gamma_norm = gn;
+    control.y_norm = yn;
+    return rel <= params.tolerance;
+}
+
+// After iteration `checks × check_every`: stop the loop if the tolerance is met.
+@compute @workgroup_size(256)
+fn finalize_check(@builtin(local_invocation_index) li: u32) {
+    reduce_partials(li);
+    if (li == 0u && control.done == 0u) {
+        let it = control.checks * params.check_every;
+        control.checks += 1u;
+        if (record(red[0])) {
+            control.done = 1u;
+            control.converged = 1u;
+            control.iterations = it;
+            for (var q = 0u; q < 9u; q++) {
+                indirect[q] = 0u;
+            }
+        }
+    }
+}
+
+// After the last iteration: the final residual, unless the loop already stopped.
+@compute @workgroup_size(256)
+fn finalize_last(@builtin(local_invocation_index) li: u32) {
+    reduce_partials(li);
+    if (li == 0u && control.done == 0u) {
+        control.iterations = params.max_iterations;
+        if (record(red[0])) {
+            control.converged = 1u;
+        }
+        control.done = 1u;
+    }
+}

@@ -1,0 +1,550 @@
+//! The GPU projected Jacobi solver (pairs with `shaders/jacobi.wgsl`).
+//!
+//! Owns the pipelines and the buffers, which grow with the problem (by
+//! doubling, so steady simulations stop reallocating). [`GpuJacobi::solve`]
+//! does one upload, K iterations in one compute pass, and one readback, in a
+//! single submit (see the [module docs](super)).
+
+use bytemuck::{Pod, Zeroable};
+use wgpu::util::DeviceExt;
+
+use super::{GpuContext, GpuError};
+use crate::solver::packed::{PackedBody, PackedContact, PackedProblem};
+use crate::solver::{SolveStats, SolverSettings};
+
+/// The WGSL source.
+pub const SHADER: &str = include_str!("../../shaders/jacobi.wgsl");
+
+const WG: u32 = 64;
+const RWG: u32 = 256;
+
+/// Uniform parameters (WGSL `Params`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Params {
+    /// Number of contacts.
+    pub n_contacts: u32,
+    /// Number of bodies.
+    pub n_bodies: u32,
+    /// Step scale ω.
+    pub omega: f32,
+    /// Relaxation λ.
+    pub lambda: f32,
+    /// Relative residual tolerance (0 = none).
+    pub tolerance: f32,
+    /// Iterations between residual checks.
+    pub check_every: u32,
+    /// Iteration limit K.
+    pub max_iterations: u32,
+    /// Number of residual partial sums (workgroups of `residual_pass`).
+    pub n_partials: u32,
+}
+
+/// Loop control and result record (WGSL `Control`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Control {
+    /// Non-zero once the loop is over (converged or finished).
+    pub done: u32,
+    /// Residual checks performed before stopping.
+    pub checks: u32,
+    /// Iterations performed.
+    pub iterations: u32,
+    /// Non-zero when the tolerance was met.
+    pub converged: u32,
+    /// Absolute natural-map residual.
+    pub residual_abs: f32,
+    /// Relative residual.
+    pub residual_rel: f32,
+    /// ‖γ‖.
+    pub gamma_norm: f32,
+    /// ‖Nγ + r‖.
+    pub y_norm: f32,
+}
+
+struct Buffers {
+    contacts: wgpu::Buffer,
+    bodies: wgpu::Buffer,
+    gamma: wgpu::Buffer,
+    _slots: wgpu::Buffer,
+    offsets: wgpu::Buffer,
+    _partials: wgpu::Buffer,
+    read_bodies: wgpu::Buffer,
+    read_gamma: wgpu::Buffer,
+    bind: wgpu::BindGroup,
+    /// Capacity in contacts and bodies.
+    cap: (usize, usize),
+}
+
+/// The GPU solver: pipelines plus growable buffers.
+pub struct GpuJacobi {
+    layout: wgpu::BindGroupLayout,
+    indirect: wgpu::Buffer,
+    indirect_bind: wgpu::BindGroup,
+    contact: wgpu::ComputePipeline,
+    body: wgpu::ComputePipeline,
+    residual: wgpu::ComputePipeline,
+    finalize_check: wgpu::ComputePipeline,
+    finalize_last: wgpu::ComputePipeline,
+    params: wgpu::Buffer,
+    control: wgpu::Buffer,
+    read_control: wgpu::Buffer,
+    bufs: Option<Buffers>,
+}
+
+fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// Workgroup counts (x, y) covering `n` threads in groups of `wg`, within the
+/// per-dimension limit (a 2-D grid past it; the shader flattens the index).
+fn grid(n: usize, wg: u32, max_dim: u32) -> (u32, u32) {
+    let groups = (n as u64).div_ceil(wg as u64).max(1);
+    if groups <= max_dim as u64 {
+        (groups as u32, 1)
+    } else {
+        (max_dim, groups.div_ceil(max_dim as u64) as u32)
+    }
+}
+
+impl GpuJacobi {
+    /// Compiles the shader and creates the pipelines.
+    pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        let dev = &ctx.device;
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("jacobi.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
+        let mut entries = vec![wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }];
+        for (b, ro) in [
+            (1, true),
+            (2, false),
+            (3, false),
+            (4, false),
+            (5, true),
+            (6, false),
+            (7, false),
+        ] {
+            entries.push(storage_entry(b, ro));
+        }
+        let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("jacobi"),
+            entries: &entries,
+        });
+        let ind_layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("jacobi indirect"),
+            entries: &[storage_entry(0, false)],
+        });
+        let pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("jacobi"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        // The finalize entry points also see the indirect arguments (group 1).
+        let pl_fin = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("jacobi finalize"),
+            bind_group_layouts: &[Some(&layout), Some(&ind_layout)],
+            immediate_size: 0,
+        });
+        let pipe = |entry: &str| {
+            let layout = if entry.starts_with("finalize") {
+                &pl_fin
+            } else {
+                &pl
+            };
+            dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let (contact, body, residual, finalize_check, finalize_last) = (
+            pipe("contact_pass"),
+            pipe("body_pass"),
+            pipe("residual_pass"),
+            pipe("finalize_check"),
+            pipe("finalize_last"),
+        );
+        let params = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params"),
+            size: std::mem::size_of::<Params>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let control = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("control"),
+            size: std::mem::size_of::<Control>() as u64,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read_control = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read control"),
+            size: std::mem::size_of::<Control>() as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let indirect = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("indirect"),
+            size: 48,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::INDIRECT
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let indirect_bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("jacobi indirect"),
+            layout: &ind_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &indirect,
+                    offset: 0,
+                    size: std::num::NonZeroU64::new(36),
+                }),
+            }],
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(format!(
+                "creating the Jacobi pipelines: {e}"
+            )));
+        }
+        Ok(GpuJacobi {
+            layout,
+            indirect,
+            indirect_bind,
+            contact,
+            body,
+            residual,
+            finalize_check,
+            finalize_last,
+            params,
+            control,
+            read_control,
+            bufs: None,
+        })
+    }
+
+    /// Checks every buffer a problem of this size needs against the limits.
+    pub fn check_fits(
+        ctx: &GpuContext,
+        n_contacts: usize,
+        n_bodies: usize,
+    ) -> Result<(), GpuError> {
+        let limit = ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(ctx.limits.max_buffer_size);
+        let needs: [(&'static str, u64, usize); 5] = [
+            (
+                "contact",
+                (n_contacts * std::mem::size_of::<PackedContact>()) as u64,
+                n_contacts,
+            ),
+            ("slot", (n_contacts * 2 * 24) as u64, n_contacts),
+            ("impulse", (n_contacts * 24) as u64, n_contacts),
+            (
+                "body",
+                (n_bodies * std::mem::size_of::<PackedBody>()) as u64,
+                n_bodies,
+            ),
+            ("offset", ((n_bodies + 1) * 4) as u64, n_bodies),
+        ];
+        for (what, bytes, count) in needs {
+            if bytes > limit {
+                return Err(GpuError::TooLarge {
+                    what,
+                    bytes,
+                    limit,
+                    count,
+                });
+            }
+        }
+        let max_dim = ctx.limits.max_compute_workgroups_per_dimension as u64;
+        let groups = (n_contacts.max(n_bodies) as u64).div_ceil(WG as u64);
+        if groups > max_dim * max_dim {
+            return Err(GpuError::TooLarge {
+                what: "dispatch",
+                bytes: groups,
+                limit: max_dim * max_dim,
+                count: n_contacts,
+            });
+        }
+        Ok(())
+    }
+
+    fn ensure(&mut self, ctx: &GpuContext, nc: usize, nb: usize) {
+        if let Some(b) = &self.bufs {
+            if b.cap.0 >= nc && b.cap.1 >= nb {
+                return;
+            }
+        }
+        let (oc, ob) = self.bufs.as_ref().map_or((0, 0), |b| b.cap);
+        let limit = ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(ctx.limits.max_buffer_size);
+        // Grow by doubling, but never past what the limits allow.
+        let grow = |old: usize, need: usize, bytes_each: usize| -> usize {
+            let want = need.max(old.saturating_mul(2)).max(64);
+            let max_items = (limit / bytes_each as u64) as usize;
+            want.min(max_items).max(need)
+        };
+        let cc = grow(oc, nc, std::mem::size_of::<PackedContact>());
+        let cb = grow(ob, nb, std::mem::size_of::<PackedBody>());
+        let dev = &ctx.device;
+        let st = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC;
+        let mk = |label: &str, size: usize, usage| {
+            dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (size.max(16) as u64).next_multiple_of(16),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let rd = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let contacts = mk("contacts", cc * std::mem::size_of::<PackedContact>(), st);
+        let bodies = mk("bodies", cb * std::mem::size_of::<PackedBody>(), st);
+        let gamma = mk("gamma", cc * 24, st);
+        let slots = mk("slots", cc * 48, st);
+        let offsets = mk("offsets", (cb + 1) * 4, st);
+        let partials = mk("partials", (cc.div_ceil(RWG as usize) + 1) * 16, st);
+        let read_bodies = mk("read bodies", cb * std::mem::size_of::<PackedBody>(), rd);
+        let read_gamma = mk("read gamma", cc * 24, rd);
+        let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("jacobi"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.params.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: contacts.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: bodies.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: gamma.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: slots.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 5,
+                    resource: offsets.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 6,
+                    resource: partials.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 7,
+                    resource: self.control.as_entire_binding(),
+                },
+            ],
+        });
+        self.bufs = Some(Buffers {
+            contacts,
+            bodies,
+            gamma,
+            _slots: slots,
+            offsets,
+            _partials: partials,
+            read_bodies,
+            read_gamma,
+            bind,
+            cap: (cc, cb),
+        });
+    }
+
+    /// Solves a packed problem: `gamma` is the warm start (the body records
+    /// must hold v_free + M⁻¹Dγ₀) and is overwritten with the result; the
+    /// body records get the final velocities.
+    pub fn solve(
+        &mut self,
+        ctx: &GpuContext,
+        p: &mut PackedProblem,
+        gamma: &mut [[f32; 6]],
+        s: &SolverSettings,
+    ) -> Result<SolveStats, GpuError> {
+        let nc = p.contacts.len();
+        let nb = p.bodies.len();
+        assert_eq!(gamma.len(), nc);
+        if nc == 0 {
+            return Ok(SolveStats {
+                converged: true,
+                ..Default::default()
+            });
+        }
+        Self::check_fits(ctx, nc, nb)?;
+        let dev = &ctx.device;
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let vscope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        self.ensure(ctx, nc, nb);
+        let b = self.bufs.as_ref().expect("buffers");
+        let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
+        let cgrid = grid(nc, WG, max_dim);
+        let bgrid = grid(nb, WG, max_dim);
+        let rgrid = grid(nc, RWG, max_dim);
+        let check = s.tolerance > 0.0;
+        let params = Params {
+            n_contacts: nc as u32,
+            n_bodies: nb as u32,
+            omega: s.omega as f32,
+            lambda: s.lambda as f32,
+            tolerance: s.tolerance as f32,
+            check_every: s.check_every.max(1) as u32,
+            max_iterations: s.max_iterations as u32,
+            n_partials: rgrid.0 * rgrid.1,
+        };
+        let q = &ctx.queue;
+        q.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+        q.write_buffer(&self.control, 0, bytemuck::bytes_of(&Control::default()));
+        q.write_buffer(&b.contacts, 0, bytemuck::cast_slice(&p.contacts));
+        q.write_buffer(&b.bodies, 0, bytemuck::cast_slice(&p.bodies));
+        q.write_buffer(&b.gamma, 0, bytemuck::cast_slice(gamma));
+        q.write_buffer(&b.offsets, 0, bytemuck::cast_slice(&p.offsets));
+        let args: [u32; 12] = [
+            cgrid.0, cgrid.1, 1, bgrid.0, bgrid.1, 1, rgrid.0, rgrid.1, 1, 0, 0, 0,
+        ];
+        q.write_buffer(&self.indirect, 0, bytemuck::cast_slice(&args));
+
+        let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("jacobi"),
+        });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("jacobi iterations"),
+                timestamp_writes: None,
+            });
+            pass.set_bind_group(0, &b.bind, &[]);
+            pass.set_bind_group(1, &self.indirect_bind, &[]);
+            let every = params.check_every as usize;
+            // Sizes come from the indirect buffer only when a check can zero them.
+            let dispatch = |pass: &mut wgpu::ComputePass, slot: u64, g: (u32, u32)| {
+                if check {
+                    pass.dispatch_workgroups_indirect(&self.indirect, slot * 12);
+                } else {
+                    pass.dispatch_workgroups(g.0, g.1, 1);
+                }
+            };
+            for it in 0..s.max_iterations {
+                if check && it % every == 0 {
+                    pass.set_pipeline(&self.residual);
+                    dispatch(&mut pass, 2, rgrid);
+                    pass.set_pipeline(&self.finalize_check);
+                    pass.dispatch_workgroups(1, 1, 1);
+                }
+                pass.set_pipeline(&self.contact);
+                dispatch(&mut pass, 0, cgrid);
+                pass.set_pipeline(&self.body);
+                dispatch(&mut pass, 1, bgrid);
+            }
+            // The final residual always runs in full (it reports the result).
+            pass.set_pipeline(&self.residual);
+            pass.dispatch_workgroups(rgrid.0, rgrid.1, 1);
+            pass.set_pipeline(&self.finalize_last);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        let body_bytes = (nb * std::mem::size_of::<PackedBody>()) as u64;
+        let gamma_bytes = (nc * 24) as u64;
+        enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
+        enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
+        enc.copy_buffer_to_buffer(
+            &self.control,
+            0,
+            &self.read_control,
+            0,
+            std::mem::size_of::<Control>() as u64,
+        );
+        q.submit([enc.finish()]);
+
+        let slices = [
+            b.read_bodies.slice(..body_bytes),
+            b.read_gamma.slice(..gamma_bytes),
+            self.read_control.slice(..),
+        ];
+        for sl in &slices {
+            sl.map_async(wgpu::MapMode::Read, |r| {
+                if let Err(e) = r {
+                    log::error!("GPU readback failed: {e}");
+                }
+            });
+        }
+        dev.poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
+        if let Some(e) = pollster::block_on(vscope.pop()) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        let read = |sl: &wgpu::BufferSlice| -> Result<Vec<u8>, GpuError> {
+            let view = sl
+                .get_mapped_range()
+                .map_err(|e| GpuError::Wgpu(format!("reading back: {e:?}")))?;
+            Ok(view.to_vec())
+        };
+        let body_data = read(&slices[0])?;
+        let gamma_data = read(&slices[1])?;
+        let ctl_data = read(&slices[2])?;
+        b.read_bodies.unmap();
+        b.read_gamma.unmap();
+        self.read_control.unmap();
+        p.bodies.copy_from_slice(bytemuck::cast_slice(&body_data));
+        gamma.copy_from_slice(bytemuck::cast_slice(&gamma_data));
+        let ctl: Control = *bytemuck::from_bytes(&ctl_data);
+        Ok(SolveStats {
+            iterations: ctl.iterations as usize,
+            residual_abs: ctl.residual_abs as f64,
+            residual_rel: ctl.residual_rel as f64,
+            converged: ctl.converged != 0,
+        })
+    }
+}
+
+/// Creates a buffer initialised with `data` (used by benchmarks).
+pub fn buffer_with(
+    ctx: &GpuContext,
+    label: &str,
+    data: &[u8],
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    ctx.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: data,
+            usage,
+        })
+}

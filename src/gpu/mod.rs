@@ -1,0 +1,167 @@
+//! The GPU path: wgpu compute shaders that run the same projected Jacobi
+//! iteration as the CPU solvers, in f32.
+//!
+//! # Design
+//!
+//! The CPU assembles the [`ContactProblem`](crate::problem::ContactProblem)
+//! (collision, frames, cones, CSR) and packs it into f32 records
+//! ([`crate::solver::packed`]). Per step the GPU gets **one upload** (contact
+//! records, body records holding v_free + M⁻¹Dγ₀, the warm-start impulses, the
+//! CSR offsets), runs K iterations of **two dispatches each** in one compute
+//! pass with **no host readback inside the loop**, and gives **one readback**
+//! (body velocities, impulses and a 32-byte control record) in **one submit**.
+//!
+//! * `contact_pass` (one thread per contact): twist y = Dᵀv + b, scaled step,
+//!   exact cone projection, relaxation; writes γ and, for each end, the
+//!   velocity change M⁻¹D_end Δγ into that end's own *slot*. Slots are laid
+//!   out in CSR order, so each body's slots are contiguous.
+//! * `body_pass` (one thread per body): adds its slots in order to v and ω.
+//!   No float atomics, fixed summation order → bit-identical runs.
+//! * With a tolerance, every `check_every` iterations `residual_pass`
+//!   (per-contact natural-map residual, workgroup tree reduction) and
+//!   `finalize_check` (one workgroup) compute the relative residual on the
+//!   GPU and set `control.done`; every later pass then returns at once, so
+//!   the loop ends early without the host looking.
+//!
+//! The CPU f32 mirror ([`crate::solver::jacobi_f32`]) runs the same
+//! functions in the same order on the same records; tests compare the two
+//! after 1 and after K iterations, and both against the f64 reference.
+//!
+//! Limits: each storage binding must fit the adapter's
+//! `max_storage_buffer_binding_size` (128 MiB on lavapipe: about 1.3 million
+//! contacts at 96 bytes each); a larger problem is refused with an error that
+//! says which buffer and by how much, never truncated.
+
+use std::fmt;
+
+pub mod jacobi;
+
+/// A GPU device and queue, with what was chosen and why.
+pub struct GpuContext {
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// The adapter's description (name, backend, device type).
+    pub info: wgpu::AdapterInfo,
+    /// The limits the device was created with (the adapter's own).
+    pub limits: wgpu::Limits,
+}
+
+impl fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GpuContext({})", self.describe())
+    }
+}
+
+/// What can go wrong on the GPU path.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// A buffer would exceed the adapter's limits.
+    #[error("the problem does not fit the GPU: the {what} buffer needs {bytes} bytes but the adapter allows {limit} per binding ({count} items); use --backend cpu or a smaller scene")]
+    TooLarge {
+        /// Which buffer.
+        what: &'static str,
+        /// Bytes needed.
+        bytes: u64,
+        /// The adapter's limit.
+        limit: u64,
+        /// Number of items (contacts or bodies).
+        count: usize,
+    },
+    /// wgpu reported an error (validation, out of memory, device lost).
+    #[error("GPU error: {0}")]
+    Wgpu(String),
+}
+
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+impl GpuContext {
+    /// Opens the best adapter (honouring `WGPU_BACKEND`, `WGPU_ADAPTER_NAME`),
+    /// or returns `None` when there is none. Never panics.
+    pub fn try_new() -> Option<Self> {
+        let inst = instance();
+        let adapter = pollster::block_on(inst.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: None,
+            ..Default::default()
+        }))
+        .ok()?;
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("repose"),
+            required_features: wgpu::Features::empty(),
+            required_limits: limits.clone(),
+            ..Default::default()
+        };
+        let (device, queue) = match pollster::block_on(adapter.request_device(&desc)) {
+            Ok(dq) => dq,
+            Err(e) => {
+                log::warn!("GPU adapter {} found but no device: {e}", info.name);
+                return None;
+            }
+        };
+        device.on_uncaptured_error(std::sync::Arc::new(|e: wgpu::Error| {
+            log::error!("uncaptured GPU error: {e}");
+        }));
+        Some(GpuContext {
+            device,
+            queue,
+            info,
+            limits,
+        })
+    }
+
+    /// "name (backend, device type)".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({:?}, {:?})",
+            self.info.name, self.info.backend, self.info.device_type
+        )
+    }
+
+    /// Every adapter the instance sees, described one per line (for `repose info`).
+    pub fn list_adapters() -> Vec<String> {
+        let inst = instance();
+        pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()))
+            .into_iter()
+            .map(|a| {
+                let i = a.get_info();
+                let l = a.limits();
+                format!(
+                    "{} — {:?}, {:?}, driver {} {}; max storage binding {} MiB, max buffer {} MiB, max workgroups/dim {}",
+                    i.name,
+                    i.backend,
+                    i.device_type,
+                    i.driver,
+                    i.driver_info,
+                    l.max_storage_buffer_binding_size >> 20,
+                    l.max_buffer_size >> 20,
+                    l.max_compute_workgroups_per_dimension
+                )
+            })
+            .collect()
+    }
+}
+
+/// For tests: a GPU context, or `None` with a visible skip message when no
+/// adapter exists. Panics instead when `REPOSE_REQUIRE_GPU` is set, so CI
+/// cannot count a skipped GPU test as passed.
+pub fn context_for_tests(test: &str) -> Option<GpuContext> {
+    match GpuContext::try_new() {
+        Some(c) => Some(c),
+        None => {
+            if std::env::var_os("REPOSE_REQUIRE_GPU").is_some_and(|v| !v.is_empty() && v != "0") {
+                panic!("{test}: REPOSE_REQUIRE_GPU is set but no GPU adapter was found (install mesa-vulkan-drivers, set WGPU_BACKEND=vulkan)");
+            }
+            eprintln!(
+                "SKIPPED {test}: no GPU adapter (set REPOSE_REQUIRE_GPU=1 to make this a failure)"
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! An explicit Delassus operator: N stored as dense 6×6 blocks in block-CSR
+//! form, plus the vector r. Used for imported problems and to cross-check the
+//! matrix-free body form.
+
+use super::{Delassus, Vec6};
+use crate::material::ConeCoeffs;
+
+/// N as a block-sparse matrix of 6×6 blocks (block-CSR), with r and the cones.
+#[derive(Clone, Debug, Default)]
+pub struct ExplicitDelassus {
+    /// Block-row offsets into `cols`/`blocks` (length n + 1).
+    pub row_offsets: Vec<usize>,
+    /// Block column of each stored block.
+    pub cols: Vec<usize>,
+    /// The stored blocks, row-major 6×6.
+    pub blocks: Vec<[[f64; 6]; 6]>,
+    /// The constant term r.
+    pub r: Vec<Vec6>,
+    /// Cone coefficients per contact.
+    pub cones: Vec<ConeCoeffs>,
+}
+
+impl ExplicitDelassus {
+    /// Assembles N = Dᵀ M⁻¹ D and r explicitly from any other operator by
+    /// applying it to unit vectors (O(n²) applies: for tests on small problems).
+    pub fn from_operator<D: Delassus>(op: &mut D) -> Self {
+        let n = op.n_contacts();
+        let zero = vec![[0.0; 6]; n];
+        let mut r = vec![[0.0; 6]; n];
+        op.apply(&zero, &mut r);
+        let mut dense = vec![vec![[[0.0; 6]; 6]; n]; n];
+        let mut e = zero.clone();
+        let mut y = zero.clone();
+        for j in 0..n {
+            for c in 0..6 {
+                e[j][c] = 1.0;
+                op.apply(&e, &mut y);
+                e[j][c] = 0.0;
+                for i in 0..n {
+                    for rr in 0..6 {
+                        dense[i][j][rr][c] = y[i][rr] - r[i][rr];
+                    }
+                }
+            }
+        }
+        let mut out = ExplicitDelassus {
+            r,
+            cones: (0..n).map(|i| op.cone(i)).collect(),
+            row_offsets: vec![0],
+            ..Default::default()
+        };
+        for (i, row) in dense.into_iter().enumerate() {
+            for (j, blk) in row.into_iter().enumerate() {
+                if blk.iter().flatten().any(|&x| x != 0.0) || i == j {
+                    out.cols.push(j);
+                    out.blocks.push(blk);
+                }
+            }
+            out.row_offsets.push(out.cols.len());
+        }
+        out
+    }
+}
+
+impl Delassus for ExplicitDelassus {
+    fn n_contacts(&self) -> usize {
+        self.r.len()
+    }
+    fn cone(&self, i: usize) -> ConeCoeffs {
+        self.cones[i]
+    }
+    fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]) {
+        for (i, yi) in y.iter_mut().enumerate() {
+            let mut acc = self.r[i];
+            for k in self.row_offsets[i]..self.row_offsets[i + 1] {
+                let (blk, g) = (&self.blocks[k], &gamma[self.cols[k]]);
+                for (r, a) in acc.iter_mut().enumerate() {
+                    *a += (0..6).map(|c| blk[r][c] * g[c]).sum::<f64>();
+                }
+            }
+            *yi = acc;
+        }
+    }
+    fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
+        (self.row_offsets[i]..self.row_offsets[i + 1])
+            .find(|&k| self.cols[k] == i)
+            .map(|k| self.blocks[k])
+            .unwrap_or([[0.0; 6]; 6])
+    }
+    /// Gershgorin: b for each group of rows (force, torque) is 1 / the largest
+    /// absolute row sum of those rows, so every row of BN sums to ≤ 1 and
+    /// λ_max(BN) ≤ 1. A group whose rows are all zero takes the other's value.
+    fn jacobi_scales(&self, out: &mut Vec<(f64, f64)>) {
+        out.clear();
+        for i in 0..self.n_contacts() {
+            let mut sums = [0.0f64; 6];
+            for k in self.row_offsets[i]..self.row_offsets[i + 1] {
+                for (r, s) in sums.iter_mut().enumerate() {
+                    *s += self.blocks[k][r].iter().map(|v| v.abs()).sum::<f64>();
+                }
+            }
+            let f = sums[..3].iter().copied().fold(0.0, f64::max);
+            let t = sums[3..].iter().copied().fold(0.0, f64::max);
+            let inv = |x: f64| if x > 0.0 { 1.0 / x } else { 0.0 };
+            let (mut bf, mut bt) = (inv(f), inv(t));
+            if bf == 0.0 {
+                bf = if bt > 0.0 { bt } else { 1.0 };
+            }
+            if bt == 0.0 {
+                bt = bf;
+            }
+            out.push((bf, bt));
+        }
+    }
+}

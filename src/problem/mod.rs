@@ -1,0 +1,400 @@
+//! The contact problem: the one representation every solver reads.
+//!
+//! A [`ContactProblem`] holds, per contact, the two ends, the contact frame
+//! R_p = [n, u, w], the lever arms s_A, s_B from the body centres to the
+//! contact point, the cone coefficients (μ, ρ, σ) of seed 000 eq. 31 and the
+//! constant part of the contact twist (stabilisation plus boundary motion);
+//! per body, the inverse mass and inertia and the *free* velocity
+//! (velocity after gravity, before contact impulses); and a body → contact-end
+//! CSR index so each body can gather its contacts' impulses in a fixed order.
+//!
+//! # The D blocks (seed 000 App. B, eqs. 52–57)
+//!
+//! γ_i = (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) is the impulse of contact i: force
+//! F = γ_n n + γ_u u + γ_w w and torque T = τ_n n + τ_u u + τ_w w acting on B,
+//! and their opposites on A (with A as the reference body, the signs of
+//! eqs. 52–57 swap, as the paper notes). With v = (ẋ, ω) per body and
+//! ω in the world frame (spheres are isotropic), for the end with lever arm s:
+//!
+//! ```text
+//!   D_Bᵀ = [ R_pᵀ      −R_pᵀ s̃ ]        D_Aᵀ = −[ R_pᵀ      −R_pᵀ s̃_A ]
+//!          [ 0          R_pᵀ   ]                 [ 0          R_pᵀ     ]
+//! ```
+//!
+//! so that Dᵀ v is the twist of B relative to A in the contact frame:
+//! (n·v_rel, u·v_rel, w·v_rel, n·ω_rel, u·ω_rel, w·ω_rel) with
+//! v_rel = (v_B + ω_B × s_B) − (v_A + ω_A × s_A), ω_rel = ω_B − ω_A.
+//! Row k of −R_pᵀ s̃ applied to ω is e_k·(ω × s) = ω·(s × e_k).
+//!
+//! # The cone complementarity problem (seed 000 eqs. 38–40)
+//!
+//! N = Dᵀ M⁻¹ D, r = Dᵀ M⁻¹ k̃ + b = Dᵀ v_free + b: find γ ∈ Y with
+//! Nγ + r ∈ −Y° and γ ⊥ Nγ + r. Here b_i = (max(Φ_i/h, −v_rec), 0, …, 0) plus
+//! the boundary's velocity seen in the contact frame (a moving wall is end B
+//! with infinite mass: its velocity enters the twist as a constant).
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use crate::bodies::Bodies;
+use crate::collision::{ContactGeom, NO_BODY};
+use crate::material::{ConeCoeffs, Material};
+
+pub mod explicit;
+
+/// One contact's 6-vector (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) or twist.
+pub type Vec6 = [f64; 6];
+
+/// An orthonormal frame [n, u, w] from a unit normal, deterministic and
+/// continuous away from n_z = −1 (Duff et al., "Building an orthonormal basis,
+/// revisited", 2017).
+pub fn tangent_frame(n: DVec3) -> [DVec3; 3] {
+    let sign = 1.0f64.copysign(n.z);
+    let a = -1.0 / (sign + n.z);
+    let b = n.x * n.y * a;
+    let u = DVec3::new(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x);
+    let w = DVec3::new(b, sign + n.y * n.y * a, -n.y);
+    [n, u, w]
+}
+
+/// The contact problem of one time step (see the module docs for the maths).
+#[derive(Clone, Debug, Default)]
+pub struct ContactProblem {
+    /// Body A of each contact.
+    pub body_a: Vec<u32>,
+    /// Body B of each contact, or [`NO_BODY`] for a kinematic boundary.
+    pub body_b: Vec<u32>,
+    /// Contact frame [n, u, w]; n points from A to B.
+    pub frame: Vec<[DVec3; 3]>,
+    /// Lever arm s_A = contact point − centre of A.
+    pub arm_a: Vec<DVec3>,
+    /// Lever arm s_B = contact point − centre of B (unused for boundaries).
+    pub arm_b: Vec<DVec3>,
+    /// Cone coefficients (μ, ρ, σ).
+    pub cone: Vec<ConeCoeffs>,
+    /// Constant twist term: stabilisation b_i plus boundary velocity.
+    pub bias: Vec<Vec6>,
+    /// Gap Φ_i at the start of the step (m).
+    pub gap: Vec<f64>,
+    /// Warm-start pair key of each contact.
+    pub key: Vec<u64>,
+    /// Inverse mass of each body.
+    pub inv_mass: Vec<f64>,
+    /// Inverse moment of inertia of each body.
+    pub inv_inertia: Vec<f64>,
+    /// Free linear velocity v + h M⁻¹ f of each body.
+    pub v_free: Vec<DVec3>,
+    /// Free angular velocity of each body.
+    pub w_free: Vec<DVec3>,
+    /// CSR offsets: body k's contact ends are `csr_slots[csr_offsets[k]..csr_offsets[k+1]]`.
+    pub csr_offsets: Vec<u32>,
+    /// Contact-end slots, `2 × contact + end` (end 0 = A, 1 = B), sorted by contact within a body.
+    pub csr_slots: Vec<u32>,
+}
+
+impl ContactProblem {
+    /// Number of contacts.
+    pub fn n_contacts(&self) -> usize {
+        self.body_a.len()
+    }
+
+    /// Number of bodies.
+    pub fn n_bodies(&self) -> usize {
+        self.inv_mass.len()
+    }
+
+    /// Assembles the problem of a step from the bodies, the detected contacts
+    /// and the step settings. `v_free`/`w_free` are the velocities after the
+    /// non-contact forces of this step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn assemble(
+        bodies: &Bodies,
+        contacts: &[ContactGeom],
+        materials: &[Material],
+        v_free: Vec<DVec3>,
+        w_free: Vec<DVec3>,
+        h: f64,
+        max_recovery_speed: f64,
+    ) -> Self {
+        let nc = contacts.len();
+        let mut p = ContactProblem {
+            body_a: Vec::with_capacity(nc),
+            body_b: Vec::with_capacity(nc),
+            frame: Vec::with_capacity(nc),
+            arm_a: Vec::with_capacity(nc),
+            arm_b: Vec::with_capacity(nc),
+            cone: Vec::with_capacity(nc),
+            bias: Vec::with_capacity(nc),
+            gap: Vec::with_capacity(nc),
+            key: Vec::with_capacity(nc),
+            inv_mass: bodies.inv_mass.clone(),
+            inv_inertia: bodies.inv_inertia.clone(),
+            v_free,
+            w_free,
+            ..Default::default()
+        };
+        for c in contacts {
+            let a = c.a as usize;
+            let frame = tangent_frame(c.normal);
+            let arm_a = c.point - bodies.pos[a];
+            let arm_b = if c.b == NO_BODY {
+                DVec3::ZERO
+            } else {
+                c.point - bodies.pos[c.b as usize]
+            };
+            let mat_a = &materials[bodies.material[a] as usize];
+            let mat_b = &materials[c.material_b as usize];
+            // Stabilisation (seed 000 eq. 18, b = Φ/h) with the recovery-speed clamp.
+            let stab = (c.gap / h).max(-max_recovery_speed);
+            let vw = c.wall_velocity;
+            p.bias.push([
+                stab + frame[0].dot(vw),
+                frame[1].dot(vw),
+                frame[2].dot(vw),
+                0.0,
+                0.0,
+                0.0,
+            ]);
+            p.body_a.push(c.a);
+            p.body_b.push(c.b);
+            p.frame.push(frame);
+            p.arm_a.push(arm_a);
+            p.arm_b.push(arm_b);
+            p.cone.push(ConeCoeffs::combine(mat_a, mat_b));
+            p.gap.push(c.gap);
+            p.key.push(c.key);
+        }
+        p.build_csr();
+        p
+    }
+
+    /// Builds the body → contact-end index by a counting sort (slots of a
+    /// body appear in increasing contact order, so gathers are deterministic).
+    pub fn build_csr(&mut self) {
+        let nb = self.n_bodies();
+        let mut counts = vec![0u32; nb + 1];
+        for i in 0..self.n_contacts() {
+            counts[self.body_a[i] as usize + 1] += 1;
+            if self.body_b[i] != NO_BODY {
+                counts[self.body_b[i] as usize + 1] += 1;
+            }
+        }
+        for k in 0..nb {
+            counts[k + 1] += counts[k];
+        }
+        let mut fill = counts.clone();
+        let mut slots = vec![0u32; counts[nb] as usize];
+        for i in 0..self.n_contacts() {
+            let a = self.body_a[i] as usize;
+            slots[fill[a] as usize] = 2 * i as u32;
+            fill[a] += 1;
+            if self.body_b[i] != NO_BODY {
+                let b = self.body_b[i] as usize;
+                slots[fill[b] as usize] = 2 * i as u32 + 1;
+                fill[b] += 1;
+            }
+        }
+        self.csr_offsets = counts;
+        self.csr_slots = slots;
+    }
+
+    /// The generalised impulse that contact i's γ applies to one of its ends:
+    /// (linear, angular) = D_end γ (eqs. 54–57 transposed).
+    #[inline]
+    pub fn end_impulse(&self, i: usize, end: u32, g: &Vec6) -> (DVec3, DVec3) {
+        let [n, u, w] = self.frame[i];
+        let f = n * g[0] + u * g[1] + w * g[2];
+        let t = n * g[3] + u * g[4] + w * g[5];
+        if end == 0 {
+            (-f, -(self.arm_a[i].cross(f) + t))
+        } else {
+            (f, self.arm_b[i].cross(f) + t)
+        }
+    }
+
+    /// Contact i's twist Dᵢᵀ v + bᵢ for the given body velocities.
+    #[inline]
+    pub fn twist(&self, i: usize, v: &[DVec3], w: &[DVec3]) -> Vec6 {
+        let a = self.body_a[i] as usize;
+        let b = self.body_b[i];
+        let mut vrel = -(v[a] + w[a].cross(self.arm_a[i]));
+        let mut wrel = -w[a];
+        if b != NO_BODY {
+            let b = b as usize;
+            vrel += v[b] + w[b].cross(self.arm_b[i]);
+            wrel += w[b];
+        }
+        let [n, u, wt] = self.frame[i];
+        let c = &self.bias[i];
+        [
+            n.dot(vrel) + c[0],
+            u.dot(vrel) + c[1],
+            wt.dot(vrel) + c[2],
+            n.dot(wrel) + c[3],
+            u.dot(wrel) + c[4],
+            wt.dot(wrel) + c[5],
+        ]
+    }
+
+    /// Body velocities v = v_free + M⁻¹ D γ, gathered per body over its CSR
+    /// slots in fixed order (deterministic for any thread count).
+    pub fn velocities_into(&self, gamma: &[Vec6], v: &mut [DVec3], w: &mut [DVec3]) {
+        v.par_iter_mut()
+            .zip(w.par_iter_mut())
+            .enumerate()
+            .for_each(|(k, (vk, wk))| {
+                let (mut dl, mut da) = (DVec3::ZERO, DVec3::ZERO);
+                let lo = self.csr_offsets[k] as usize;
+                let hi = self.csr_offsets[k + 1] as usize;
+                for &slot in &self.csr_slots[lo..hi] {
+                    let i = (slot >> 1) as usize;
+                    let (l, ang) = self.end_impulse(i, slot & 1, &gamma[i]);
+                    dl += l;
+                    da += ang;
+                }
+                *vk = self.v_free[k] + dl * self.inv_mass[k];
+                *wk = self.w_free[k] + da * self.inv_inertia[k];
+            });
+    }
+
+    /// The diagonal block N_ii = Σ_ends D_eᵀ M_e⁻¹ D_e of contact i (6×6).
+    pub fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
+        let mut out = [[0.0; 6]; 6];
+        let mut add = |m: f64, j: f64, s: DVec3| {
+            let e = self.frame[i];
+            // Rows of D_eᵀ for one end (sign irrelevant in DᵀM⁻¹D): force row k
+            // = (e_k, s × e_k), torque row k = (0, e_k).
+            let mut rows = [(DVec3::ZERO, DVec3::ZERO); 6];
+            for k in 0..3 {
+                rows[k] = (e[k], s.cross(e[k]));
+                rows[k + 3] = (DVec3::ZERO, e[k]);
+            }
+            for r in 0..6 {
+                for c in 0..6 {
+                    out[r][c] += m * rows[r].0.dot(rows[c].0) + j * rows[r].1.dot(rows[c].1);
+                }
+            }
+        };
+        let a = self.body_a[i] as usize;
+        add(self.inv_mass[a], self.inv_inertia[a], self.arm_a[i]);
+        if self.body_b[i] != NO_BODY {
+            let b = self.body_b[i] as usize;
+            add(self.inv_mass[b], self.inv_inertia[b], self.arm_b[i]);
+        }
+        out
+    }
+}
+
+/// A Delassus operator: the affine map γ ↦ Nγ + r of a cone complementarity
+/// problem, whatever N's storage (matrix-free body form or explicit blocks).
+pub trait Delassus {
+    /// Number of contacts (each a 6-vector of unknowns).
+    fn n_contacts(&self) -> usize;
+    /// Cone coefficients of contact i.
+    fn cone(&self, i: usize) -> ConeCoeffs;
+    /// y = Nγ + r.
+    fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]);
+    /// The 6×6 diagonal block N_ii.
+    fn diag_block(&self, i: usize) -> [[f64; 6]; 6];
+    /// Per-contact step scalars (b_f, b_t) of the Jacobi iteration (force and
+    /// torque rows), chosen so that the scaled operator B^½ N B^½ has its
+    /// largest eigenvalue at most about 1.
+    fn jacobi_scales(&self, out: &mut Vec<(f64, f64)>);
+    /// ‖r‖ (used to make residuals relative); r = N·0 + r.
+    fn r_norm(&mut self) -> f64 {
+        let n = self.n_contacts();
+        let zero = vec![[0.0; 6]; n];
+        let mut y = vec![[0.0; 6]; n];
+        self.apply(&zero, &mut y);
+        norm(&y)
+    }
+}
+
+/// Euclidean norm over all contacts' 6-vectors.
+pub fn norm(x: &[Vec6]) -> f64 {
+    x.iter().flatten().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+/// The matrix-free body form of N (seed 000 eq. 38): apply = gather M⁻¹Dγ per
+/// body, then Dᵀv per contact. Keeps the body velocities of the last apply.
+pub struct BodyDelassus<'a> {
+    /// The problem.
+    pub problem: &'a ContactProblem,
+    /// Linear velocities from the last `apply`.
+    pub v: Vec<DVec3>,
+    /// Angular velocities from the last `apply`.
+    pub w: Vec<DVec3>,
+}
+
+impl<'a> BodyDelassus<'a> {
+    /// Wraps a problem.
+    pub fn new(problem: &'a ContactProblem) -> Self {
+        BodyDelassus {
+            problem,
+            v: problem.v_free.clone(),
+            w: problem.w_free.clone(),
+        }
+    }
+}
+
+impl Delassus for BodyDelassus<'_> {
+    fn n_contacts(&self) -> usize {
+        self.problem.n_contacts()
+    }
+    fn cone(&self, i: usize) -> ConeCoeffs {
+        self.problem.cone[i]
+    }
+    fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]) {
+        let p = self.problem;
+        p.velocities_into(gamma, &mut self.v, &mut self.w);
+        let (v, w) = (&self.v, &self.w);
+        y.par_iter_mut()
+            .with_min_len(256)
+            .enumerate()
+            .for_each(|(i, yi)| *yi = p.twist(i, v, w));
+    }
+    fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
+        self.problem.diag_block(i)
+    }
+    /// Bound per end e with n_e contacts, inverse mass m_e, inverse inertia
+    /// j_e and arm s_e: D_eᵀ M_e⁻¹ D_e = m_e L Lᵀ + j_e A Aᵀ, where L picks the
+    /// force rows and A has rows (s_e × e_k) and e_k. Scaled by
+    /// B = diag(b_f I₃, b_t I₃), its largest eigenvalue is at most
+    /// b_f m_e + j_e (b_f |s_e|² + b_t). With b_t = b_f ℓ² (ℓ² the mean |s_e|²,
+    /// the length that converts torques to forces) and mass splitting over the
+    /// n_e contacts that share a body (block Gershgorin):
+    /// b_f = 1 / Σ_e n_e (m_e + j_e (|s_e|² + ℓ²)).
+    fn jacobi_scales(&self, out: &mut Vec<(f64, f64)>) {
+        let p = self.problem;
+        let count = |k: usize| (p.csr_offsets[k + 1] - p.csr_offsets[k]) as f64;
+        (0..p.n_contacts())
+            .into_par_iter()
+            .map(|i| {
+                let a = p.body_a[i] as usize;
+                let mut ends = vec![(
+                    count(a),
+                    p.inv_mass[a],
+                    p.inv_inertia[a],
+                    p.arm_a[i].length_squared(),
+                )];
+                if p.body_b[i] != NO_BODY {
+                    let b = p.body_b[i] as usize;
+                    ends.push((
+                        count(b),
+                        p.inv_mass[b],
+                        p.inv_inertia[b],
+                        p.arm_b[i].length_squared(),
+                    ));
+                }
+                let l2 = ends.iter().map(|e| e.3).sum::<f64>() / ends.len() as f64;
+                let denom: f64 = ends
+                    .iter()
+                    .map(|&(n, m, j, s2)| n * (m + j * (s2 + l2)))
+                    .sum();
+                let bf = 1.0 / denom;
+                let bt = if l2 > 0.0 { bf * l2 } else { bf };
+                (bf, bt)
+            })
+            .collect_into_vec(out);
+    }
+}

@@ -1,0 +1,285 @@
+//! The projected Jacobi iteration in f32 on the packed problem: the CPU
+//! mirror of the GPU solver (`shaders/jacobi.wgsl`), operation for operation.
+//!
+//! Same iteration as [`super::jacobi`] (seed 000 eq. 46, two step scalars per
+//! contact, projection in the metric B⁻¹), but in the incremental form the
+//! GPU uses: the contact pass turns each contact's impulse change Δγ into a
+//! velocity change for each of its two ends, written to that end's own slot;
+//! the body pass adds a body's contiguous slots, in CSR order, to its
+//! velocity. No atomics and a fixed summation order: deterministic, and the
+//! same sums as the GPU's.
+
+use rayon::prelude::*;
+
+use super::packed::{PackedBody, PackedContact, PackedProblem};
+use super::{SolveStats, SolverSettings};
+
+/// Marker for a wall end in `ids.y`.
+pub const NONE: u32 = u32::MAX;
+
+type V3 = [f32; 3];
+
+#[inline]
+fn xyz(v: &[f32; 4]) -> V3 {
+    [v[0], v[1], v[2]]
+}
+#[inline]
+fn add(a: V3, b: V3) -> V3 {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+#[inline]
+fn scale(a: V3, s: f32) -> V3 {
+    [a[0] * s, a[1] * s, a[2] * s]
+}
+#[inline]
+fn dot(a: V3, b: V3) -> f32 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+#[inline]
+fn cross(a: V3, b: V3) -> V3 {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// f32 projection onto the 6-D cone: the closed form of [`crate::cone::project`]
+/// (seed 000 App. C, seed 001 Prop. 5.2), written as the WGSL `project` is,
+/// with the exact power-of-two prescaling that keeps squares in range.
+pub fn project_f32(x: &[f32; 6], mu: f32, rho: f32, sigma: f32) -> [f32; 6] {
+    let m = x.iter().fold(0.0f32, |a, v| a.max(v.abs()));
+    if m == 0.0 {
+        return [0.0; 6];
+    }
+    // s = 2^(−e) with m = f·2^e, f ∈ [0.5, 1): m·s ∈ [0.5, 1).
+    let e = frexp_exp(m);
+    let s = ldexp(1.0, -e);
+    let inv = ldexp(1.0, e);
+    let x0 = x[0] * s;
+    let (gu, gw, tn, tu, tw) = (x[1] * s, x[2] * s, x[3] * s, x[4] * s, x[5] * s);
+    let c = [mu, sigma, rho];
+    let n = [
+        (gu * gu + gw * gw).sqrt(),
+        tn.abs(),
+        (tu * tu + tw * tw).sqrt(),
+    ];
+    let mut num = x0;
+    let mut den = 1.0f32;
+    for k in 0..3 {
+        // φ_k = n_k − μ_k x₀ + Σ_{j≠k} μ_j min(μ_j n_k − μ_k n_j, 0) > 0 ⇔ block k saturated.
+        let mut phi = n[k] - c[k] * x0;
+        for j in 0..3 {
+            if j != k {
+                phi += c[j] * (c[j] * n[k] - c[k] * n[j]).min(0.0);
+            }
+        }
+        if phi > 0.0 {
+            num += c[k] * n[k];
+            den += c[k] * c[k];
+        }
+    }
+    let y0 = if num > 0.0 { num / den } else { 0.0 };
+    let shrink = |a: f32, nk: f32| if a < nk { a / nk } else { 1.0 };
+    let t0 = shrink(c[0] * y0, n[0]) * inv;
+    let t1 = shrink(c[1] * y0, n[1]) * inv;
+    let t2 = shrink(c[2] * y0, n[2]) * inv;
+    [y0 * inv, gu * t0, gw * t0, tn * t1, tu * t2, tw * t2]
+}
+
+/// Exponent e of m = f·2^e with f ∈ [0.5, 1) (WGSL `frexp(m).exp`), for normal m;
+/// subnormals are treated as the smallest normal exponent.
+#[inline]
+fn frexp_exp(m: f32) -> i32 {
+    let bits = ((m.to_bits() >> 23) & 0xff) as i32;
+    bits.max(1) - 126
+}
+
+/// x·2^e for the exponent range used here (WGSL `ldexp`).
+#[inline]
+fn ldexp(x: f32, e: i32) -> f32 {
+    let e = e.clamp(-126, 127);
+    x * f32::from_bits(((e + 127) as u32) << 23)
+}
+
+/// The contact's twist y = Dᵀv + b from the current body records.
+#[inline]
+pub fn twist(c: &PackedContact, bodies: &[PackedBody]) -> [f32; 6] {
+    let n = xyz(&c.n);
+    let u = xyz(&c.u);
+    let w = cross(n, u);
+    let a = &bodies[c.ids[0] as usize];
+    let mut vrel = scale(add(xyz(&a.v), cross(xyz(&a.w), xyz(&c.arm_a))), -1.0);
+    let mut wrel = scale(xyz(&a.w), -1.0);
+    if c.ids[1] != NONE {
+        let b = &bodies[c.ids[1] as usize];
+        vrel = add(vrel, add(xyz(&b.v), cross(xyz(&b.w), xyz(&c.arm_b))));
+        wrel = add(wrel, xyz(&b.w));
+    }
+    [
+        dot(n, vrel) + c.bias[0],
+        dot(u, vrel) + c.bias[1],
+        dot(w, vrel) + c.bias[2],
+        dot(n, wrel),
+        dot(u, wrel),
+        dot(w, wrel),
+    ]
+}
+
+/// One contact's Jacobi update: the new impulse from the old one and the twist.
+#[inline]
+pub fn update(c: &PackedContact, g: &[f32; 6], y: &[f32; 6], omega: f32, lambda: f32) -> [f32; 6] {
+    let (bf, bt) = (c.arm_a[3], c.arm_b[3]);
+    let r = (bf / bt).sqrt();
+    let (sf, st) = (omega * bf, omega * bt);
+    let x = [
+        g[0] - sf * y[0],
+        g[1] - sf * y[1],
+        g[2] - sf * y[2],
+        (g[3] - st * y[3]) * r,
+        (g[4] - st * y[4]) * r,
+        (g[5] - st * y[5]) * r,
+    ];
+    let mut p = project_f32(&x, c.n[3], c.u[3] * r, c.bias[3] * r);
+    for v in &mut p[3..] {
+        *v /= r;
+    }
+    std::array::from_fn(|k| lambda * p[k] + (1.0 - lambda) * g[k])
+}
+
+/// Velocity changes (Δv, Δω) of end A and end B for an impulse change Δγ.
+#[inline]
+pub fn end_deltas(c: &PackedContact, dg: &[f32; 6], bodies: &[PackedBody]) -> [[f32; 6]; 2] {
+    let n = xyz(&c.n);
+    let u = xyz(&c.u);
+    let w = cross(n, u);
+    let f = add(add(scale(n, dg[0]), scale(u, dg[1])), scale(w, dg[2]));
+    let t = add(add(scale(n, dg[3]), scale(u, dg[4])), scale(w, dg[5]));
+    let a = &bodies[c.ids[0] as usize];
+    let la = scale(f, -a.v[3]);
+    let aa = scale(add(cross(xyz(&c.arm_a), f), t), -a.w[3]);
+    let mut out = [[la[0], la[1], la[2], aa[0], aa[1], aa[2]], [0.0; 6]];
+    if c.ids[1] != NONE {
+        let b = &bodies[c.ids[1] as usize];
+        let lb = scale(f, b.v[3]);
+        let ab = scale(add(cross(xyz(&c.arm_b), f), t), b.w[3]);
+        out[1] = [lb[0], lb[1], lb[2], ab[0], ab[1], ab[2]];
+    }
+    out
+}
+
+/// Squared natural-map residual ‖γ − Π(γ − y)‖² of one contact, plus ‖γ‖² and ‖y‖².
+#[inline]
+pub fn residual_terms(c: &PackedContact, g: &[f32; 6], y: &[f32; 6]) -> [f32; 3] {
+    let d: [f32; 6] = std::array::from_fn(|k| g[k] - y[k]);
+    let p = project_f32(&d, c.n[3], c.u[3], c.bias[3]);
+    let mut out = [0.0f32; 3];
+    for k in 0..6 {
+        let e = g[k] - p[k];
+        out[0] += e * e;
+        out[1] += g[k] * g[k];
+        out[2] += y[k] * y[k];
+    }
+    out
+}
+
+/// Reusable buffers of the f32 solver.
+#[derive(Default)]
+pub struct JacobiF32Workspace {
+    deltas: Vec<[[f32; 6]; 2]>,
+}
+
+/// Runs the f32 projected Jacobi iteration on a packed problem. `gamma` is the
+/// warm start (the body records must hold v_free + M⁻¹Dγ₀, as [`super::packed::pack`]
+/// makes them) and is overwritten; the body records end with the final velocities.
+/// `csr_slots` is the problem's slot list (`2 × contact + end`, in CSR order).
+pub fn solve(
+    p: &mut PackedProblem,
+    csr_slots: &[u32],
+    gamma: &mut [[f32; 6]],
+    s: &SolverSettings,
+    ws: &mut JacobiF32Workspace,
+) -> SolveStats {
+    let nc = p.contacts.len();
+    assert_eq!(gamma.len(), nc);
+    let mut stats = SolveStats::default();
+    if nc == 0 {
+        stats.converged = true;
+        return stats;
+    }
+    let (omega, lambda) = (s.omega as f32, s.lambda as f32);
+    let check_every = s.check_every.max(1);
+    ws.deltas.resize(nc, [[0.0; 6]; 2]);
+    let mut it = 0;
+    loop {
+        let last = it == s.max_iterations;
+        if last || (s.tolerance > 0.0 && it % check_every == 0) {
+            let bodies = &p.bodies;
+            let sums = p
+                .contacts
+                .par_iter()
+                .zip(gamma.par_iter())
+                .map(|(c, g)| {
+                    let t = residual_terms(c, g, &twist(c, bodies));
+                    [t[0] as f64, t[1] as f64, t[2] as f64]
+                })
+                .reduce(|| [0.0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+            let abs = sums[0].sqrt();
+            let scale = sums[1].sqrt().max(sums[2].sqrt());
+            stats.residual_abs = abs;
+            stats.residual_rel = if scale > f64::EPSILON {
+                abs / scale
+            } else {
+                abs
+            };
+            if stats.residual_rel <= s.tolerance {
+                stats.converged = true;
+                break;
+            }
+        }
+        if last {
+            break;
+        }
+        // Contact pass: new impulse, and each end's velocity change.
+        {
+            let bodies = &p.bodies;
+            p.contacts
+                .par_iter()
+                .zip(gamma.par_iter_mut())
+                .zip(ws.deltas.par_iter_mut())
+                .with_min_len(256)
+                .for_each(|((c, g), d)| {
+                    let y = twist(c, bodies);
+                    let gn = update(c, g, &y, omega, lambda);
+                    let dg: [f32; 6] = std::array::from_fn(|k| gn[k] - g[k]);
+                    *g = gn;
+                    *d = end_deltas(c, &dg, bodies);
+                });
+        }
+        // Body pass: add each body's slots in CSR order.
+        {
+            let deltas = &ws.deltas;
+            let offsets = &p.offsets;
+            p.bodies
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(256)
+                .for_each(|(k, b)| {
+                    let mut acc = [0.0f32; 6];
+                    for &slot in &csr_slots[offsets[k] as usize..offsets[k + 1] as usize] {
+                        let d = &deltas[(slot >> 1) as usize][(slot & 1) as usize];
+                        for q in 0..6 {
+                            acc[q] += d[q];
+                        }
+                    }
+                    for q in 0..3 {
+                        b.v[q] += acc[q];
+                        b.w[q] += acc[q + 3];
+                    }
+                });
+        }
+        it += 1;
+    }
+    stats.iterations = it;
+    stats
+}

@@ -1,0 +1,132 @@
+//! The contact problem packed in f32 for the GPU solver and its CPU f32
+//! mirror: one 96-byte record per contact, one 32-byte record per body.
+//!
+//! Both f32 solvers read exactly these records (built once by [`pack`]), so
+//! they start from bit-identical inputs and differ only by the order of f32
+//! operations. The `#[repr(C)]` structs mirror the WGSL structs of
+//! `shaders/jacobi.wgsl`; a test checks sizes and field offsets agree.
+//!
+//! Layout (`vec4`s keep 16-byte alignment, so WGSL and Rust agree without padding):
+//!
+//! | field | xyz | w |
+//! |---|---|---|
+//! | `n` | contact normal n (A → B) | μ |
+//! | `u` | first tangent u (w = n × u is recomputed) | ρ |
+//! | `arm_a` | lever arm s_A | b_f (force-row step) |
+//! | `arm_b` | lever arm s_B | b_t (torque-row step) |
+//! | `bias` | (b_n, b_u, b_w): stabilisation + wall velocity | σ |
+//! | `ids` | body_a, body_b (`u32::MAX` = wall), slot_a, slot_b | |
+//!
+//! slot_a / slot_b are the positions of the contact's two ends in the CSR
+//! order of their bodies, so each body's slots are contiguous.
+
+use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
+
+use crate::collision::NO_BODY;
+use crate::problem::{ContactProblem, Delassus};
+
+/// One contact, f32, 96 bytes (WGSL `Contact`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PackedContact {
+    /// Normal n (xyz) and μ (w).
+    pub n: [f32; 4],
+    /// Tangent u (xyz) and ρ (w).
+    pub u: [f32; 4],
+    /// Lever arm s_A (xyz) and b_f (w).
+    pub arm_a: [f32; 4],
+    /// Lever arm s_B (xyz) and b_t (w).
+    pub arm_b: [f32; 4],
+    /// Force-row bias (xyz) and σ (w).
+    pub bias: [f32; 4],
+    /// body_a, body_b, slot_a, slot_b.
+    pub ids: [u32; 4],
+}
+
+/// One body, f32, 32 bytes (WGSL `Body`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PackedBody {
+    /// Linear velocity (xyz) and inverse mass (w).
+    pub v: [f32; 4],
+    /// Angular velocity (xyz) and inverse inertia (w).
+    pub w: [f32; 4],
+}
+
+/// The packed problem: contact and body records plus the CSR offsets of the
+/// slots (body k owns slots `offsets[k]..offsets[k+1]`).
+#[derive(Clone, Debug, Default)]
+pub struct PackedProblem {
+    /// Contact records.
+    pub contacts: Vec<PackedContact>,
+    /// Body records holding the initial velocities v_free + M⁻¹Dγ₀.
+    pub bodies: Vec<PackedBody>,
+    /// CSR offsets into the slot array (length bodies + 1).
+    pub offsets: Vec<u32>,
+}
+
+fn v4(v: DVec3, w: f64) -> [f32; 4] {
+    [v.x as f32, v.y as f32, v.z as f32, w as f32]
+}
+
+/// Packs a problem for the f32 solvers. `gamma0` is the starting impulse
+/// (warm start); the body records get v = v_free + M⁻¹Dγ₀ computed in f64.
+/// The frame's w is recomputed as n × u (as [`tangent_frame`] builds it) and
+/// the torque rows of the bias must be zero (no rotating walls yet).
+///
+/// [`tangent_frame`]: crate::problem::tangent_frame
+pub fn pack(problem: &ContactProblem, gamma0: &[[f64; 6]]) -> PackedProblem {
+    let nc = problem.n_contacts();
+    let nb = problem.n_bodies();
+    let mut scales = Vec::with_capacity(nc);
+    crate::problem::BodyDelassus::new(problem).jacobi_scales(&mut scales);
+    // Position of each contact end in its body's CSR run.
+    let mut slot_of = vec![u32::MAX; 2 * nc];
+    for (pos, &s) in problem.csr_slots.iter().enumerate() {
+        slot_of[s as usize] = pos as u32;
+    }
+    let contacts = (0..nc)
+        .map(|i| {
+            let [n, u, _w] = problem.frame[i];
+            let c = problem.cone[i];
+            let b = problem.bias[i];
+            debug_assert!(
+                b[3] == 0.0 && b[4] == 0.0 && b[5] == 0.0,
+                "torque bias not packed"
+            );
+            let (bf, bt) = scales[i];
+            PackedContact {
+                n: v4(n, c.mu),
+                u: v4(u, c.rho),
+                arm_a: v4(problem.arm_a[i], bf),
+                arm_b: v4(problem.arm_b[i], bt),
+                bias: [b[0] as f32, b[1] as f32, b[2] as f32, c.sigma as f32],
+                ids: [
+                    problem.body_a[i],
+                    problem.body_b[i],
+                    slot_of[2 * i],
+                    if problem.body_b[i] == NO_BODY {
+                        u32::MAX
+                    } else {
+                        slot_of[2 * i + 1]
+                    },
+                ],
+            }
+        })
+        .collect();
+    let mut v = vec![DVec3::ZERO; nb];
+    let mut w = vec![DVec3::ZERO; nb];
+    problem.velocities_into(gamma0, &mut v, &mut w);
+    let bodies = (0..nb)
+        .map(|k| PackedBody {
+            v: v4(v[k], problem.inv_mass[k]),
+            w: v4(w[k], problem.inv_inertia[k]),
+        })
+        .collect();
+    PackedProblem {
+        contacts,
+        bodies,
+        offsets: problem.csr_offsets.clone(),
+    }
+}

@@ -1,0 +1,315 @@
+//! One time step as a sequence of named stages, each timed.
+//!
+//! ```text
+//! forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
+//! ```
+//!
+//! * `forces`: free velocities v + h g (seed 000 eq. 37, k̃ = M v + h f).
+//! * `collide`: grid broadphase and narrowphase → contact geometry.
+//! * `assemble`: the [`ContactProblem`] (frames, arms, cones, bias, CSR).
+//! * `warm_start`: the previous step's impulses of persistent pairs, turned
+//!   into the new contact frames.
+//! * `solve`: the cone complementarity problem (projected Jacobi, seed 000 eq. 46).
+//! * `store_warm`: this step's impulses, kept in world coordinates.
+//! * `integrate`: v⁺ = v_free + M⁻¹ D γ (eq. 44), then positions and orientations.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use glam::DVec3;
+
+use crate::collision;
+use crate::gpu::jacobi::GpuJacobi;
+use crate::gpu::{GpuContext, GpuError};
+use crate::integrate;
+use crate::problem::{BodyDelassus, ContactProblem, Vec6};
+use crate::solver::jacobi::{self, JacobiWorkspace};
+use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
+use crate::solver::packed::pack;
+use crate::solver::SolveStats;
+use crate::world::{WarmImpulse, World};
+
+/// Which solver runs the `solve` stage.
+pub enum Backend {
+    /// The f64 CPU reference (projected Jacobi, matrix-free, rayon).
+    Cpu,
+    /// The f32 CPU mirror of the GPU solver (same records, same operations).
+    CpuF32,
+    /// The WGSL solver on a GPU adapter (hardware or lavapipe).
+    Gpu(Box<GpuState>),
+}
+
+/// A GPU context with its solver.
+pub struct GpuState {
+    /// Device and queue.
+    pub ctx: GpuContext,
+    /// Pipelines and buffers.
+    pub solver: GpuJacobi,
+}
+
+impl Backend {
+    /// The GPU backend on a new context, or why not.
+    pub fn gpu(ctx: GpuContext) -> Result<Self, GpuError> {
+        let solver = GpuJacobi::new(&ctx)?;
+        Ok(Backend::Gpu(Box::new(GpuState { ctx, solver })))
+    }
+
+    /// "cpu", "cpu-f32" or "gpu (adapter name, backend, type)".
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Cpu => "cpu".into(),
+            Backend::CpuF32 => "cpu-f32".into(),
+            Backend::Gpu(g) => format!("gpu ({})", g.ctx.describe()),
+        }
+    }
+
+    /// Whether the solver computes in f32.
+    pub fn is_f32(&self) -> bool {
+        !matches!(self, Backend::Cpu)
+    }
+}
+
+/// Accumulated wall-clock time per stage.
+#[derive(Clone, Debug, Default)]
+pub struct StageTimers {
+    /// Stage name → total time.
+    pub total: BTreeMap<&'static str, Duration>,
+}
+
+impl StageTimers {
+    /// Runs `f`, adding its duration to `stage`.
+    pub fn time<T>(&mut self, stage: &'static str, f: impl FnOnce() -> T) -> T {
+        let t0 = Instant::now();
+        let out = f();
+        *self.total.entry(stage).or_default() += t0.elapsed();
+        out
+    }
+
+    /// Seconds per stage, for reports.
+    pub fn seconds(&self) -> BTreeMap<String, f64> {
+        self.total
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_secs_f64()))
+            .collect()
+    }
+}
+
+/// What one step reports.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepReport {
+    /// Contacts in the problem.
+    pub contacts: usize,
+    /// Solver statistics.
+    pub solve: SolveStats,
+}
+
+/// Why a step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The solve produced non-finite numbers.
+    #[error(transparent)]
+    NonFinite(#[from] NonFiniteError),
+    /// The GPU solver failed.
+    #[error("step {step}: {source}")]
+    Gpu {
+        /// Index of the failing step.
+        step: u64,
+        /// The GPU error.
+        source: GpuError,
+    },
+}
+
+/// A step that produced non-finite numbers.
+#[derive(Debug, thiserror::Error)]
+#[error("step {step} (t = {time:.6} s): {what} is not finite (body {body}); the solver diverged — try a smaller time step or a lower solver.omega")]
+pub struct NonFiniteError {
+    /// Index of the failing step.
+    pub step: u64,
+    /// Simulated time at the start of that step.
+    pub time: f64,
+    /// Which quantity.
+    pub what: &'static str,
+    /// The first body where it happened.
+    pub body: usize,
+}
+
+/// Advances worlds one step at a time, keeping buffers and timers between steps.
+pub struct Stepper {
+    /// Time per stage, summed over all steps.
+    pub timers: StageTimers,
+    /// The solver backend.
+    pub backend: Backend,
+    ws: JacobiWorkspace,
+    ws32: JacobiF32Workspace,
+    gamma: Vec<Vec6>,
+    gamma32: Vec<[f32; 6]>,
+    /// The last step's contact problem (for analysis and tests).
+    pub last_problem: ContactProblem,
+}
+
+impl Default for Stepper {
+    fn default() -> Self {
+        Self::with_backend(Backend::Cpu)
+    }
+}
+
+impl Stepper {
+    /// A stepper on the f64 CPU backend.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A stepper on the given backend.
+    pub fn with_backend(backend: Backend) -> Self {
+        Stepper {
+            timers: StageTimers::default(),
+            backend,
+            ws: JacobiWorkspace::default(),
+            ws32: JacobiF32Workspace::default(),
+            gamma: Vec::new(),
+            gamma32: Vec::new(),
+            last_problem: ContactProblem::default(),
+        }
+    }
+
+    /// The impulses of the last step's contacts, in their contact frames.
+    pub fn last_impulses(&self) -> &[Vec6] {
+        &self.gamma
+    }
+
+    /// Advances the world by one time step.
+    pub fn step(&mut self, world: &mut World) -> Result<StepReport, StepError> {
+        let h = world.time_step;
+        let timers = &mut self.timers;
+        let (v_free, w_free) = timers.time("forces", || {
+            integrate::free_velocities(&world.bodies, world.gravity, h)
+        });
+        let envelope = world.envelope();
+        let contacts = timers.time("collide", || {
+            collision::detect(&world.bodies, &world.boundaries, envelope)
+        });
+        let problem = timers.time("assemble", || {
+            ContactProblem::assemble(
+                &world.bodies,
+                &contacts,
+                &world.materials,
+                v_free,
+                w_free,
+                h,
+                world.contact.max_recovery_speed,
+            )
+        });
+        let gamma = &mut self.gamma;
+        timers.time("warm_start", || {
+            gamma.clear();
+            gamma.extend((0..problem.n_contacts()).map(|i| {
+                if !world.solver.warm_start {
+                    return [0.0; 6];
+                }
+                match world.warm.get(&problem.key[i]) {
+                    None => [0.0; 6],
+                    Some(wi) => {
+                        let [n, u, w] = problem.frame[i];
+                        [
+                            wi.force.dot(n),
+                            wi.force.dot(u),
+                            wi.force.dot(w),
+                            wi.torque.dot(n),
+                            wi.torque.dot(u),
+                            wi.torque.dot(w),
+                        ]
+                    }
+                }
+            }));
+        });
+        let (ws, ws32, gamma32) = (&mut self.ws, &mut self.ws32, &mut self.gamma32);
+        let backend = &mut self.backend;
+        let settings = &world.solver;
+        let step_index = world.step_index;
+        // The f32 backends return the body velocities with the impulses.
+        let (stats, velocities) = timers.time("solve", || -> Result<_, StepError> {
+            if let Backend::Cpu = backend {
+                let mut op = BodyDelassus::new(&problem);
+                return Ok((jacobi::solve(&mut op, gamma, settings, ws), None));
+            }
+            let mut packed = pack(&problem, gamma);
+            gamma32.clear();
+            gamma32.extend(gamma.iter().map(|g| g.map(|x| x as f32)));
+            let stats = match backend {
+                Backend::Gpu(g) => g
+                    .solver
+                    .solve(&g.ctx, &mut packed, gamma32, settings)
+                    .map_err(|source| StepError::Gpu {
+                        step: step_index,
+                        source,
+                    })?,
+                _ => jacobi_f32::solve(&mut packed, &problem.csr_slots, gamma32, settings, ws32),
+            };
+            for (g, g32) in gamma.iter_mut().zip(gamma32.iter()) {
+                *g = g32.map(|x| x as f64);
+            }
+            let v = packed
+                .bodies
+                .iter()
+                .map(|b| DVec3::new(b.v[0] as f64, b.v[1] as f64, b.v[2] as f64));
+            let w = packed
+                .bodies
+                .iter()
+                .map(|b| DVec3::new(b.w[0] as f64, b.w[1] as f64, b.w[2] as f64));
+            Ok((stats, Some((v.collect::<Vec<_>>(), w.collect::<Vec<_>>()))))
+        })?;
+        timers.time("store_warm", || {
+            world.warm.clear();
+            for (i, g) in gamma.iter().enumerate() {
+                let [n, u, w] = problem.frame[i];
+                world.warm.insert(
+                    problem.key[i],
+                    WarmImpulse {
+                        force: n * g[0] + u * g[1] + w * g[2],
+                        torque: n * g[3] + u * g[4] + w * g[5],
+                    },
+                );
+            }
+        });
+        let step = world.step_index;
+        let time = world.time;
+        timers.time("integrate", || -> Result<(), NonFiniteError> {
+            let b = &mut world.bodies;
+            match velocities {
+                Some((v, w)) if problem.n_bodies() == b.len() => {
+                    b.vel = v;
+                    b.omega = w;
+                }
+                _ => problem.velocities_into(gamma, &mut b.vel, &mut b.omega),
+            }
+            let bad = |x: &[DVec3]| x.iter().position(|v| !v.is_finite());
+            if let Some(body) = bad(&b.vel) {
+                return Err(NonFiniteError {
+                    step,
+                    time,
+                    what: "velocity",
+                    body,
+                });
+            }
+            if let Some(body) = bad(&b.omega) {
+                return Err(NonFiniteError {
+                    step,
+                    time,
+                    what: "angular velocity",
+                    body,
+                });
+            }
+            integrate::positions(b, h);
+            integrate::boundaries(&mut world.boundaries, h);
+            Ok(())
+        })?;
+        world.time += h;
+        world.step_index += 1;
+        let report = StepReport {
+            contacts: problem.n_contacts(),
+            solve: stats,
+        };
+        self.last_problem = problem;
+        Ok(report)
+    }
+}

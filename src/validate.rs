@@ -1,0 +1,502 @@
+//! Built-in analytic validation cases: single spheres and small stacks whose
+//! motion has a closed form. Each case builds a world, runs it, and returns
+//! [`Check`]s (measured vs expected, with a tolerance). The test suite asserts
+//! on them and `repose validate` prints them as a table.
+
+use glam::DVec3;
+
+use crate::bodies::{Bodies, SphereInit};
+use crate::boundary::{Boundary, Shape};
+use crate::collision::NO_BODY;
+use crate::material::Material;
+use crate::step::Stepper;
+use crate::world::World;
+
+/// g used by the cases (m/s²).
+pub const G: f64 = 9.81;
+
+/// One measured quantity against its analytic value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// Case name.
+    pub case: &'static str,
+    /// What was measured.
+    pub quantity: String,
+    /// Measured value.
+    pub measured: f64,
+    /// Analytic value.
+    pub expected: f64,
+    /// Allowed absolute difference.
+    pub tolerance: f64,
+    /// Unit, for display.
+    pub unit: &'static str,
+}
+
+impl Check {
+    /// Whether |measured − expected| ≤ tolerance (and both are finite).
+    pub fn passed(&self) -> bool {
+        self.measured.is_finite() && (self.measured - self.expected).abs() <= self.tolerance
+    }
+}
+
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} measured {:.6e} {u}, expected {:.6e} {u} (tolerance ±{:.3e}, off by {:.3e})",
+            self.case,
+            self.quantity,
+            self.measured,
+            self.expected,
+            self.tolerance,
+            (self.measured - self.expected).abs(),
+            u = self.unit
+        )
+    }
+}
+
+/// Makes the stepper (and so the backend) a case runs on.
+pub type MakeStepper<'a> = &'a dyn Fn() -> Stepper;
+
+/// A validation case: runs on steppers from the factory, returns its checks.
+pub type Case = fn(MakeStepper) -> Vec<Check>;
+
+/// The cases, by name.
+pub fn cases() -> Vec<(&'static str, Case)> {
+    vec![
+        ("rest_on_plane", |m| {
+            rest_on_floor(m, "rest_on_plane", false, 0.0, 0.0)
+        }),
+        ("rest_on_plane_rolling_spinning", |m| {
+            rest_on_floor(m, "rest_on_plane_rolling_spinning", false, 0.01, 0.01)
+        }),
+        ("rest_on_box_floor", |m| {
+            rest_on_floor(m, "rest_on_box_floor", true, 0.0, 0.0)
+        }),
+        ("rest_on_box_floor_rolling_spinning", |m| {
+            rest_on_floor(m, "rest_on_box_floor_rolling_spinning", true, 0.01, 0.01)
+        }),
+        ("slide_to_roll", slide_to_roll),
+        ("rolling_resistance", rolling_resistance),
+        ("rolling_without_resistance", rolling_without_resistance),
+        ("incline_at_rest", |m| incline(m, "incline_at_rest", 0.8)),
+        ("incline_rolling_down", |m| {
+            incline(m, "incline_rolling_down", 2.0)
+        }),
+        ("spinning_friction", spinning_friction),
+        ("column_reaction", column_reaction),
+    ]
+}
+
+/// Runs every case on steppers from `mk`.
+pub fn run_all(mk: MakeStepper) -> Vec<Check> {
+    cases().into_iter().flat_map(|(_, f)| f(mk)).collect()
+}
+
+/// A stepper from the factory, with the world's solver tolerance raised to
+/// what f32 can reach when the backend computes in f32.
+fn stepper_for(mk: MakeStepper, w: &mut World, f32_max_iterations: usize) -> Stepper {
+    let st = mk();
+    if st.backend.is_f32() {
+        w.solver.tolerance = w.solver.tolerance.max(F32_TOLERANCE);
+        w.solver.max_iterations = w.solver.max_iterations.min(f32_max_iterations);
+    }
+    st
+}
+
+/// Iteration cap of the single-contact cases on f32 backends: the residual
+/// reaches the f32 floor within tens of iterations there, and on a software
+/// GPU every encoded iteration costs its dispatches even after convergence.
+pub const F32_MAX_ITERATIONS: usize = 60;
+
+/// Relative precision expected of the backend's arithmetic in the checks
+/// that should hold exactly (1e-6 in f64, 1e-5 in f32).
+fn precision(st: &Stepper) -> f64 {
+    if st.backend.is_f32() {
+        1e-5
+    } else {
+        1e-6
+    }
+}
+
+/// The tightest relative residual the f32 backends are asked for.
+pub const F32_TOLERANCE: f64 = 2e-6;
+
+fn material(mu: f64, rho: f64, sigma: f64) -> Material {
+    Material {
+        name: "m".into(),
+        friction: mu,
+        rolling: rho,
+        spinning: sigma,
+        density: 1000.0,
+    }
+}
+
+/// A solid sphere of radius r and density 1000 at `pos`.
+fn ball(pos: DVec3, r: f64, vel: DVec3, omega: DVec3) -> SphereInit {
+    let mass = SphereInit::solid_mass(r, 1000.0);
+    SphereInit {
+        pos,
+        radius: r,
+        mass,
+        inertia: SphereInit::solid_inertia(mass, r),
+        vel,
+        omega,
+        material: 0,
+    }
+}
+
+fn floor_plane() -> Boundary {
+    Boundary {
+        name: "floor".into(),
+        shape: Shape::Plane { normal: DVec3::Z },
+        origin: DVec3::ZERO,
+        velocity: DVec3::ZERO,
+        material: 0,
+    }
+}
+
+fn floor_box(half: f64) -> Boundary {
+    Boundary {
+        name: "box".into(),
+        shape: Shape::BoxContainer {
+            half_extents: DVec3::splat(half),
+            open_top: true,
+        },
+        origin: DVec3::new(0.0, 0.0, half),
+        velocity: DVec3::ZERO,
+        material: 0,
+    }
+}
+
+/// One sphere on a floor, with a tight solver tolerance.
+fn single(s: SphereInit, floor: Boundary, mat: Material, h: f64) -> World {
+    let mut w = World::new(Bodies::from_inits(&[s]), vec![floor], vec![mat]);
+    w.time_step = h;
+    w.gravity = DVec3::new(0.0, 0.0, -G);
+    w.solver.tolerance = 1e-10;
+    w.solver.max_iterations = 500;
+    w
+}
+
+/// Total contact force that boundaries exert on bodies, from the last step.
+fn wall_force(st: &Stepper, h: f64) -> DVec3 {
+    let p = &st.last_problem;
+    let g = st.last_impulses();
+    (0..p.n_contacts())
+        .filter(|&i| p.body_b[i] == NO_BODY)
+        .map(|i| {
+            let [n, u, w] = p.frame[i];
+            // γ acts on B (the wall); the sphere gets the opposite.
+            -(n * g[i][0] + u * g[i][1] + w * g[i][2]) / h
+        })
+        .sum()
+}
+
+fn rest_on_floor(
+    mk: MakeStepper,
+    case: &'static str,
+    boxed: bool,
+    rho: f64,
+    sigma: f64,
+) -> Vec<Check> {
+    let r = 0.05;
+    let h = 1e-3;
+    let s = ball(DVec3::new(0.0, 0.0, r), r, DVec3::ZERO, DVec3::ZERO);
+    let floor = if boxed { floor_box(0.5) } else { floor_plane() };
+    let mut w = single(s, floor, material(0.5, rho, sigma), h);
+    let weight = s.mass * G;
+    let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+    let tight = precision(&st);
+    let mut max_sink: f64 = 0.0;
+    let mut last_force = DVec3::ZERO;
+    for _ in 0..1000 {
+        st.step(&mut w).expect("finite");
+        max_sink = max_sink.max(r - w.bodies.pos[0].z);
+        last_force = wall_force(&st, h);
+    }
+    let p = w.bodies.pos[0];
+    vec![
+        Check {
+            case,
+            quantity: "final height of centre".into(),
+            measured: p.z,
+            expected: r,
+            tolerance: tight * r,
+            unit: "m",
+        },
+        Check {
+            case,
+            quantity: "deepest sinking over 1 s".into(),
+            measured: max_sink,
+            expected: 0.0,
+            tolerance: tight * r,
+            unit: "m",
+        },
+        Check {
+            case,
+            quantity: "horizontal drift".into(),
+            measured: p.truncate().length(),
+            expected: 0.0,
+            tolerance: 1e-9,
+            unit: "m",
+        },
+        Check {
+            case,
+            quantity: "normal contact force".into(),
+            measured: last_force.z,
+            expected: weight,
+            tolerance: tight * weight,
+            unit: "N",
+        },
+        Check {
+            case,
+            quantity: "final speed".into(),
+            measured: w.bodies.vel[0].length() + w.bodies.omega[0].length() * r,
+            expected: 0.0,
+            tolerance: tight,
+            unit: "m/s",
+        },
+    ]
+}
+
+/// Slip speed of a sphere on a floor z = 0: |v + ω × (−R ẑ)| (horizontal).
+fn slip(v: DVec3, w: DVec3, r: f64) -> f64 {
+    (v + w.cross(DVec3::new(0.0, 0.0, -r))).truncate().length()
+}
+
+fn slide_to_roll(mk: MakeStepper) -> Vec<Check> {
+    let case = "slide_to_roll";
+    let (r, v0, mu, h) = (0.05, 1.0, 0.3, 1e-4);
+    let s = ball(
+        DVec3::new(0.0, 0.0, r),
+        r,
+        DVec3::new(v0, 0.0, 0.0),
+        DVec3::ZERO,
+    );
+    let mut w = single(s, floor_plane(), material(mu, 0.0, 0.0), h);
+    let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+    let t_star = 2.0 * v0 / (7.0 * mu * G);
+    let mut t_roll = f64::NAN;
+    while w.time < 2.0 * t_star {
+        st.step(&mut w).expect("finite");
+        if t_roll.is_nan() && slip(w.bodies.vel[0], w.bodies.omega[0], r) < 1e-3 * v0 {
+            t_roll = w.time;
+        }
+    }
+    vec![
+        Check {
+            case,
+            quantity: "time to rolling without slip, 2v0/(7μg)".into(),
+            measured: t_roll,
+            expected: t_star,
+            tolerance: 0.02 * t_star,
+            unit: "s",
+        },
+        Check {
+            case,
+            quantity: "rolling speed 5v0/7".into(),
+            measured: w.bodies.vel[0].x,
+            expected: 5.0 * v0 / 7.0,
+            tolerance: 0.01 * v0,
+            unit: "m/s",
+        },
+    ]
+}
+
+fn rolling_ball(rho: f64) -> (World, f64, f64) {
+    let (r, v0, h) = (0.05, 0.5, 1e-3);
+    let s = ball(
+        DVec3::new(0.0, 0.0, r),
+        r,
+        DVec3::new(v0, 0.0, 0.0),
+        DVec3::new(0.0, v0 / r, 0.0),
+    );
+    (single(s, floor_plane(), material(0.8, rho, 0.0), h), r, v0)
+}
+
+fn rolling_resistance(mk: MakeStepper) -> Vec<Check> {
+    let case = "rolling_resistance";
+    let rho = 0.002;
+    let (mut w, r, v0) = rolling_ball(rho);
+    // Uniform deceleration (5/7) ρ g / R (seed 000 §6.1, sphere instead of disk).
+    let a = 5.0 / 7.0 * rho * G / r;
+    let t_stop = v0 / a;
+    let d_stop = v0 * v0 / (2.0 * a);
+    let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+    let tight = precision(&st);
+    let mut v_half = f64::NAN;
+    while w.time < 1.5 * t_stop {
+        st.step(&mut w).expect("finite");
+        if v_half.is_nan() && w.time >= 0.5 * t_stop {
+            v_half = w.bodies.vel[0].x;
+        }
+    }
+    vec![
+        Check {
+            case,
+            quantity: "speed at half the stopping time".into(),
+            measured: v_half,
+            expected: 0.5 * v0,
+            tolerance: 0.01 * v0,
+            unit: "m/s",
+        },
+        Check {
+            case,
+            quantity: "stopping distance 7 R v0²/(10 ρ g)".into(),
+            measured: w.bodies.pos[0].x,
+            expected: d_stop,
+            tolerance: 0.01 * d_stop,
+            unit: "m",
+        },
+        Check {
+            case,
+            quantity: "final speed".into(),
+            measured: w.bodies.vel[0].length(),
+            expected: 0.0,
+            tolerance: tight,
+            unit: "m/s",
+        },
+    ]
+}
+
+fn rolling_without_resistance(mk: MakeStepper) -> Vec<Check> {
+    let case = "rolling_without_resistance";
+    let (mut w, _r, v0) = rolling_ball(0.0);
+    let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+    let tight = precision(&st);
+    while w.time < 1.0 {
+        st.step(&mut w).expect("finite");
+    }
+    vec![Check {
+        case,
+        quantity: "speed after 1 s with ρ = 0".into(),
+        measured: w.bodies.vel[0].x,
+        expected: v0,
+        tolerance: tight * v0,
+        unit: "m/s",
+    }]
+}
+
+/// A sphere on a plane under gravity tilted by α (equivalent to an incline),
+/// with tan α = `ratio` × ρ/R.
+fn incline(mk: MakeStepper, case: &'static str, ratio: f64) -> Vec<Check> {
+    let (r, rho, h) = (0.05, 0.005, 1e-3);
+    let alpha = (ratio * rho / r).atan();
+    let s = ball(DVec3::new(0.0, 0.0, r), r, DVec3::ZERO, DVec3::ZERO);
+    let mut w = single(s, floor_plane(), material(1.0, rho, 0.0), h);
+    w.gravity = DVec3::new(G * alpha.sin(), 0.0, -G * alpha.cos());
+    let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+    let t_end = 1.0;
+    while w.time < t_end - 0.5 * h {
+        st.step(&mut w).expect("finite");
+    }
+    let a = if ratio <= 1.0 {
+        0.0
+    } else {
+        5.0 / 7.0 * G * (alpha.sin() - rho / r * alpha.cos())
+    };
+    let quantity = if ratio <= 1.0 {
+        format!("speed after 1 s at tan α = {ratio} ρ/R (stays at rest)")
+    } else {
+        format!("speed after 1 s at tan α = {ratio} ρ/R, (5/7) g (sin α − (ρ/R) cos α) t")
+    };
+    vec![Check {
+        case,
+        quantity,
+        measured: w.bodies.vel[0].x,
+        expected: a * w.time,
+        tolerance: 1e-3 * (a * w.time).max(1.0),
+        unit: "m/s",
+    }]
+}
+
+fn spinning_friction(mk: MakeStepper) -> Vec<Check> {
+    let case = "spinning_friction";
+    let (r, sigma, w0, h) = (0.05, 0.002, 10.0, 1e-3);
+    let s = ball(
+        DVec3::new(0.0, 0.0, r),
+        r,
+        DVec3::ZERO,
+        DVec3::new(0.0, 0.0, w0),
+    );
+    let mut w = single(s, floor_plane(), material(0.5, 0.0, sigma), h);
+    // I ω̇ = −σ m g  ⇒  T = I ω0 / (σ m g) = 0.4 R² ω0 / (σ g).
+    let t_stop = 0.4 * r * r * w0 / (sigma * G);
+    let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+    let mut t_measured = f64::NAN;
+    while w.time < 1.5 * t_stop {
+        st.step(&mut w).expect("finite");
+        if t_measured.is_nan() && w.bodies.omega[0].z <= 1e-9 {
+            t_measured = w.time;
+        }
+    }
+    vec![Check {
+        case,
+        quantity: "spin stopping time 0.4 R² ω0 / (σ g)".into(),
+        measured: t_measured,
+        expected: t_stop,
+        tolerance: 0.01 * t_stop + 2.0 * h,
+        unit: "s",
+    }]
+}
+
+fn column_reaction(mk: MakeStepper) -> Vec<Check> {
+    let case = "column_reaction";
+    let (r, h, n) = (0.02, 1e-3, 8);
+    let inits: Vec<SphereInit> = (0..n)
+        .map(|k| {
+            let x = 0.002 * ((k * 7919) % 5) as f64 - 0.004;
+            ball(
+                DVec3::new(x, 0.0, r + 2.0 * r * k as f64 + 0.001 * k as f64),
+                r,
+                DVec3::ZERO,
+                DVec3::ZERO,
+            )
+        })
+        .collect();
+    let mass: f64 = inits.iter().map(|s| s.mass).sum();
+    let mut w = World::new(
+        Bodies::from_inits(&inits),
+        vec![Boundary {
+            name: "box".into(),
+            shape: Shape::BoxContainer {
+                half_extents: DVec3::new(1.2 * r, 1.2 * r, 10.0 * r * n as f64),
+                open_top: false,
+            },
+            origin: DVec3::new(0.0, 0.0, 10.0 * r * n as f64),
+            velocity: DVec3::ZERO,
+            material: 0,
+        }],
+        vec![material(0.5, 0.001, 0.001)],
+    );
+    w.time_step = h;
+    w.solver.tolerance = 1e-9;
+    w.solver.max_iterations = 2000;
+    // A stack needs many Jacobi iterations (information travels one contact
+    // per iteration); it settles from its 1 mm gaps well within 0.5 s.
+    let mut st = stepper_for(mk, &mut w, 1000);
+    while w.time < 0.5 {
+        st.step(&mut w).expect("finite");
+    }
+    let f = wall_force(&st, h);
+    let weight = mass * G;
+    vec![
+        Check {
+            case,
+            quantity: "total vertical wall + floor reaction".into(),
+            measured: f.z,
+            expected: weight,
+            tolerance: 1e-3 * weight,
+            unit: "N",
+        },
+        Check {
+            case,
+            quantity: "total horizontal reaction".into(),
+            measured: f.truncate().length(),
+            expected: 0.0,
+            tolerance: 1e-3 * weight,
+            unit: "N",
+        },
+    ]
+}
