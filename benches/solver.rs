@@ -1,32 +1,49 @@
-//! CPU benchmarks on the settled pile of `scenes/bench_pile.ron` (10,648
-//! spheres, ~33,000 contacts):
+//! Benchmarks (criterion). CPU group on the settled pile of
+//! `scenes/bench_pile.ron` (10,648 spheres, ~33,000 contacts):
 //!
-//! * `jacobi_100_iterations`: one solve of 100 projected Jacobi iterations;
-//!   criterion's throughput is **contact-iterations per second**.
-//! * `collide`: broadphase + narrowphase of the pile.
-//! * `step_100_iterations`: a whole time step; after it, the share of each
-//!   stage in the step time is printed (collision should stay ≤ 20 %).
+//! * `cpu/jacobi_100_iterations`: one f64 solve of 100 projected Jacobi
+//!   iterations; criterion's throughput is **contact-iterations per second**.
+//! * `cpu/collide`: broadphase + narrowphase of the pile.
+//! * `cpu/step_100_iterations`: a whole time step; afterwards the share of
+//!   each stage in the step time is printed (collision should stay ≤ 20 %).
+//!
+//! GPU group on `scenes/bench_pile_large.ron` (39,304 spheres, ~120,000
+//! contacts), when an adapter exists (lavapipe in CI): `gpu/jacobi_100_iterations`
+//! (upload + 100 iterations + readback), then the difference-timed report of
+//! `repose::bench` with the copy-kernel bandwidth and the solver's share of it.
 
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use repose::bench::{bench_solver, prepare};
 use repose::collision;
+use repose::gpu::GpuContext;
 use repose::problem::BodyDelassus;
 use repose::scene::Scene;
 use repose::solver::jacobi::{self, JacobiWorkspace};
+use repose::solver::packed::pack;
 use repose::solver::SolverSettings;
-use repose::step::Stepper;
+use repose::step::{Backend, Stepper};
 
-fn load_pile() -> repose::world::World {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/bench_pile.ron");
-    Scene::load(&path, &[])
-        .expect("bench scene")
-        .build()
-        .expect("bench world")
+fn scene(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes")
+        .join(name)
 }
 
-fn benches(c: &mut Criterion) {
-    let mut world = load_pile();
+fn settings(iters: usize) -> SolverSettings {
+    SolverSettings {
+        max_iterations: iters,
+        tolerance: 0.0,
+        ..Default::default()
+    }
+}
+
+fn cpu(c: &mut Criterion) {
+    let mut world = Scene::load(&scene("bench_pile.ron"), &[])
+        .expect("bench scene")
+        .build()
+        .expect("bench world");
     let mut stepper = Stepper::new();
     for _ in 0..3 {
         stepper.step(&mut world).expect("finite");
@@ -43,17 +60,13 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("cpu");
     g.sample_size(10);
     g.throughput(Throughput::Elements((nc * iters) as u64));
-    let settings = SolverSettings {
-        max_iterations: iters,
-        tolerance: 0.0,
-        ..Default::default()
-    };
+    let s = settings(iters);
     let mut ws = JacobiWorkspace::default();
     g.bench_function("jacobi_100_iterations", |b| {
         b.iter(|| {
             let mut op = BodyDelassus::new(&problem);
             let mut gamma = vec![[0.0; 6]; nc];
-            jacobi::solve(&mut op, &mut gamma, &settings, &mut ws)
+            jacobi::solve(&mut op, &mut gamma, &s, &mut ws)
         })
     });
     g.throughput(Throughput::Elements(world.bodies.len() as u64));
@@ -61,7 +74,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("collide", |b| {
         b.iter(|| collision::detect(&world.bodies, &world.boundaries, env))
     });
-    world.solver = settings.clone();
+    world.solver = s.clone();
     let mut timed = Stepper::new();
     g.throughput(Throughput::Elements(1));
     g.bench_function("step_100_iterations", |b| {
@@ -71,14 +84,49 @@ fn benches(c: &mut Criterion) {
 
     let secs = timed.timers.seconds();
     let total: f64 = secs.values().sum();
-    eprintln!(
-        "stage shares of the step time ({} contacts, {iters} iterations):",
-        nc
-    );
+    eprintln!("stage shares of the step time ({nc} contacts, {iters} iterations):");
     for (k, v) in &secs {
         eprintln!("  {k:<12} {:5.1} %", 100.0 * v / total);
     }
+    let mut b = Backend::Cpu;
+    let (p, g0) = (problem.clone(), stepper.last_impulses().to_vec());
+    match bench_solver(&mut b, &p, &g0, iters, 3) {
+        Ok(r) => eprintln!("{r}"),
+        Err(e) => eprintln!("cpu report failed: {e:#}"),
+    }
 }
 
-criterion_group!(cpu, benches);
-criterion_main!(cpu);
+fn gpu(c: &mut Criterion) {
+    let Some(ctx) = GpuContext::try_new() else {
+        eprintln!("SKIPPED gpu benchmarks: no GPU adapter");
+        return;
+    };
+    let (problem, gamma0) = prepare(&scene("bench_pile_large.ron"), 3).expect("bench scene");
+    let nc = problem.n_contacts();
+    let iters = 100;
+    let mut backend = Backend::gpu(ctx).expect("GPU solver");
+    let Backend::Gpu(gs) = &mut backend else {
+        unreachable!()
+    };
+    let s = settings(iters);
+    let mut g = c.benchmark_group("gpu");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements((nc * iters) as u64));
+    g.bench_function("jacobi_100_iterations", |b| {
+        b.iter(|| {
+            let mut packed = pack(&problem, &gamma0);
+            let mut g32: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
+            gs.solver
+                .solve(&gs.ctx, &mut packed, &mut g32, &s)
+                .expect("GPU solve")
+        })
+    });
+    g.finish();
+    match bench_solver(&mut backend, &problem, &gamma0, iters, 3) {
+        Ok(r) => eprintln!("{r}"),
+        Err(e) => eprintln!("gpu report failed: {e:#}"),
+    }
+}
+
+criterion_group!(benches, cpu, gpu);
+criterion_main!(benches);

@@ -1,7 +1,9 @@
 //! repose: granular dynamics with nonsmooth (complementarity) contact.
+pub mod bench;
 pub mod bodies;
 pub mod boundary;
 pub mod collision;
+pub mod compare;
 pub mod cone;
 pub mod gpu;
 pub mod integrate;

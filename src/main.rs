@@ -46,6 +46,34 @@ enum Command {
         #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
         backend: BackendChoice,
     },
+    /// Benchmark a solver backend: contact-iterations per second and its
+    /// share of the device's memory-copy bandwidth.
+    Bench {
+        /// Solver backend to benchmark.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+        backend: BackendChoice,
+        /// Scene whose (settled) contact problem is solved.
+        #[arg(long, default_value = "scenes/bench_pile_large.ron")]
+        scene: PathBuf,
+        /// Iterations per timed solve.
+        #[arg(long, default_value_t = 100)]
+        iterations: usize,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare two runs' final.csv (e.g. GPU vs CPU): bulk quantities of the
+    /// pile and per-particle differences; exit code 1 when a bulk quantity
+    /// differs by more than --tol mean radii.
+    Compare {
+        /// First final.csv.
+        a: PathBuf,
+        /// Second final.csv.
+        b: PathBuf,
+        /// Allowed bulk difference, in mean grain radii.
+        #[arg(long, default_value_t = 0.5)]
+        tol: f64,
+    },
     /// Show what this build can do: version, threads, backends.
     Info,
 }
@@ -117,6 +145,50 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             println!("{} passed, {} failed", checks.len() - failed, failed);
             Ok(if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Bench {
+            backend,
+            scene,
+            iterations,
+            json,
+        } => {
+            let (mut b, why) = open_backend(backend)?;
+            log::info!("backend {why}");
+            log::info!("settling {} for 3 steps on the CPU…", scene.display());
+            let (problem, gamma) = repose::bench::prepare(&scene, 3)?;
+            let r = repose::bench::bench_solver(&mut b, &problem, &gamma, iterations, 3)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                println!("{r}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare { a, b, tol } => {
+            let c = repose::compare::compare_files(&a, &b)?;
+            let r = c.mean_radius;
+            println!("{} bodies, mean radius {:.4e} m", c.bodies, r);
+            for (what, v) in [
+                ("centre of mass shift", c.com_shift),
+                ("mean height difference", c.mean_height_diff),
+                ("top height difference", c.max_height_diff),
+                ("radius of gyration difference", c.gyration_radius_diff),
+                ("per-particle RMS difference", c.rms_position_diff),
+                ("per-particle max difference", c.max_position_diff),
+            ] {
+                println!("{what:<32} {v:.4e} m = {:.3} radii", v / r);
+            }
+            let worst = c.worst_bulk_in_radii();
+            let ok = worst <= tol;
+            println!(
+                "bulk agreement: worst {worst:.3} radii, tolerance {tol} radii: {}",
+                if ok { "agree" } else { "DIFFER" }
+            );
+            Ok(if ok {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

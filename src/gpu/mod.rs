@@ -34,6 +34,7 @@
 
 use std::fmt;
 
+pub mod copy;
 pub mod jacobi;
 
 /// A GPU device and queue, with what was chosen and why.

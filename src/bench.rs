@@ -1,0 +1,207 @@
+//! Solver benchmarks shared by `repose bench` and `cargo bench`: the
+//! contact-iterations per second of a backend on a scene's contact problem,
+//! next to the memory-copy bandwidth of the same device and the share of it
+//! the solver achieves (DESIGN §6: the Jacobi iteration is bandwidth-bound).
+//!
+//! Timing: the solve is run with K and with 2K iterations (no tolerance, so
+//! exactly that many); the difference is the time of K iterations, free of
+//! upload, packing and readback. The minimum over repeats is kept.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::gpu::copy;
+use crate::problem::{BodyDelassus, ContactProblem, Vec6};
+use crate::scene::Scene;
+use crate::solver::jacobi::{self, JacobiWorkspace};
+use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
+use crate::solver::packed::{pack, PackedBody, PackedContact};
+use crate::solver::SolverSettings;
+use crate::step::{Backend, Stepper};
+
+/// What one benchmark measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct SolverBench {
+    /// Backend description.
+    pub backend: String,
+    /// Bodies in the problem.
+    pub bodies: usize,
+    /// Contacts in the problem.
+    pub contacts: usize,
+    /// Iterations timed (the difference of the two runs).
+    pub iterations: usize,
+    /// Seconds per iteration.
+    pub seconds_per_iteration: f64,
+    /// Contacts × iterations per second.
+    pub contact_iterations_per_second: f64,
+    /// Bytes the iteration moves per contact (f32 record layout for the
+    /// f32 backends, the f64 arrays for the CPU reference).
+    pub bytes_per_contact_iteration: f64,
+    /// Measured copy bandwidth of the same device, bytes/s (read + write).
+    pub copy_bytes_per_second: f64,
+    /// bytes_per_contact_iteration × contact_iterations_per_second ÷ copy bandwidth.
+    pub share_of_copy_bandwidth: f64,
+}
+
+/// Loads a scene and steps it `settle_steps` times on the CPU so the
+/// benchmark solves a realistic, warm problem; returns the last step's
+/// problem and impulses.
+pub fn prepare(scene: &Path, settle_steps: usize) -> Result<(ContactProblem, Vec<Vec6>)> {
+    let scene = Scene::load(scene, &[])?;
+    let mut world = scene.build()?;
+    let mut st = Stepper::new();
+    for _ in 0..settle_steps.max(1) {
+        st.step(&mut world)
+            .context("settling the benchmark scene")?;
+    }
+    Ok((st.last_problem.clone(), st.last_impulses().to_vec()))
+}
+
+/// Bytes moved per contact-iteration by the f32 layout: the contact pass
+/// reads the 96-byte record, reads and writes γ (2 × 24), reads both ends'
+/// body records (32 each) and writes their slots (24 each); the body pass
+/// reads the slots again (24 per end) and each body's record and offsets
+/// (32 + 32 + 4 per body, shared by its contacts).
+pub fn f32_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
+    let nc = p.n_contacts() as f64;
+    let ends = p.csr_slots.len() as f64;
+    let nb = p.n_bodies() as f64;
+    let rec = std::mem::size_of::<PackedContact>() as f64;
+    let body = std::mem::size_of::<PackedBody>() as f64;
+    (nc * (rec + 48.0) + ends * (body + 24.0 + 24.0) + nb * (2.0 * body + 4.0)) / nc
+}
+
+/// Bytes per contact-iteration of the f64 reference: per contact the frame,
+/// arms, bias, cone, ids and scales (232 bytes), γ read twice and written once
+/// and y written and read (5 × 48); per end the gather reads the slot index,
+/// γ and the velocities (4 + 48 + 48); per body the free velocities, masses,
+/// offsets and the written velocities (48 + 16 + 4 + 48).
+pub fn f64_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
+    let nc = p.n_contacts() as f64;
+    let ends = p.csr_slots.len() as f64;
+    let nb = p.n_bodies() as f64;
+    (nc * (232.0 + 240.0) + ends * 100.0 + nb * 116.0) / nc
+}
+
+/// (read + write) bandwidth of a parallel memory copy on the CPU, bytes/s.
+pub fn cpu_copy_bandwidth() -> f64 {
+    use rayon::prelude::*;
+    let n = 32 << 20; // 256 MiB of f64
+    let src = vec![1.0f64; n];
+    let mut dst = vec![0.0f64; n];
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        dst.par_chunks_mut(1 << 16)
+            .zip(src.par_chunks(1 << 16))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&dst);
+    2.0 * (n * 8) as f64 / best
+}
+
+fn settings(iterations: usize) -> SolverSettings {
+    SolverSettings {
+        max_iterations: iterations,
+        tolerance: 0.0,
+        ..Default::default()
+    }
+}
+
+/// Times one solve of `iterations` iterations on the backend (seconds).
+fn time_solve(
+    backend: &mut Backend,
+    p: &ContactProblem,
+    gamma0: &[Vec6],
+    iterations: usize,
+) -> Result<f64> {
+    let s = settings(iterations);
+    match backend {
+        Backend::Cpu => {
+            let mut ws = JacobiWorkspace::default();
+            let mut g = gamma0.to_vec();
+            let t0 = Instant::now();
+            let mut op = BodyDelassus::new(p);
+            jacobi::solve(&mut op, &mut g, &s, &mut ws);
+            Ok(t0.elapsed().as_secs_f64())
+        }
+        Backend::CpuF32 => {
+            let mut packed = pack(p, gamma0);
+            let mut g: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
+            let mut ws = JacobiF32Workspace::default();
+            let t0 = Instant::now();
+            jacobi_f32::solve(&mut packed, &p.csr_slots, &mut g, &s, &mut ws);
+            Ok(t0.elapsed().as_secs_f64())
+        }
+        Backend::Gpu(gs) => {
+            let mut packed = pack(p, gamma0);
+            let mut g: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
+            let t0 = Instant::now();
+            gs.solver.solve(&gs.ctx, &mut packed, &mut g, &s)?;
+            Ok(t0.elapsed().as_secs_f64())
+        }
+    }
+}
+
+/// Benchmarks a backend on a problem: `iterations` timed iterations, the
+/// best of `repeats`, with the copy bandwidth of the same device.
+pub fn bench_solver(
+    backend: &mut Backend,
+    p: &ContactProblem,
+    gamma0: &[Vec6],
+    iterations: usize,
+    repeats: usize,
+) -> Result<SolverBench> {
+    let k = iterations.max(1);
+    time_solve(backend, p, gamma0, k)?; // warm-up (buffers, pipelines, caches)
+    let mut best = f64::INFINITY;
+    for _ in 0..repeats.max(1) {
+        let t1 = time_solve(backend, p, gamma0, k)?;
+        let t2 = time_solve(backend, p, gamma0, 2 * k)?;
+        best = best.min((t2 - t1).max(1e-12));
+    }
+    let per_it = best / k as f64;
+    let cips = p.n_contacts() as f64 / per_it;
+    let (bytes, copy_bw) = match backend {
+        Backend::Gpu(gs) => (
+            f32_bytes_per_contact_iteration(p),
+            copy::measure(&gs.ctx, 64 << 20, 20)?.bytes_per_second,
+        ),
+        Backend::CpuF32 => (f32_bytes_per_contact_iteration(p), cpu_copy_bandwidth()),
+        Backend::Cpu => (f64_bytes_per_contact_iteration(p), cpu_copy_bandwidth()),
+    };
+    Ok(SolverBench {
+        backend: backend.describe(),
+        bodies: p.n_bodies(),
+        contacts: p.n_contacts(),
+        iterations: k,
+        seconds_per_iteration: per_it,
+        contact_iterations_per_second: cips,
+        bytes_per_contact_iteration: bytes,
+        copy_bytes_per_second: copy_bw,
+        share_of_copy_bandwidth: bytes * cips / copy_bw,
+    })
+}
+
+impl std::fmt::Display for SolverBench {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} bodies, {} contacts; {:.3} ms per iteration; {:.3e} contact-iterations/s; \
+             {:.0} B per contact-iteration → {:.2} GB/s of a {:.2} GB/s copy ({:.0} %)",
+            self.backend,
+            self.bodies,
+            self.contacts,
+            1e3 * self.seconds_per_iteration,
+            self.contact_iterations_per_second,
+            self.bytes_per_contact_iteration,
+            self.bytes_per_contact_iteration * self.contact_iterations_per_second / 1e9,
+            self.copy_bytes_per_second / 1e9,
+            100.0 * self.share_of_copy_bandwidth
+        )
+    }
+}
