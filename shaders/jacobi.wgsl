@@ -14,7 +14,7 @@
 // `control.done` and zero the indirect dispatch sizes; later passes then
 // launch nothing (no host readback in the loop).
 
-const WG: u32 = 64u;
+const WG: u32 = 256u;
 const RWG: u32 = 256u;
 const NONE: u32 = 0xffffffffu;
 
@@ -164,7 +164,7 @@ fn flat_index(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 {
     return gid.x + gid.y * nwg.x * wg;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat_index(gid, nwg, WG);
     if (i >= params.n_contacts || control.done != 0u) {
@@ -201,7 +201,7 @@ fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let k = flat_index(gid, nwg, WG);
     if (k >= params.n_bodies || control.done != 0u) {
@@ -221,7 +221,7 @@ fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 var<workgroup> red: array<vec4<f32>, 256>;
 
 // Per contact: (‖γ − Π(γ − y)‖², ‖γ‖², ‖y‖²), reduced per workgroup into `partials`.
-@compute @workgroup_size(256)
+@compute @workgroup_size(RWG)
 fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
     let i = flat_index(gid, nwg, RWG);
@@ -281,7 +281,7 @@ fn record(sums: vec4<f32>) -> bool {
 }
 
 // After iteration `checks × check_every`: stop the loop if the tolerance is met.
-@compute @workgroup_size(256)
+@compute @workgroup_size(RWG)
 fn finalize_check(@builtin(local_invocation_index) li: u32) {
     reduce_partials(li);
     if (li == 0u && control.done == 0u) {
@@ -299,7 +299,7 @@ fn finalize_check(@builtin(local_invocation_index) li: u32) {
 }
 
 // After the last iteration: the final residual, unless the loop already stopped.
-@compute @workgroup_size(256)
+@compute @workgroup_size(RWG)
 fn finalize_last(@builtin(local_invocation_index) li: u32) {
     reduce_partials(li);
     if (li == 0u && control.done == 0u) {

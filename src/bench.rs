@@ -74,16 +74,17 @@ pub fn f32_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
     (nc * (rec + 48.0) + ends * (body + 24.0 + 24.0) + nb * (2.0 * body + 4.0)) / nc
 }
 
-/// Bytes per contact-iteration of the f64 reference: per contact the frame,
-/// arms, bias, cone, ids and scales (232 bytes), γ read twice and written once
-/// and y written and read (5 × 48); per end the gather reads the slot index,
-/// γ and the velocities (4 + 48 + 48); per body the free velocities, masses,
+/// Bytes per contact-iteration of the f64 reference's fused sweep: per
+/// contact the frame, arms, bias, ids, step scalars and cone (216 bytes), γ
+/// read and written (96) and its world impulse (F, T) written (48); per end
+/// the gather reads the slot, (F, T) and the arm (4 + 48 + 24) and the twist
+/// reads the body velocities (48); per body the free velocities, masses,
 /// offsets and the written velocities (48 + 16 + 4 + 48).
 pub fn f64_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
     let nc = p.n_contacts() as f64;
     let ends = p.csr_slots.len() as f64;
     let nb = p.n_bodies() as f64;
-    (nc * (232.0 + 240.0) + ends * 100.0 + nb * 116.0) / nc
+    (nc * (216.0 + 96.0 + 48.0) + ends * 124.0 + nb * 116.0) / nc
 }
 
 /// (read + write) bandwidth of a parallel memory copy on the CPU, bytes/s.

@@ -15,7 +15,7 @@ use crate::solver::{SolveStats, SolverSettings};
 /// The WGSL source.
 pub const SHADER: &str = include_str!("../../shaders/jacobi.wgsl");
 
-const WG: u32 = 64;
+const WG: u32 = 256;
 const RWG: u32 = 256;
 
 /// Uniform parameters (WGSL `Params`).

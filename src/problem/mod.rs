@@ -257,6 +257,45 @@ impl ContactProblem {
             });
     }
 
+    /// Contact i's impulse as world vectors (F, T) = (γ_n n + γ_u u + γ_w w,
+    /// τ_n n + τ_u u + τ_w w).
+    #[inline]
+    pub fn world_impulse(&self, i: usize, g: &Vec6) -> (DVec3, DVec3) {
+        let [n, u, w] = self.frame[i];
+        (
+            n * g[0] + u * g[1] + w * g[2],
+            n * g[3] + u * g[4] + w * g[5],
+        )
+    }
+
+    /// Body velocities v = v_free + M⁻¹ D γ from the contacts' world impulses
+    /// (see [`ContactProblem::world_impulse`]), gathered in fixed CSR order.
+    pub fn velocities_from_world(&self, ft: &[(DVec3, DVec3)], v: &mut [DVec3], w: &mut [DVec3]) {
+        v.par_iter_mut()
+            .zip(w.par_iter_mut())
+            .enumerate()
+            .with_min_len(64)
+            .for_each(|(k, (vk, wk))| {
+                let (mut dl, mut da) = (DVec3::ZERO, DVec3::ZERO);
+                let lo = self.csr_offsets[k] as usize;
+                let hi = self.csr_offsets[k + 1] as usize;
+                for &slot in &self.csr_slots[lo..hi] {
+                    let i = (slot >> 1) as usize;
+                    let (f, t) = ft[i];
+                    // End A gets −(F, s_A × F + T), end B +(F, s_B × F + T).
+                    if slot & 1 == 0 {
+                        dl -= f;
+                        da -= self.arm_a[i].cross(f) + t;
+                    } else {
+                        dl += f;
+                        da += self.arm_b[i].cross(f) + t;
+                    }
+                }
+                *vk = self.v_free[k] + dl * self.inv_mass[k];
+                *wk = self.w_free[k] + da * self.inv_inertia[k];
+            });
+    }
+
     /// The diagonal block N_ii = Σ_ends D_eᵀ M_e⁻¹ D_e of contact i (6×6).
     pub fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         let mut out = [[0.0; 6]; 6];
@@ -300,6 +339,17 @@ pub trait Delassus {
     /// torque rows), chosen so that the scaled operator B^½ N B^½ has its
     /// largest eigenvalue at most about 1.
     fn jacobi_scales(&self, out: &mut Vec<(f64, f64)>);
+    /// One Jacobi sweep in place: with y = Nγ + r for the current γ, replaces
+    /// every γ_i by `update(i, γ_i, y_i)`. `gamma` must not change between
+    /// calls except through this method (operators may cache data derived
+    /// from it; [`Delassus::apply`] resets such caches).
+    fn sweep(&mut self, gamma: &mut [Vec6], update: &(dyn Fn(usize, &Vec6, &Vec6) -> Vec6 + Sync)) {
+        let mut y = vec![[0.0; 6]; gamma.len()];
+        self.apply(gamma, &mut y);
+        for (i, g) in gamma.iter_mut().enumerate() {
+            *g = update(i, g, &y[i]);
+        }
+    }
     /// ‖r‖ (used to make residuals relative); r = N·0 + r.
     fn r_norm(&mut self) -> f64 {
         let n = self.n_contacts();
@@ -317,6 +367,11 @@ pub fn norm(x: &[Vec6]) -> f64 {
 
 /// The matrix-free body form of N (seed 000 eq. 38): apply = gather M⁻¹Dγ per
 /// body, then Dᵀv per contact. Keeps the body velocities of the last apply.
+///
+/// Each contact's impulse is kept as world vectors (F, T), so the per-body
+/// gather reads 48 bytes per contact end instead of the frame and γ; the
+/// fused [`Delassus::sweep`] updates γ_i and its (F, T) in the same pass that
+/// computes y_i (no y array written and read back).
 pub struct BodyDelassus<'a> {
     /// The problem.
     pub problem: &'a ContactProblem,
@@ -324,6 +379,9 @@ pub struct BodyDelassus<'a> {
     pub v: Vec<DVec3>,
     /// Angular velocities from the last `apply`.
     pub w: Vec<DVec3>,
+    /// World impulses (F, T) per contact, valid for the γ of the last sweep.
+    ft: Vec<(DVec3, DVec3)>,
+    ft_valid: bool,
 }
 
 impl<'a> BodyDelassus<'a> {
@@ -333,7 +391,19 @@ impl<'a> BodyDelassus<'a> {
             problem,
             v: problem.v_free.clone(),
             w: problem.w_free.clone(),
+            ft: Vec::new(),
+            ft_valid: false,
         }
+    }
+
+    fn compute_ft(&mut self, gamma: &[Vec6]) {
+        let p = self.problem;
+        gamma
+            .par_iter()
+            .enumerate()
+            .with_min_len(256)
+            .map(|(i, g)| p.world_impulse(i, g))
+            .collect_into_vec(&mut self.ft);
     }
 }
 
@@ -346,12 +416,33 @@ impl Delassus for BodyDelassus<'_> {
     }
     fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]) {
         let p = self.problem;
-        p.velocities_into(gamma, &mut self.v, &mut self.w);
+        self.compute_ft(gamma);
+        self.ft_valid = false;
+        p.velocities_from_world(&self.ft, &mut self.v, &mut self.w);
         let (v, w) = (&self.v, &self.w);
         y.par_iter_mut()
             .with_min_len(256)
             .enumerate()
             .for_each(|(i, yi)| *yi = p.twist(i, v, w));
+    }
+    fn sweep(&mut self, gamma: &mut [Vec6], update: &(dyn Fn(usize, &Vec6, &Vec6) -> Vec6 + Sync)) {
+        let p = self.problem;
+        if !self.ft_valid {
+            self.compute_ft(gamma);
+        }
+        p.velocities_from_world(&self.ft, &mut self.v, &mut self.w);
+        let (v, w) = (&self.v, &self.w);
+        gamma
+            .par_iter_mut()
+            .zip(self.ft.par_iter_mut())
+            .with_min_len(256)
+            .enumerate()
+            .for_each(|(i, (g, ft))| {
+                let y = p.twist(i, v, w);
+                *g = update(i, g, &y);
+                *ft = p.world_impulse(i, g);
+            });
+        self.ft_valid = true;
     }
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         self.problem.diag_block(i)

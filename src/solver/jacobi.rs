@@ -21,6 +21,7 @@ use crate::problem::{norm, Delassus, Vec6};
 pub struct JacobiWorkspace {
     y: Vec<Vec6>,
     scales: Vec<(f64, f64)>,
+    cones: Vec<crate::material::ConeCoeffs>,
 }
 
 /// Natural-map residual ‖γ − Π_Y(γ − y)‖ over all contacts, with y = Nγ + r.
@@ -61,11 +62,31 @@ pub fn solve<D: Delassus + Sync>(
     let check_every = s.check_every.max(1);
     let (omega, lambda) = (s.omega, s.lambda);
     let mut stats = SolveStats::default();
+    let scales = std::mem::take(&mut ws.scales);
+    let mut cones = std::mem::take(&mut ws.cones);
+    cones.clear();
+    cones.extend((0..n).map(|i| op.cone(i)));
+    // γ_i ← λ Π_B(γ_i − ω B_i y_i) + (1 − λ) γ_i, with y_i = (Nγ + r)_i.
+    let update = |i: usize, g: &Vec6, y: &Vec6| -> Vec6 {
+        let (bf, bt) = scales[i];
+        let (sf, st) = (omega * bf, omega * bt);
+        let x = [
+            g[0] - sf * y[0],
+            g[1] - sf * y[1],
+            g[2] - sf * y[2],
+            g[3] - st * y[3],
+            g[4] - st * y[4],
+            g[5] - st * y[5],
+        ];
+        let p = project_scaled(&x, &cones[i], bf, bt);
+        std::array::from_fn(|k| lambda * p[k] + (1.0 - lambda) * g[k])
+    };
     let mut it = 0;
     loop {
-        op.apply(gamma, &mut ws.y);
         let last = it == s.max_iterations;
-        if last || (s.tolerance > 0.0 && it % check_every == 0) {
+        let check = last || (s.tolerance > 0.0 && it % check_every == 0);
+        if check {
+            op.apply(gamma, &mut ws.y);
             let abs = residual(op, gamma, &ws.y);
             let scale = norm(gamma).max(norm(&ws.y));
             let rel = if scale > f64::EPSILON {
@@ -79,35 +100,22 @@ pub fn solve<D: Delassus + Sync>(
                 stats.converged = true;
                 break;
             }
+            if last {
+                break;
+            }
+            gamma
+                .par_iter_mut()
+                .with_min_len(256)
+                .zip(ws.y.par_iter())
+                .enumerate()
+                .for_each(|(i, (g, y))| *g = update(i, g, y));
+        } else {
+            op.sweep(gamma, &update);
         }
-        if last {
-            break;
-        }
-        let op_ref = &*op;
-        let scales = &ws.scales;
-        gamma
-            .par_iter_mut()
-            .with_min_len(256)
-            .zip(ws.y.par_iter())
-            .enumerate()
-            .for_each(|(i, (g, y))| {
-                let (bf, bt) = scales[i];
-                let (sf, st) = (omega * bf, omega * bt);
-                let x = [
-                    g[0] - sf * y[0],
-                    g[1] - sf * y[1],
-                    g[2] - sf * y[2],
-                    g[3] - st * y[3],
-                    g[4] - st * y[4],
-                    g[5] - st * y[5],
-                ];
-                let p = project_scaled(&x, &op_ref.cone(i), bf, bt);
-                for k in 0..6 {
-                    g[k] = lambda * p[k] + (1.0 - lambda) * g[k];
-                }
-            });
         it += 1;
     }
     stats.iterations = it;
+    ws.scales = scales;
+    ws.cones = cones;
     stats
 }
