@@ -110,12 +110,13 @@ pub enum StepError {
     #[error(transparent)]
     NonFinite(#[from] NonFiniteError),
     /// The GPU solver failed.
-    #[error("step {step}: {source}")]
+    #[error("step {step}: {error}")]
     Gpu {
         /// Index of the failing step.
         step: u64,
-        /// The GPU error.
-        source: GpuError,
+        /// The GPU error (part of the message, not a `source()`, so that
+        /// `{:#}` does not print it twice).
+        error: GpuError,
     },
 }
 
@@ -143,6 +144,9 @@ pub struct Stepper {
     ws32: JacobiF32Workspace,
     gamma: Vec<Vec6>,
     gamma32: Vec<[f32; 6]>,
+    /// The new velocities of a step, checked before they replace the bodies'.
+    new_vel: Vec<DVec3>,
+    new_omega: Vec<DVec3>,
     /// The last step's contact problem (for analysis and tests).
     pub last_problem: ContactProblem,
 }
@@ -168,6 +172,8 @@ impl Stepper {
             ws32: JacobiF32Workspace::default(),
             gamma: Vec::new(),
             gamma32: Vec::new(),
+            new_vel: Vec::new(),
+            new_omega: Vec::new(),
             last_problem: ContactProblem::default(),
         }
     }
@@ -177,7 +183,9 @@ impl Stepper {
         &self.gamma
     }
 
-    /// Advances the world by one time step.
+    /// Advances the world by one time step. On a [`NonFiniteError`] the
+    /// bodies keep the positions and velocities of the last completed step
+    /// (the non-finite velocities are not stored).
     pub fn step(&mut self, world: &mut World) -> Result<StepReport, StepError> {
         let h = world.time_step;
         let timers = &mut self.timers;
@@ -239,9 +247,9 @@ impl Stepper {
                 Backend::Gpu(g) => g
                     .solver
                     .solve(&g.ctx, &mut packed, gamma32, settings)
-                    .map_err(|source| StepError::Gpu {
+                    .map_err(|error| StepError::Gpu {
                         step: step_index,
-                        source,
+                        error,
                     })?,
                 _ => jacobi_f32::solve(&mut packed, &problem.csr_slots, gamma32, settings, ws32),
             };
@@ -273,17 +281,25 @@ impl Stepper {
         });
         let step = world.step_index;
         let time = world.time;
+        let (new_vel, new_omega) = (&mut self.new_vel, &mut self.new_omega);
         timers.time("integrate", || -> Result<(), NonFiniteError> {
             let b = &mut world.bodies;
+            // Compute and check the new velocities aside, so that a failing
+            // step leaves the bodies at the last good state.
             match velocities {
                 Some((v, w)) if problem.n_bodies() == b.len() => {
-                    b.vel = v;
-                    b.omega = w;
+                    *new_vel = v;
+                    *new_omega = w;
                 }
-                _ => problem.velocities_into(gamma, &mut b.vel, &mut b.omega),
+                _ => {
+                    // velocities_into writes every entry.
+                    new_vel.resize(b.len(), DVec3::ZERO);
+                    new_omega.resize(b.len(), DVec3::ZERO);
+                    problem.velocities_into(gamma, new_vel, new_omega);
+                }
             }
             let bad = |x: &[DVec3]| x.iter().position(|v| !v.is_finite());
-            if let Some(body) = bad(&b.vel) {
+            if let Some(body) = bad(new_vel) {
                 return Err(NonFiniteError {
                     step,
                     time,
@@ -291,7 +307,7 @@ impl Stepper {
                     body,
                 });
             }
-            if let Some(body) = bad(&b.omega) {
+            if let Some(body) = bad(new_omega) {
                 return Err(NonFiniteError {
                     step,
                     time,
@@ -299,6 +315,8 @@ impl Stepper {
                     body,
                 });
             }
+            std::mem::swap(&mut b.vel, new_vel);
+            std::mem::swap(&mut b.omega, new_omega);
             integrate::positions(b, h);
             integrate::boundaries(&mut world.boundaries, h);
             Ok(())
@@ -311,5 +329,20 @@ impl Stepper {
         };
         self.last_problem = problem;
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_step_error_says_its_cause_once_in_an_error_chain() {
+        let e = StepError::Gpu {
+            step: 7,
+            error: GpuError::Wgpu("device lost".into()),
+        };
+        let msg = format!("{:#}", anyhow::Error::new(e).context("simulation stopped"));
+        assert_eq!(msg, "simulation stopped: step 7: GPU error: device lost");
     }
 }

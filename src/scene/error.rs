@@ -38,13 +38,13 @@ impl fmt::Display for Issue {
 #[derive(Debug, thiserror::Error)]
 pub enum SceneError {
     /// The file could not be read.
-    #[error("{file}: cannot read the scene file: {source}")]
+    #[error("{file}: cannot read the scene file: {err}")]
     Io {
         /// The file.
         file: String,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying error (part of the message, not a `source()`,
+        /// so that `{:#}` does not print it twice).
+        err: std::io::Error,
     },
     /// Malformed RON, an unknown field or variant, a missing field, a value of
     /// the wrong type: `file:line:col: message` from the RON parser.

@@ -330,9 +330,9 @@ impl Scene {
     /// `(path, value)` pairs as [`parse_set`] returns them, applied in order.
     pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scene, SceneError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+        let text = std::fs::read_to_string(path).map_err(|err| SceneError::Io {
             file: file.clone(),
-            source,
+            err,
         })?;
         Scene::from_str(&text, &file, overrides)
     }

@@ -1,0 +1,703 @@
+//! The `repose` binary end to end: `run` writes every output file, bad input
+//! is one clear error (exit code 1, no panic), a diverging solve stops with
+//! the step named and valid outputs left behind, `validate` and `info` work.
+//!
+//! Scene validation messages themselves are covered at the library level by
+//! `tests/scene_errors.rs`; here we check what reaches the terminal.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use repose::output::csv::{read_final_csv, read_track_csv};
+use repose::output::summary::{read_summary, Summary};
+use repose::scene::Scene;
+
+const BIN: &str = env!("CARGO_BIN_EXE_repose");
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scene_path(name: &str) -> PathBuf {
+    root().join("scenes").join(name)
+}
+
+/// Runs the binary in the repository root, with the default log level.
+fn repose<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    repose_with_env(args, &[])
+}
+
+fn repose_with_env<I, S>(args: I, env: &[(&str, &str)]) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(root()).env_remove("RUST_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot start {BIN}: {e}"))
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit status: {}\n--- stdout ---\n{}--- stderr ---\n{}",
+        out.status,
+        stdout(out),
+        stderr(out)
+    )
+}
+
+fn assert_success(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: expected exit code 0\n{}",
+        show(out)
+    );
+    assert!(
+        !stderr(out).contains("panicked"),
+        "{what}: a panic was reported\n{}",
+        show(out)
+    );
+}
+
+/// Asserts a failed run with exit code 1 whose stderr is exactly one line
+/// `error: …` containing every one of `parts`, and no panic; returns that line.
+fn assert_one_error(out: &Output, parts: &[&str]) -> String {
+    let err = stderr(out);
+    assert!(
+        !err.contains("panicked"),
+        "expected an error message, got a panic\n{}",
+        show(out)
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected exit code 1\n{}",
+        show(out)
+    );
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected exactly one line on stderr, got {}:\n{err}",
+        lines.len()
+    );
+    let line = lines[0];
+    assert!(
+        line.starts_with("error: "),
+        "expected the line to start with \"error: \", got:\n{line}"
+    );
+    for p in parts {
+        assert!(
+            line.contains(p),
+            "expected the error to contain {p:?}, got:\n{line}"
+        );
+    }
+    line.to_string()
+}
+
+/// The text of scenes/sphere_on_plane.ron with `from` (which must occur
+/// exactly once) replaced by `to`.
+fn sphere_on_plane_with(from: &str, to: &str) -> String {
+    let text = fs::read_to_string(scene_path("sphere_on_plane.ron")).unwrap();
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "{from:?} must occur exactly once in sphere_on_plane.ron"
+    );
+    text.replace(from, to)
+}
+
+/// The 1-based line of `needle` in `text`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in the scene text"))
+        + 1
+}
+
+/// Writes `text` as `<tmp>/<name>`, runs `repose run` on it on the CPU, and
+/// asserts it fails with one error line naming the file and `parts`; also
+/// asserts that nothing was written (the output directory was not created).
+fn assert_bad_scene(name: &str, text: &str, parts: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    fs::write(&file, text).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = repose([
+        OsStr::new("run"),
+        file.as_os_str(),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--out"),
+        out_dir.as_os_str(),
+    ]);
+    let file_s = file.display().to_string();
+    let mut all = vec![file_s.as_str()];
+    all.extend_from_slice(parts);
+    let line = assert_one_error(&out, &all);
+    assert!(
+        !out_dir.exists(),
+        "a rejected scene must write nothing, but {} exists",
+        out_dir.display()
+    );
+    line
+}
+
+/// `repose run scenes/sphere_on_plane.ron --backend cpu --out DIR <extra>`.
+fn run_sphere_on_plane(out_dir: &Path, extra: &[&str]) -> Output {
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("run"),
+        OsStr::new("scenes/sphere_on_plane.ron"),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--out"),
+        out_dir.as_os_str(),
+    ];
+    args.extend(extra.iter().map(OsStr::new));
+    repose(args)
+}
+
+/// The (time, file) entries of a .pvd collection, in order.
+fn pvd_entries(path: &Path) -> Vec<(f64, String)> {
+    let text =
+        fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    assert!(
+        text.contains("<Collection>") && text.trim_end().ends_with("</VTKFile>"),
+        "{} is not a complete PVD collection:\n{text}",
+        path.display()
+    );
+    let attr = |line: &str, name: &str| -> String {
+        let key = format!("{name}=\"");
+        let start = line
+            .find(&key)
+            .unwrap_or_else(|| panic!("no {name}= in {line:?}"))
+            + key.len();
+        let len = line[start..].find('"').expect("closing quote");
+        line[start..start + len].to_string()
+    };
+    text.lines()
+        .filter(|l| l.contains("<DataSet"))
+        .map(|l| {
+            let t = attr(l, "timestep");
+            let t: f64 = t
+                .parse()
+                .unwrap_or_else(|e| panic!("timestep {t:?} in {l:?}: {e}"));
+            (t, attr(l, "file"))
+        })
+        .collect()
+}
+
+/// Asserts the frame series in `dir` is consistent: frames.pvd lists exactly
+/// the frame_*.vtu files present, each a complete VTU file, with strictly
+/// increasing times, and no temporary file is left; returns the entries.
+fn assert_valid_frame_series(dir: &Path) -> Vec<(f64, String)> {
+    let entries = pvd_entries(&dir.join("frames.pvd"));
+    for w in entries.windows(2) {
+        assert!(
+            w[1].0 > w[0].0,
+            "frame times must increase: {:?} then {:?}",
+            w[0],
+            w[1]
+        );
+    }
+    let mut listed: Vec<String> = entries.iter().map(|(_, f)| f.clone()).collect();
+    for f in &listed {
+        let p = dir.join(f);
+        let text = fs::read_to_string(&p)
+            .unwrap_or_else(|e| panic!("frames.pvd lists {f}, which cannot be read: {e}"));
+        assert!(
+            text.starts_with("<?xml") && text.trim_end().ends_with("</VTKFile>"),
+            "{f} is not a complete VTU file"
+        );
+    }
+    let mut present: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("frame_") && n.ends_with(".vtu"))
+        .collect();
+    listed.sort();
+    present.sort();
+    assert_eq!(
+        listed, present,
+        "frames.pvd (left) must list exactly the frame files present (right)"
+    );
+    let tmp: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(tmp.is_empty(), "temporary files left behind: {tmp:?}");
+    entries
+}
+
+fn summary_of(dir: &Path) -> Summary {
+    read_summary(dir.join("summary.json"))
+        .unwrap_or_else(|e| panic!("summary.json does not parse: {e}"))
+}
+
+#[test]
+fn run_cpu_writes_frames_final_csv_summary_scene_and_track() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let out = run_sphere_on_plane(&dir, &[]);
+    assert_success(&out, "repose run sphere_on_plane --backend cpu");
+
+    // summary.json
+    let s = summary_of(&dir);
+    assert_eq!(s.scene, "sphere_on_plane");
+    assert_eq!(s.scene_file, "scenes/sphere_on_plane.ron");
+    assert_eq!(s.backend, "cpu");
+    assert_eq!(s.steps, 1000, "steps: 1.0 s at h = 1e-3 s");
+    assert!(
+        (s.simulated_time - 1.0).abs() < 1e-9,
+        "simulated_time: expected 1.0, got {}",
+        s.simulated_time
+    );
+    assert_eq!(s.bodies, 1);
+    assert_eq!(s.contacts.steps, 1000, "contact statistics over every step");
+    assert_eq!(s.solver.steps, 1000, "solver statistics over every step");
+    assert_eq!(s.repose_version, env!("CARGO_PKG_VERSION"));
+
+    // frames: one at t = 0 and one every 0.02 s (the default 50 frames).
+    let frames = assert_valid_frame_series(&dir);
+    assert_eq!(frames.len(), 51, "frames: expected 51, got {frames:?}");
+    assert_eq!(frames[0], (0.0, "frame_00000.vtu".to_string()));
+    assert!(
+        (frames[50].0 - 1.0).abs() < 1e-9,
+        "last frame time: expected 1.0, got {}",
+        frames[50].0
+    );
+
+    // final.csv: the sphere still rests on the plane.
+    let rows = read_final_csv(dir.join("final.csv")).unwrap();
+    assert_eq!(rows.len(), 1, "final.csv rows");
+    let r = rows[0];
+    assert_eq!(r[0], 0.0, "id");
+    assert!(r.iter().all(|x| x.is_finite()), "final.csv: {r:?}");
+    assert!(
+        (r[3] - 0.05).abs() < 1e-4,
+        "final z: expected 0.05 (resting), got {}",
+        r[3]
+    );
+    assert_eq!(r[10], 0.05, "radius");
+
+    // scene.ron parses back to the scene that ran.
+    let ran = Scene::load(&dir.join("scene.ron"), &[])
+        .unwrap_or_else(|e| panic!("scene.ron does not load back: {e}"));
+    let mut original = Scene::load(&scene_path("sphere_on_plane.ron"), &[]).unwrap();
+    original.file = ran.file.clone();
+    assert_eq!(ran, original, "scene.ron (left) vs the scene file (right)");
+
+    // track.csv: body 0 at t = 0 and after every step.
+    let track = read_track_csv(dir.join("track.csv")).unwrap();
+    assert_eq!(track.len(), 1001, "track.csv rows");
+    assert!(track.iter().all(|row| row[1] == 0.0), "only body 0 tracked");
+    assert_eq!(track[0][0], 0.0, "first track time");
+    assert!(
+        track.windows(2).all(|w| w[1][0] > w[0][0]),
+        "track times must increase"
+    );
+    // The last tracked state is the final state.
+    assert_eq!(&track[1000][2..], &r[1..10], "last track row vs final.csv");
+}
+
+#[test]
+fn run_applies_set_overrides_and_no_frames_writes_no_frames() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let out = run_sphere_on_plane(
+        &dir,
+        &[
+            "--set",
+            "duration=0.01",
+            "--set",
+            "materials.0.friction=0.3",
+            "--no-frames",
+        ],
+    );
+    assert_success(&out, "repose run with --set and --no-frames");
+    let s = summary_of(&dir);
+    assert_eq!(s.steps, 10, "steps with duration=0.01");
+    let ran = Scene::load(&dir.join("scene.ron"), &[]).unwrap();
+    assert_eq!(
+        ran.duration, 0.01,
+        "scene.ron records the overridden duration"
+    );
+    assert_eq!(
+        ran.materials[0].friction, 0.3,
+        "scene.ron records the overridden friction"
+    );
+    assert!(dir.join("final.csv").exists(), "final.csv is written");
+    let vtk: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".vtu") || n.ends_with(".pvd"))
+        .collect();
+    assert!(vtk.is_empty(), "--no-frames wrote {vtk:?}");
+}
+
+#[test]
+fn malformed_ron_is_one_error_with_file_line_and_column() {
+    let text = sphere_on_plane_with("duration: 1.0,", "duration: 1.0,,");
+    let line = line_of(&text, "duration: 1.0,,");
+    let msg = assert_bad_scene("malformed.ron", &text, &[]);
+    let at = format!("malformed.ron:{line}:");
+    assert!(msg.contains(&at), "expected the position {at:?} in:\n{msg}");
+}
+
+#[test]
+fn unknown_field_is_one_error_naming_the_field_and_its_position() {
+    let text = sphere_on_plane_with(
+        "name: \"sphere_on_plane\",",
+        "name: \"sphere_on_plane\", colour: 3,",
+    );
+    let line = line_of(&text, "colour");
+    let at = format!("unknown_field.ron:{line}:");
+    assert_bad_scene(
+        "unknown_field.ron",
+        &text,
+        &[&at, "Unexpected field named `colour`"],
+    );
+}
+
+#[test]
+fn negative_radius_is_one_error_naming_the_field() {
+    let text = sphere_on_plane_with("radius: 0.05,", "radius: -0.05,");
+    assert_bad_scene(
+        "negative_radius.ron",
+        &text,
+        &["spheres[0].radius", "must be > 0 (got -0.05)"],
+    );
+}
+
+#[test]
+fn nan_is_one_error_naming_the_field() {
+    let text = sphere_on_plane_with("radius: 0.05,", "radius: NaN,");
+    assert_bad_scene(
+        "nan.ron",
+        &text,
+        &["spheres[0].radius", "must be a finite number (got NaN)"],
+    );
+}
+
+#[test]
+fn negative_friction_is_one_error_naming_the_field() {
+    let text = sphere_on_plane_with("friction: 0.5,", "friction: -0.5,");
+    assert_bad_scene(
+        "negative_mu.ron",
+        &text,
+        &["materials[0].friction", "must be ≥ 0 (got -0.5)"],
+    );
+}
+
+#[test]
+fn zero_time_step_is_one_error_naming_the_field() {
+    let text = sphere_on_plane_with("time_step: 1e-3,", "time_step: 0.0,");
+    assert_bad_scene("zero_h.ron", &text, &["time_step", "must be > 0 (got 0)"]);
+}
+
+#[test]
+fn negative_time_step_is_one_error_naming_the_field() {
+    let text = sphere_on_plane_with("time_step: 1e-3,", "time_step: -1e-3,");
+    assert_bad_scene(
+        "negative_h.ron",
+        &text,
+        &["time_step", "must be > 0 (got -0.001)"],
+    );
+}
+
+#[test]
+fn sphere_outside_its_boundary_is_one_error_naming_sphere_and_boundary() {
+    let text = sphere_on_plane_with("pos: (0.0, 0.0, 0.05)", "pos: (0.0, 0.0, -0.5)");
+    assert_bad_scene(
+        "outside.ron",
+        &text,
+        &[
+            "spheres[0]",
+            "is outside boundary \"floor\"",
+            "boundaries[0]",
+        ],
+    );
+}
+
+#[test]
+fn missing_scene_file_is_one_error_naming_the_file_and_the_reason_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("no_such_scene.ron");
+    let out = repose([
+        OsStr::new("run"),
+        file.as_os_str(),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--out"),
+        tmp.path().join("out").as_os_str(),
+    ]);
+    let file_s = file.display().to_string();
+    let msg = assert_one_error(&out, &[&file_s, "cannot read the scene file"]);
+    // What the operating system says, e.g. "No such file or directory (os error 2)".
+    let reason = fs::read_to_string(&file).unwrap_err().to_string();
+    assert_eq!(
+        msg.matches(&reason).count(),
+        1,
+        "expected the reason {reason:?} exactly once in:\n{msg}"
+    );
+}
+
+#[test]
+fn unknown_set_path_is_one_error_listing_the_available_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_sphere_on_plane(&tmp.path().join("out"), &["--set", "solver.omegaa=1"]);
+    assert_one_error(
+        &out,
+        &[
+            "scenes/sphere_on_plane.ron",
+            "--set solver.omegaa=1",
+            "no key `omegaa` at `solver`",
+            "available keys:",
+            "omega",
+        ],
+    );
+}
+
+#[test]
+fn set_without_equals_is_one_error_saying_the_expected_form() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_sphere_on_plane(&tmp.path().join("out"), &["--set", "solver.omega"]);
+    assert_one_error(&out, &["--set", "solver.omega", "expected path=value"]);
+}
+
+#[test]
+fn set_of_a_non_number_is_one_error_naming_the_path_and_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_sphere_on_plane(&tmp.path().join("out"), &["--set", "solver.omega=abc"]);
+    assert_one_error(
+        &out,
+        &[
+            "scenes/sphere_on_plane.ron",
+            "solver.omega=abc",
+            "expects a finite number",
+        ],
+    );
+}
+
+#[test]
+fn set_of_an_invalid_value_is_one_error_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_sphere_on_plane(&tmp.path().join("out"), &["--set", "solver.omega=-1"]);
+    assert_one_error(
+        &out,
+        &[
+            "scenes/sphere_on_plane.ron",
+            "solver.omega",
+            "must be > 0 (got -1)",
+        ],
+    );
+}
+
+#[test]
+fn gpu_backend_without_an_adapter_is_one_clear_error() {
+    // wgpu is built with its Vulkan backend only; asking for Metal hides every adapter.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = repose_with_env(
+        [
+            "run",
+            "scenes/sphere_on_plane.ron",
+            "--backend",
+            "gpu",
+            "--set",
+            "duration=0.01",
+            "--out",
+            tmp.path().join("out").to_str().unwrap(),
+        ],
+        &[("WGPU_BACKEND", "metal")],
+    );
+    assert_one_error(&out, &["--backend gpu", "no GPU adapter found"]);
+}
+
+/// A column of 10 spheres with the Jacobi step scale ω = 80 (far past the
+/// convergent range (0, 2)): the first step's impulses blow up to ~1e160 and
+/// the second step's solve produces NaN — a genuine divergence.
+#[test]
+fn diverging_solve_exits_nonzero_naming_the_step_and_leaves_valid_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let out = repose([
+        OsStr::new("run"),
+        OsStr::new("scenes/column.ron"),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--set"),
+        OsStr::new("solver.omega=80"),
+        OsStr::new("--set"),
+        OsStr::new("duration=0.01"),
+        OsStr::new("--set"),
+        OsStr::new("output.frame_interval=0.001"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    // stderr: the log lines of the run, then one error line.
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "a panic:\n{}", show(&out));
+    assert_eq!(out.status.code(), Some(1), "exit code\n{}", show(&out));
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "expected one error line in:\n{err}");
+    let msg = errors[0];
+    for p in ["scenes/column.ron", "is not finite", "diverged"] {
+        assert!(msg.contains(p), "expected {p:?} in:\n{msg}");
+    }
+    let step: u64 = msg
+        .split(": step ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("expected \": step N (t = …)\" in:\n{msg}"));
+    assert!(
+        (1..10).contains(&step),
+        "expected the solve to diverge after the first step and before the end, at step {step}"
+    );
+
+    // summary.json parses and counts the completed steps (0..step).
+    let s = summary_of(&dir);
+    assert_eq!(
+        s.steps, step,
+        "summary steps: expected the {step} steps before the failing one"
+    );
+    assert!(
+        (s.simulated_time - step as f64 * 1e-3).abs() < 1e-12,
+        "simulated_time: expected {}, got {}",
+        step as f64 * 1e-3,
+        s.simulated_time
+    );
+
+    // frames.pvd lists only existing, complete frames: t = 0 and one per completed step.
+    let frames = assert_valid_frame_series(&dir);
+    assert_eq!(
+        frames.len() as u64,
+        step + 1,
+        "frames: expected {} (t = 0 and after each completed step), got {frames:?}",
+        step + 1
+    );
+
+    // final.csv holds the last completed step's state: finite, and equal to
+    // the last rows of track.csv (bodies 0 and 9).
+    let rows = read_final_csv(dir.join("final.csv")).unwrap();
+    assert_eq!(rows.len(), 10, "final.csv rows");
+    for r in &rows {
+        assert!(
+            r.iter().all(|x| x.is_finite()),
+            "final.csv must hold the last good (finite) state, got {r:?}"
+        );
+    }
+    let track = read_track_csv(dir.join("track.csv")).unwrap();
+    let last_t = track.last().expect("track rows")[0];
+    assert!(
+        (last_t - s.simulated_time).abs() < 1e-12,
+        "last track time: expected {}, got {last_t}",
+        s.simulated_time
+    );
+    for row in track.iter().filter(|r| r[0] == last_t) {
+        let id = row[1] as usize;
+        assert_eq!(
+            &row[2..],
+            &rows[id][1..10],
+            "body {id}: last track row (left) vs final.csv (right)"
+        );
+    }
+    assert!(dir.join("scene.ron").exists(), "scene.ron is written");
+}
+
+#[test]
+fn validate_cpu_passes_every_case() {
+    let out = repose(["validate", "--backend", "cpu"]);
+    assert_success(&out, "repose validate --backend cpu");
+    let text = stdout(&out);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let (passed, rest) = last.split_once(" passed, ").unwrap_or_else(|| {
+        panic!("expected \"N passed, 0 failed\" as the last line, got {last:?}")
+    });
+    let n: usize = passed
+        .parse()
+        .unwrap_or_else(|_| panic!("expected a count before \"passed\" in {last:?}"));
+    assert!(n > 0, "no validation case ran: {last:?}");
+    assert_eq!(rest, "0 failed", "last line: {last:?}");
+    assert!(!text.contains("FAIL"), "a case failed:\n{text}");
+}
+
+#[test]
+fn info_prints_the_version() {
+    let out = repose(["info"]);
+    assert_success(&out, "repose info");
+    let want = format!("repose {}", env!("CARGO_PKG_VERSION"));
+    assert!(
+        stdout(&out).lines().any(|l| l == want),
+        "expected a line {want:?} in:\n{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn version_flag_prints_the_version() {
+    let out = repose(["--version"]);
+    assert_success(&out, "repose --version");
+    let want = format!("repose {}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(stdout(&out).trim(), want);
+}
+
+#[test]
+fn run_gpu_records_a_gpu_backend_in_the_summary() {
+    let Some(ctx) =
+        repose::gpu::context_for_tests("cli::run_gpu_records_a_gpu_backend_in_the_summary")
+    else {
+        return;
+    };
+    drop(ctx);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let out = repose([
+        OsStr::new("run"),
+        OsStr::new("scenes/sphere_on_plane.ron"),
+        OsStr::new("--backend"),
+        OsStr::new("gpu"),
+        OsStr::new("--set"),
+        OsStr::new("duration=0.05"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_success(&out, "repose run --backend gpu");
+    let s = summary_of(&dir);
+    assert!(
+        s.backend.starts_with("gpu"),
+        "backend: expected \"gpu (…)\", got {:?}",
+        s.backend
+    );
+    assert_eq!(s.steps, 50);
+    let rows = read_final_csv(dir.join("final.csv")).unwrap();
+    assert!(
+        (rows[0][3] - 0.05).abs() < 1e-4,
+        "final z on the GPU: expected 0.05 (resting), got {}",
+        rows[0][3]
+    );
+    assert_valid_frame_series(&dir);
+}

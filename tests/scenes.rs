@@ -1,0 +1,118 @@
+//! Every shipped scene (`scenes/*.ron`, found by listing the directory, so
+//! new scenes are picked up) loads, builds and takes 3 steps with its own
+//! settings, on the CPU and — when an adapter exists — on the GPU, ending
+//! with finite positions and velocities.
+
+use std::path::{Path, PathBuf};
+
+use repose::gpu::context_for_tests;
+use repose::scene::Scene;
+use repose::step::{Backend, Stepper};
+
+const STEPS: u64 = 3;
+
+fn scene_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .collect();
+    files.sort();
+    assert!(
+        files.iter().any(|p| p.ends_with("sphere_on_plane.ron")),
+        "expected the shipped scenes in {}, found {files:?}",
+        dir.display()
+    );
+    files
+}
+
+/// Loads `path` as it is (no overrides), builds it and steps it 3 times on
+/// `stepper`; returns what went wrong, if anything.
+fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
+    let scene = Scene::load(path, &[]).map_err(|e| format!("load: {e}"))?;
+    let mut world = scene.build().map_err(|e| format!("build: {e}"))?;
+    let n = world.bodies.len();
+    if n == 0 {
+        return Err("the scene has no bodies".into());
+    }
+    for k in 0..STEPS {
+        stepper
+            .step(&mut world)
+            .map_err(|e| format!("step {k}: {e}"))?;
+    }
+    if world.step_index != STEPS {
+        return Err(format!(
+            "step_index: expected {STEPS}, got {}",
+            world.step_index
+        ));
+    }
+    let t = STEPS as f64 * scene.time_step;
+    if (world.time - t).abs() > 1e-12 * t.max(1.0) {
+        return Err(format!("time: expected {t}, got {}", world.time));
+    }
+    if world.bodies.len() != n {
+        return Err(format!("bodies: expected {n}, got {}", world.bodies.len()));
+    }
+    let b = &world.bodies;
+    for (what, v) in [
+        ("position", &b.pos),
+        ("velocity", &b.vel),
+        ("spin", &b.omega),
+    ] {
+        if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+            return Err(format!("{what} of body {i} is not finite: {}", v[i]));
+        }
+    }
+    Ok(())
+}
+
+fn assert_all_ok(results: Vec<(PathBuf, Result<(), String>)>, backend: &str) {
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|(p, r)| {
+            r.as_ref()
+                .err()
+                .map(|e| format!("{}: {e}", p.file_name().unwrap().to_string_lossy()))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} scenes failed {STEPS} steps on {backend}:\n{}",
+        failures.len(),
+        results.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_scene_takes_three_finite_steps_on_the_cpu() {
+    let results = scene_files()
+        .into_iter()
+        .map(|p| {
+            let r = three_steps(&p, &mut Stepper::new());
+            (p, r)
+        })
+        .collect();
+    assert_all_ok(results, "the CPU");
+}
+
+#[test]
+fn every_scene_takes_three_finite_steps_on_the_gpu() {
+    let name = "scenes::every_scene_takes_three_finite_steps_on_the_gpu";
+    if context_for_tests(name).is_none() {
+        return;
+    }
+    let results = scene_files()
+        .into_iter()
+        .map(|p| {
+            let ctx = context_for_tests(name).expect("a GPU adapter was found before");
+            let r = match Backend::gpu(ctx) {
+                Ok(b) => three_steps(&p, &mut Stepper::with_backend(b)),
+                Err(e) => Err(format!("GPU backend: {e}")),
+            };
+            (p, r)
+        })
+        .collect();
+    assert_all_ok(results, "the GPU");
+}
