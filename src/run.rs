@@ -79,13 +79,13 @@ pub struct RunOptions {
 /// stay on disk and the error names the step.
 pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
+    let mut world = scene.build()?;
+    let (backend, why) = open_backend(opts.backend)?;
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;
-    let mut world = scene.build()?;
     let steps = scene.steps();
     let frame_every = scene.frame_every();
-    let (backend, why) = open_backend(opts.backend)?;
     log::info!("backend {why}");
     log::info!(
         "scene {:?}: {} spheres, {} boundaries, h = {} s, {} steps",
