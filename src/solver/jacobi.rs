@@ -4,7 +4,8 @@
 //! iterate (hence parallel and deterministic). B is block-diagonal with two
 //! positive scalars per contact, b_f on the three force rows and b_t on the
 //! three torque rows; the projection is then taken in the metric B⁻¹
-//! ([`project_scaled`]), which makes the step a preconditioned projected
+//! (as `cone::project_scaled` does, here with the scaled cone precomputed),
+//! which makes the step a preconditioned projected
 //! gradient step on the QP of seed 000 eq. 42. The scalars come from
 //! [`Delassus::jacobi_scales`]: they bound the largest eigenvalue of the
 //! scaled operator B^½ N B^½ by about 1, so ω ∈ (0, 2) converges; ω = 1 is
@@ -13,7 +14,8 @@
 use rayon::prelude::*;
 
 use super::{SolveStats, SolverSettings};
-use crate::cone::{natural_map_residual_sq, project_scaled};
+use crate::cone::{natural_map_residual_sq, project};
+use crate::material::ConeCoeffs;
 use crate::problem::{norm, Delassus, Vec6};
 
 /// Reusable buffers of the Jacobi solver (no allocation inside the iteration).
@@ -21,7 +23,7 @@ use crate::problem::{norm, Delassus, Vec6};
 pub struct JacobiWorkspace {
     y: Vec<Vec6>,
     scales: Vec<(f64, f64)>,
-    cones: Vec<crate::material::ConeCoeffs>,
+    cones: Vec<(ConeCoeffs, f64, f64)>,
 }
 
 /// Natural-map residual ‖γ − Π_Y(γ − y)‖ over all contacts, with y = Nγ + r.
@@ -65,7 +67,23 @@ pub fn solve<D: Delassus + Sync>(
     let scales = std::mem::take(&mut ws.scales);
     let mut cones = std::mem::take(&mut ws.cones);
     cones.clear();
-    cones.extend((0..n).map(|i| op.cone(i)));
+    // The B⁻¹-metric projection (see `cone::project_scaled`) as a Euclidean
+    // one: z = (x_f, r x_t), r = √(b_f/b_t), onto the cone (μ, ρ r, σ r), then
+    // p_t / r. Precomputed once per solve: the scaled cone, r and 1/r.
+    cones.extend((0..n).map(|i| {
+        let c = op.cone(i);
+        let (bf, bt) = scales[i];
+        let r = (bf / bt).sqrt();
+        (
+            ConeCoeffs {
+                mu: c.mu,
+                rho: c.rho * r,
+                sigma: c.sigma * r,
+            },
+            r,
+            1.0 / r,
+        )
+    }));
     // γ_i ← λ Π_B(γ_i − ω B_i y_i) + (1 − λ) γ_i, with y_i = (Nγ + r)_i.
     let update = |i: usize, g: &Vec6, y: &Vec6| -> Vec6 {
         let (bf, bt) = scales[i];
@@ -78,7 +96,12 @@ pub fn solve<D: Delassus + Sync>(
             g[4] - st * y[4],
             g[5] - st * y[5],
         ];
-        let p = project_scaled(&x, &cones[i], bf, bt);
+        let (ref c, r, inv_r) = cones[i];
+        let z = [x[0], x[1], x[2], x[3] * r, x[4] * r, x[5] * r];
+        let mut p = project(&z, c);
+        for v in &mut p[3..] {
+            *v *= inv_r;
+        }
         std::array::from_fn(|k| lambda * p[k] + (1.0 - lambda) * g[k])
     };
     let mut it = 0;
