@@ -68,7 +68,7 @@ pub fn measure(ctx: &GpuContext, bytes: u64, repeats: u32) -> Result<CopyBandwid
         ],
     });
     let items = bytes / 16;
-    let groups = items.div_ceil(256);
+    let groups = items.div_ceil(4).div_ceil(256); // 4 elements per invocation, 256 per workgroup
     let max_dim = ctx.limits.max_compute_workgroups_per_dimension as u64;
     let (gx, gy) = if groups <= max_dim {
         (groups as u32, 1)
