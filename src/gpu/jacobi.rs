@@ -15,8 +15,10 @@ use crate::solver::{SolveStats, SolverSettings};
 /// The WGSL source.
 pub const SHADER: &str = include_str!("../../shaders/jacobi.wgsl");
 
-const WG: u32 = 64;
-const RWG: u32 = 256;
+/// Workgroup size of `contact_pass` and `body_pass` (WGSL `WG`).
+pub const WG: u32 = 64;
+/// Workgroup size of the residual reduction (WGSL `RWG`).
+pub const RWG: u32 = 256;
 
 /// Uniform parameters (WGSL `Params`).
 #[repr(C)]
