@@ -3,76 +3,13 @@
 //! N = Dᵀ M⁻¹ D, and converged impulses satisfy the cone complementarity
 //! conditions of seed 000 eq. 40.
 
-use glam::DVec3;
-use repose::bodies::{Bodies, SphereInit};
-use repose::boundary::{Boundary, Shape};
+mod common;
+
+use common::pile_problem;
 use repose::cone;
-use repose::material::Material;
-use repose::problem::{BodyDelassus, ContactProblem, Delassus, Vec6};
+use repose::problem::{BodyDelassus, Delassus, Vec6};
 use repose::solver::jacobi::{self, JacobiWorkspace};
 use repose::solver::SolverSettings;
-use repose::step::Stepper;
-use repose::world::World;
-
-/// A jittered pile of `n` spheres in a box, stepped once so the last problem is a real one.
-fn pile_problem(n: usize, rho: f64, sigma: f64) -> ContactProblem {
-    let r = 0.01;
-    let side = (n as f64).cbrt().ceil() as usize;
-    let mut s = 99u64;
-    let mut rnd = || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    };
-    let mut inits = Vec::new();
-    for k in 0..n {
-        let (i, j, l) = (k % side, (k / side) % side, k / (side * side));
-        let p = DVec3::new(i as f64, j as f64, l as f64) * 2.0 * r * 0.995
-            + DVec3::new(rnd(), rnd(), 0.0) * 0.2 * r
-            + DVec3::new(r, r, r);
-        let mass = SphereInit::solid_mass(r, 2500.0);
-        inits.push(SphereInit {
-            pos: p,
-            radius: r,
-            mass,
-            inertia: SphereInit::solid_inertia(mass, r),
-            vel: DVec3::new(rnd(), rnd(), rnd()) * 0.1,
-            omega: DVec3::new(rnd(), rnd(), rnd()),
-            material: 0,
-        });
-    }
-    let half = side as f64 * r + 0.5 * r;
-    let mut w = World::new(
-        Bodies::from_inits(&inits),
-        vec![Boundary {
-            name: "box".into(),
-            shape: Shape::BoxContainer {
-                half_extents: DVec3::splat(half),
-                open_top: true,
-            },
-            origin: DVec3::splat(half) - DVec3::splat(0.25 * r),
-            velocity: DVec3::ZERO,
-            material: 0,
-        }],
-        vec![Material {
-            name: "m".into(),
-            friction: 0.5,
-            rolling: rho,
-            spinning: sigma,
-            density: 2500.0,
-        }],
-    );
-    w.solver.max_iterations = 1;
-    let mut st = Stepper::new();
-    st.step(&mut w).unwrap();
-    assert!(
-        st.last_problem.n_contacts() > n,
-        "pile too sparse: {} contacts",
-        st.last_problem.n_contacts()
-    );
-    st.last_problem
-}
 
 fn random_gamma(n: usize, seed: u64) -> Vec<Vec6> {
     let mut s = seed;

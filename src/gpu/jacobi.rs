@@ -15,8 +15,10 @@ use crate::solver::{SolveStats, SolverSettings};
 /// The WGSL source.
 pub const SHADER: &str = include_str!("../../shaders/jacobi.wgsl");
 
-const WG: u32 = 256;
-const RWG: u32 = 256;
+/// Workgroup size of `contact_pass` and `body_pass` (WGSL `WG`).
+pub const WG: u32 = 256;
+/// Workgroup size of the residual reduction (WGSL `RWG`).
+pub const RWG: u32 = 256;
 
 /// Uniform parameters (WGSL `Params`).
 #[repr(C)]
@@ -333,7 +335,10 @@ impl GpuJacobi {
         let gamma = mk("gamma", cc * 24, st);
         let slots = mk("slots", cc * 48, st);
         let offsets = mk("offsets", (cb + 1) * 4, st);
-        let partials = mk("partials", (cc.div_ceil(RWG as usize) + 1) * 16, st);
+        // One partial per residual workgroup, of a 2-D grid past the per-dimension limit.
+        let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
+        let (rx, ry) = grid(cc, RWG, max_dim);
+        let partials = mk("partials", (rx as usize * ry as usize + 1) * 16, st);
         let read_bodies = mk("read bodies", cb * std::mem::size_of::<PackedBody>(), rd);
         let read_gamma = mk("read gamma", cc * 24, rd);
         let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -227,7 +227,8 @@ pub fn solve(
             let abs = sums[0].sqrt();
             let scale = sums[1].sqrt().max(sums[2].sqrt());
             stats.residual_abs = abs;
-            stats.residual_rel = if scale > f64::EPSILON {
+            // Same threshold as the WGSL `record` (f32 ε).
+            stats.residual_rel = if scale > f32::EPSILON as f64 {
                 abs / scale
             } else {
                 abs
