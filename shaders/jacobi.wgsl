@@ -235,6 +235,15 @@ fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         let et = g.t - p.t;
         acc = vec4<f32>(dot(ef, ef) + dot(et, et), dot(g.f, g.f) + dot(g.t, g.t), dot(y.f, y.f) + dot(y.t, y.t), 0.0);
     }
+    tree_reduce(li, acc);
+    if (li == 0u) {
+        partials[wid.x + wid.y * nwg.x] = red[0];
+    }
+}
+
+// Workgroup tree reduction: every invocation contributes `acc`; the sum ends
+// in red[0]. Called from uniform control flow only (it has barriers).
+fn tree_reduce(li: u32, acc: vec4<f32>) {
     red[li] = acc;
     workgroupBarrier();
     for (var s = RWG / 2u; s > 0u; s = s / 2u) {
@@ -242,9 +251,6 @@ fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
             red[li] += red[li + s];
         }
         workgroupBarrier();
-    }
-    if (li == 0u) {
-        partials[wid.x + wid.y * nwg.x] = red[0];
     }
 }
 
@@ -254,14 +260,7 @@ fn reduce_partials(li: u32) {
     for (var q = li; q < params.n_partials; q += RWG) {
         acc += partials[q];
     }
-    red[li] = acc;
-    workgroupBarrier();
-    for (var s = RWG / 2u; s > 0u; s = s / 2u) {
-        if (li < s) {
-            red[li] += red[li + s];
-        }
-        workgroupBarrier();
-    }
+    tree_reduce(li, acc);
 }
 
 fn record(sums: vec4<f32>) -> bool {

@@ -198,20 +198,6 @@ impl ContactProblem {
         self.csr_slots = slots;
     }
 
-    /// The generalised impulse that contact i's γ applies to one of its ends:
-    /// (linear, angular) = D_end γ (eqs. 54–57 transposed).
-    #[inline]
-    pub fn end_impulse(&self, i: usize, end: u32, g: &Vec6) -> (DVec3, DVec3) {
-        let [n, u, w] = self.frame[i];
-        let f = n * g[0] + u * g[1] + w * g[2];
-        let t = n * g[3] + u * g[4] + w * g[5];
-        if end == 0 {
-            (-f, -(self.arm_a[i].cross(f) + t))
-        } else {
-            (f, self.arm_b[i].cross(f) + t)
-        }
-    }
-
     /// Contact i's twist Dᵢᵀ v + bᵢ for the given body velocities.
     #[inline]
     pub fn twist(&self, i: usize, v: &[DVec3], w: &[DVec3]) -> Vec6 {
@@ -239,22 +225,12 @@ impl ContactProblem {
     /// Body velocities v = v_free + M⁻¹ D γ, gathered per body over its CSR
     /// slots in fixed order (deterministic for any thread count).
     pub fn velocities_into(&self, gamma: &[Vec6], v: &mut [DVec3], w: &mut [DVec3]) {
-        v.par_iter_mut()
-            .zip(w.par_iter_mut())
+        let ft: Vec<(DVec3, DVec3)> = gamma
+            .par_iter()
             .enumerate()
-            .for_each(|(k, (vk, wk))| {
-                let (mut dl, mut da) = (DVec3::ZERO, DVec3::ZERO);
-                let lo = self.csr_offsets[k] as usize;
-                let hi = self.csr_offsets[k + 1] as usize;
-                for &slot in &self.csr_slots[lo..hi] {
-                    let i = (slot >> 1) as usize;
-                    let (l, ang) = self.end_impulse(i, slot & 1, &gamma[i]);
-                    dl += l;
-                    da += ang;
-                }
-                *vk = self.v_free[k] + dl * self.inv_mass[k];
-                *wk = self.w_free[k] + da * self.inv_inertia[k];
-            });
+            .map(|(i, g)| self.world_impulse(i, g))
+            .collect();
+        self.velocities_from_world(&ft, v, w);
     }
 
     /// Contact i's impulse as world vectors (F, T) = (γ_n n + γ_u u + γ_w w,
