@@ -6,7 +6,6 @@
 //! single submit (see the [module docs](super)).
 
 use bytemuck::{Pod, Zeroable};
-use wgpu::util::DeviceExt;
 
 use super::{GpuContext, GpuError};
 use crate::solver::packed::{PackedBody, PackedContact, PackedProblem};
@@ -537,19 +536,4 @@ impl GpuJacobi {
             converged: ctl.converged != 0,
         })
     }
-}
-
-/// Creates a buffer initialised with `data` (used by benchmarks).
-pub fn buffer_with(
-    ctx: &GpuContext,
-    label: &str,
-    data: &[u8],
-    usage: wgpu::BufferUsages,
-) -> wgpu::Buffer {
-    ctx.device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: data,
-            usage,
-        })
 }

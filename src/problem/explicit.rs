@@ -18,6 +18,8 @@ pub struct ExplicitDelassus {
     pub r: Vec<Vec6>,
     /// Cone coefficients per contact.
     pub cones: Vec<ConeCoeffs>,
+    /// Scratch for y = Nγ + r in [`Delassus::sweep`] (no allocation per iteration).
+    scratch: Vec<Vec6>,
 }
 
 impl ExplicitDelassus {
@@ -80,6 +82,15 @@ impl Delassus for ExplicitDelassus {
             }
             *yi = acc;
         }
+    }
+    fn sweep(&mut self, gamma: &mut [Vec6], update: &(dyn Fn(usize, &Vec6, &Vec6) -> Vec6 + Sync)) {
+        let mut y = std::mem::take(&mut self.scratch);
+        y.resize(gamma.len(), [0.0; 6]);
+        self.apply(gamma, &mut y);
+        for (i, g) in gamma.iter_mut().enumerate() {
+            *g = update(i, g, &y[i]);
+        }
+        self.scratch = y;
     }
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         (self.row_offsets[i]..self.row_offsets[i + 1])

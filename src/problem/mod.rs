@@ -319,21 +319,7 @@ pub trait Delassus {
     /// every γ_i by `update(i, γ_i, y_i)`. `gamma` must not change between
     /// calls except through this method (operators may cache data derived
     /// from it; [`Delassus::apply`] resets such caches).
-    fn sweep(&mut self, gamma: &mut [Vec6], update: &(dyn Fn(usize, &Vec6, &Vec6) -> Vec6 + Sync)) {
-        let mut y = vec![[0.0; 6]; gamma.len()];
-        self.apply(gamma, &mut y);
-        for (i, g) in gamma.iter_mut().enumerate() {
-            *g = update(i, g, &y[i]);
-        }
-    }
-    /// ‖r‖ (used to make residuals relative); r = N·0 + r.
-    fn r_norm(&mut self) -> f64 {
-        let n = self.n_contacts();
-        let zero = vec![[0.0; 6]; n];
-        let mut y = vec![[0.0; 6]; n];
-        self.apply(&zero, &mut y);
-        norm(&y)
-    }
+    fn sweep(&mut self, gamma: &mut [Vec6], update: &(dyn Fn(usize, &Vec6, &Vec6) -> Vec6 + Sync));
 }
 
 /// Euclidean norm over all contacts' 6-vectors.
