@@ -29,6 +29,26 @@ pub struct Material {
     pub density: f64,
 }
 
+/// The contact law: which complementarity problem a contact's cone defines.
+///
+/// * `Associated` — the convex relaxation of seed 000 (eqs. 38–42): the
+///   relative velocity y must lie in the dual cone, γ ∈ C, y ∈ C*, γ ⊥ y. It
+///   is a convex QP, but a sliding contact separates at the speed
+///   μ‖u_T‖ + ρ‖ω_R‖ + σ|ω_n| (the dilatancy of seed 000 eq. 28).
+/// * `DeSaxce` — the non-associated law of seed 001 (eqs. 32–33, 63), extended
+///   by the spinning term: the *modified* velocity
+///   ŷ = y + (μ‖u_T‖ + ρ‖ω_R‖ + σ|ω_n|, 0, 0, 0, 0, 0) must lie in C*, with
+///   γ ⊥ ŷ. Sliding contacts keep their gap (no dilatancy); the problem is no
+///   longer a QP and is solved by fixed-point type iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FrictionLaw {
+    /// Convex relaxation of seed 000 (default).
+    #[default]
+    Associated,
+    /// Non-associated De Saxcé law of seed 001.
+    DeSaxce,
+}
+
 fn default_density() -> f64 {
     2500.0
 }

@@ -3,7 +3,7 @@
 //! matrix-free body form.
 
 use super::{Delassus, Vec6};
-use crate::material::ConeCoeffs;
+use crate::material::{ConeCoeffs, FrictionLaw};
 
 /// N as a block-sparse matrix of 6×6 blocks (block-CSR), with r and the cones.
 #[derive(Clone, Debug, Default)]
@@ -18,6 +18,8 @@ pub struct ExplicitDelassus {
     pub r: Vec<Vec6>,
     /// Cone coefficients per contact.
     pub cones: Vec<ConeCoeffs>,
+    /// The contact law the problem is posed with.
+    pub law: FrictionLaw,
     /// Scratch for y = Nγ + r in [`Delassus::sweep`] (no allocation per iteration).
     scratch: Vec<Vec6>,
 }
@@ -48,6 +50,7 @@ impl ExplicitDelassus {
         let mut out = ExplicitDelassus {
             r,
             cones: (0..n).map(|i| op.cone(i)).collect(),
+            law: op.law(),
             row_offsets: vec![0],
             ..Default::default()
         };
@@ -70,6 +73,9 @@ impl Delassus for ExplicitDelassus {
     }
     fn cone(&self, i: usize) -> ConeCoeffs {
         self.cones[i]
+    }
+    fn law(&self) -> FrictionLaw {
+        self.law
     }
     fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]) {
         for (i, yi) in y.iter_mut().enumerate() {

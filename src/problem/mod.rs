@@ -38,7 +38,7 @@ use rayon::prelude::*;
 
 use crate::bodies::Bodies;
 use crate::collision::{ContactGeom, NO_BODY};
-use crate::material::{ConeCoeffs, Material};
+use crate::material::{ConeCoeffs, FrictionLaw, Material};
 
 pub mod explicit;
 
@@ -307,6 +307,10 @@ pub trait Delassus {
     fn n_contacts(&self) -> usize;
     /// Cone coefficients of contact i.
     fn cone(&self, i: usize) -> ConeCoeffs;
+    /// The contact law of every contact (associated unless stated).
+    fn law(&self) -> FrictionLaw {
+        FrictionLaw::Associated
+    }
     /// y = Nγ + r.
     fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]);
     /// The 6×6 diagonal block N_ii.
