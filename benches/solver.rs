@@ -20,9 +20,9 @@ use repose::collision;
 use repose::gpu::GpuContext;
 use repose::problem::BodyDelassus;
 use repose::scene::Scene;
-use repose::solver::jacobi::{self, JacobiWorkspace};
 use repose::solver::packed::pack;
 use repose::solver::SolverSettings;
+use repose::solver::{jacobi, Workspace};
 use repose::step::{Backend, Stepper};
 
 fn scene(name: &str) -> std::path::PathBuf {
@@ -61,7 +61,7 @@ fn cpu(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements((nc * iters) as u64));
     let s = settings(iters);
-    let mut ws = JacobiWorkspace::default();
+    let mut ws = Workspace::default();
     g.bench_function("jacobi_100_iterations", |b| {
         b.iter(|| {
             let mut op = BodyDelassus::new(&problem);

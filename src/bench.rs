@@ -16,10 +16,10 @@ use serde::Serialize;
 use crate::gpu::copy;
 use crate::problem::{BodyDelassus, ContactProblem, Vec6};
 use crate::scene::Scene;
-use crate::solver::jacobi::{self, JacobiWorkspace};
 use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
 use crate::solver::packed::{pack, PackedBody, PackedContact};
 use crate::solver::SolverSettings;
+use crate::solver::{jacobi, Workspace};
 use crate::step::{Backend, Stepper};
 
 /// What one benchmark measured.
@@ -123,7 +123,7 @@ fn time_solve(
     let s = settings(iterations);
     match backend {
         Backend::Cpu => {
-            let mut ws = JacobiWorkspace::default();
+            let mut ws = Workspace::default();
             let mut g = gamma0.to_vec();
             let t0 = Instant::now();
             let mut op = BodyDelassus::new(p);

@@ -11,10 +11,12 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::gpu::GpuContext;
+use crate::material::FrictionLaw;
 use crate::output::csv::{write_final_csv, TrackWriter};
 use crate::output::summary::{write_json, Summary};
 use crate::output::vtk::PvdSeries;
 use crate::scene::Scene;
+use crate::solver::{SolverMethod, SolverSettings};
 use crate::step::{Backend, Stepper};
 
 /// The backend asked for on the command line.
@@ -29,6 +31,35 @@ pub enum BackendChoice {
     CpuF32,
     /// The GPU solver; an error when no adapter exists.
     Gpu,
+}
+
+/// Opens the chosen backend for a scene's solver settings and contact law:
+/// the f32 and GPU backends run only the Jacobi method under the associated
+/// law, so `auto` then picks the CPU (and says why) and an explicit choice is
+/// an error that says what to change.
+pub fn open_backend_for(
+    choice: BackendChoice,
+    solver: &SolverSettings,
+    law: FrictionLaw,
+) -> Result<(Backend, String)> {
+    let unsupported = if solver.method != SolverMethod::Jacobi {
+        Some(format!("solver method {}", solver.method))
+    } else if law != FrictionLaw::Associated {
+        Some(format!("friction law {law:?}"))
+    } else {
+        None
+    };
+    match (choice, unsupported) {
+        (BackendChoice::Auto, Some(what)) => Ok((
+            Backend::Cpu,
+            format!("cpu: the scene uses {what}, which only the cpu backend runs"),
+        )),
+        (BackendChoice::Gpu | BackendChoice::CpuF32, Some(what)) => anyhow::bail!(
+            "--backend {}: the scene uses {what}, but this backend runs only the jacobi method with the Associated law; use --backend cpu",
+            if choice == BackendChoice::Gpu { "gpu" } else { "cpu-f32" }
+        ),
+        _ => open_backend(choice),
+    }
 }
 
 /// Opens the chosen backend; returns it with a sentence saying what was chosen and why.
@@ -80,7 +111,7 @@ pub struct RunOptions {
 pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
     let mut world = scene.build()?;
-    let (backend, why) = open_backend(opts.backend)?;
+    let (backend, why) = open_backend_for(opts.backend, &world.solver, world.contact.friction_law)?;
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;

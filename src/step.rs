@@ -22,11 +22,12 @@ use crate::collision;
 use crate::gpu::jacobi::GpuJacobi;
 use crate::gpu::{GpuContext, GpuError};
 use crate::integrate;
+use crate::material::FrictionLaw;
 use crate::problem::{BodyDelassus, ContactProblem, Vec6};
-use crate::solver::jacobi::{self, JacobiWorkspace};
 use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
 use crate::solver::packed::pack;
 use crate::solver::SolveStats;
+use crate::solver::{self, SolverMethod, Workspace};
 use crate::world::{WarmImpulse, World};
 
 /// Which solver runs the `solve` stage.
@@ -118,6 +119,16 @@ pub enum StepError {
         /// `{:#}` does not print it twice).
         error: GpuError,
     },
+    /// The backend cannot run the asked-for method or law.
+    #[error("the {backend} backend runs only the jacobi method with the Associated law, not {method} with {law:?}; use the cpu backend")]
+    Unsupported {
+        /// The backend.
+        backend: String,
+        /// The solver method asked for.
+        method: SolverMethod,
+        /// The contact law asked for.
+        law: FrictionLaw,
+    },
 }
 
 /// A step that produced non-finite numbers.
@@ -140,7 +151,7 @@ pub struct Stepper {
     pub timers: StageTimers,
     /// The solver backend.
     pub backend: Backend,
-    ws: JacobiWorkspace,
+    ws: Workspace,
     ws32: JacobiF32Workspace,
     gamma: Vec<Vec6>,
     gamma32: Vec<[f32; 6]>,
@@ -168,7 +179,7 @@ impl Stepper {
         Stepper {
             timers: StageTimers::default(),
             backend,
-            ws: JacobiWorkspace::default(),
+            ws: Workspace::default(),
             ws32: JacobiF32Workspace::default(),
             gamma: Vec::new(),
             gamma32: Vec::new(),
@@ -197,7 +208,7 @@ impl Stepper {
             collision::detect(&world.bodies, &world.boundaries, envelope)
         });
         let problem = timers.time("assemble", || {
-            ContactProblem::assemble(
+            let mut p = ContactProblem::assemble(
                 &world.bodies,
                 &contacts,
                 &world.materials,
@@ -205,7 +216,9 @@ impl Stepper {
                 w_free,
                 h,
                 world.contact.max_recovery_speed,
-            )
+            );
+            p.law = world.contact.friction_law;
+            p
         });
         let gamma = &mut self.gamma;
         timers.time("warm_start", || {
@@ -238,7 +251,14 @@ impl Stepper {
         let (stats, velocities) = timers.time("solve", || -> Result<_, StepError> {
             if let Backend::Cpu = backend {
                 let mut op = BodyDelassus::new(&problem);
-                return Ok((jacobi::solve(&mut op, gamma, settings, ws), None));
+                return Ok((solver::solve(&mut op, gamma, settings, ws), None));
+            }
+            if settings.method != SolverMethod::Jacobi || problem.law != FrictionLaw::Associated {
+                return Err(StepError::Unsupported {
+                    backend: backend.describe(),
+                    method: settings.method,
+                    law: problem.law,
+                });
             }
             let mut packed = pack(&problem, gamma);
             gamma32.clear();

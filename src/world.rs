@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bodies::Bodies;
 use crate::boundary::Boundary;
-use crate::material::Material;
+use crate::material::{FrictionLaw, Material};
 use crate::solver::SolverSettings;
 
 /// Settings of contact detection and stabilisation.
@@ -24,6 +24,9 @@ pub struct ContactSettings {
     /// Largest speed (m/s) at which the stabilisation term b = Φ/h pushes
     /// penetrating bodies apart (the usual clamp on the recovery speed).
     pub max_recovery_speed: f64,
+    /// The contact law: `Associated` (seed 000's convex relaxation, the
+    /// default) or `DeSaxce` (seed 001's non-associated law, no dilatancy).
+    pub friction_law: FrictionLaw,
 }
 
 impl Default for ContactSettings {
@@ -31,6 +34,7 @@ impl Default for ContactSettings {
         ContactSettings {
             envelope: None,
             max_recovery_speed: 0.5,
+            friction_law: FrictionLaw::Associated,
         }
     }
 }

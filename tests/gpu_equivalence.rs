@@ -36,9 +36,9 @@ use repose::gpu::jacobi::{Control, GpuJacobi, Params};
 use repose::gpu::{context_for_tests, GpuContext};
 use repose::material::ConeCoeffs;
 use repose::problem::{tangent_frame, BodyDelassus, ContactProblem, Delassus, Vec6};
-use repose::solver::jacobi::{self, JacobiWorkspace};
 use repose::solver::jacobi_f32::{self, JacobiF32Workspace};
 use repose::solver::packed::{pack, PackedBody, PackedContact};
+use repose::solver::{jacobi, Workspace};
 use repose::solver::{SolveStats, SolverSettings};
 use repose::step::{Backend, GpuState, Stepper};
 use repose::world::World;
@@ -148,7 +148,7 @@ struct Reference {
 fn solve_f64(p: &ContactProblem, s: &SolverSettings) -> Reference {
     let mut op = BodyDelassus::new(p);
     let mut gamma = vec![[0.0; 6]; p.n_contacts()];
-    let stats = jacobi::solve(&mut op, &mut gamma, s, &mut JacobiWorkspace::default());
+    let stats = jacobi::solve(&mut op, &mut gamma, s, &mut Workspace::default());
     Reference { gamma, stats }
 }
 

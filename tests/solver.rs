@@ -8,8 +8,8 @@ mod common;
 use common::pile_problem;
 use repose::cone;
 use repose::problem::{BodyDelassus, Delassus, Vec6};
-use repose::solver::jacobi::{self, JacobiWorkspace};
 use repose::solver::SolverSettings;
+use repose::solver::{jacobi, Workspace};
 
 fn random_gamma(n: usize, seed: u64) -> Vec<Vec6> {
     let mut s = seed;
@@ -103,7 +103,7 @@ fn assert_ccp_solution(rho: f64, sigma: f64) {
         tolerance: 1e-10,
         ..Default::default()
     };
-    let stats = jacobi::solve(&mut op, &mut gamma, &s, &mut JacobiWorkspace::default());
+    let stats = jacobi::solve(&mut op, &mut gamma, &s, &mut Workspace::default());
     assert!(stats.converged, "Jacobi did not converge: {stats:?}");
     let mut u = vec![[0.0; 6]; n];
     op.apply(&gamma, &mut u);
@@ -157,7 +157,7 @@ fn jacobi_residual_decreases_with_iterations() {
             tolerance: 0.0,
             ..Default::default()
         };
-        let st = jacobi::solve(&mut op, &mut gamma, &s, &mut JacobiWorkspace::default());
+        let st = jacobi::solve(&mut op, &mut gamma, &s, &mut Workspace::default());
         assert_eq!(st.iterations, iters);
         res.push(st.residual_rel);
     }

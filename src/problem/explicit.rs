@@ -67,6 +67,20 @@ impl ExplicitDelassus {
     }
 }
 
+impl ExplicitDelassus {
+    /// Row i of the operator: (Nγ + r)_i.
+    pub fn row(&self, i: usize, gamma: &[Vec6]) -> Vec6 {
+        let mut acc = self.r[i];
+        for k in self.row_offsets[i]..self.row_offsets[i + 1] {
+            let (blk, g) = (&self.blocks[k], &gamma[self.cols[k]]);
+            for (r, a) in acc.iter_mut().enumerate() {
+                *a += (0..6).map(|c| blk[r][c] * g[c]).sum::<f64>();
+            }
+        }
+        acc
+    }
+}
+
 impl Delassus for ExplicitDelassus {
     fn n_contacts(&self) -> usize {
         self.r.len()
@@ -79,14 +93,7 @@ impl Delassus for ExplicitDelassus {
     }
     fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]) {
         for (i, yi) in y.iter_mut().enumerate() {
-            let mut acc = self.r[i];
-            for k in self.row_offsets[i]..self.row_offsets[i + 1] {
-                let (blk, g) = (&self.blocks[k], &gamma[self.cols[k]]);
-                for (r, a) in acc.iter_mut().enumerate() {
-                    *a += (0..6).map(|c| blk[r][c] * g[c]).sum::<f64>();
-                }
-            }
-            *yi = acc;
+            *yi = self.row(i, gamma);
         }
     }
     fn sweep(&mut self, gamma: &mut [Vec6], update: &(dyn Fn(usize, &Vec6, &Vec6) -> Vec6 + Sync)) {
@@ -97,6 +104,16 @@ impl Delassus for ExplicitDelassus {
             *g = update(i, g, &y[i]);
         }
         self.scratch = y;
+    }
+    fn gauss_seidel_sweep(
+        &mut self,
+        gamma: &mut [Vec6],
+        local: &mut dyn FnMut(usize, &Vec6, &Vec6) -> Vec6,
+    ) {
+        for i in 0..gamma.len() {
+            let y = self.row(i, gamma);
+            gamma[i] = local(i, &gamma[i], &y);
+        }
     }
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         (self.row_offsets[i]..self.row_offsets[i + 1])

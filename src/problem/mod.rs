@@ -90,6 +90,8 @@ pub struct ContactProblem {
     pub csr_offsets: Vec<u32>,
     /// Contact-end slots, `2 × contact + end` (end 0 = A, 1 = B), sorted by contact within a body.
     pub csr_slots: Vec<u32>,
+    /// The contact law every contact obeys (associated or De Saxcé).
+    pub law: FrictionLaw,
 }
 
 impl ContactProblem {
@@ -324,6 +326,15 @@ pub trait Delassus {
     /// calls except through this method (operators may cache data derived
     /// from it; [`Delassus::apply`] resets such caches).
     fn sweep(&mut self, gamma: &mut [Vec6], update: &(dyn Fn(usize, &Vec6, &Vec6) -> Vec6 + Sync));
+    /// One block Gauss–Seidel sweep in place (seed 001 §5.2): visits the
+    /// contacts in index order; for each, `local(i, γ_i, y_i)` receives
+    /// y_i = (Nγ + r)_i computed with the latest values of every contact
+    /// visited before it, and returns the new γ_i, which is used from then on.
+    fn gauss_seidel_sweep(
+        &mut self,
+        gamma: &mut [Vec6],
+        local: &mut dyn FnMut(usize, &Vec6, &Vec6) -> Vec6,
+    );
 }
 
 /// Euclidean norm over all contacts' 6-vectors.
@@ -380,6 +391,9 @@ impl Delassus for BodyDelassus<'_> {
     fn cone(&self, i: usize) -> ConeCoeffs {
         self.problem.cone[i]
     }
+    fn law(&self) -> FrictionLaw {
+        self.problem.law
+    }
     fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]) {
         let p = self.problem;
         self.compute_ft(gamma);
@@ -409,6 +423,35 @@ impl Delassus for BodyDelassus<'_> {
                 *ft = p.world_impulse(i, g);
             });
         self.ft_valid = true;
+    }
+    /// Sequential: body velocities v = v_free + M⁻¹Dγ are formed once, then
+    /// each contact reads its twist from them and pushes its impulse change
+    /// M⁻¹ D_i Δγ_i into its two bodies before the next contact is visited.
+    fn gauss_seidel_sweep(
+        &mut self,
+        gamma: &mut [Vec6],
+        local: &mut dyn FnMut(usize, &Vec6, &Vec6) -> Vec6,
+    ) {
+        let p = self.problem;
+        self.ft_valid = false;
+        p.velocities_into(gamma, &mut self.v, &mut self.w);
+        let (v, w) = (&mut self.v, &mut self.w);
+        for (i, g) in gamma.iter_mut().enumerate() {
+            let y = p.twist(i, v, w);
+            let new = local(i, g, &y);
+            let delta: Vec6 = std::array::from_fn(|k| new[k] - g[k]);
+            *g = new;
+            let (f, t) = p.world_impulse(i, &delta);
+            // End A gets −(F, s_A × F + T), end B +(F, s_B × F + T).
+            let a = p.body_a[i] as usize;
+            v[a] -= f * p.inv_mass[a];
+            w[a] -= (p.arm_a[i].cross(f) + t) * p.inv_inertia[a];
+            if p.body_b[i] != NO_BODY {
+                let b = p.body_b[i] as usize;
+                v[b] += f * p.inv_mass[b];
+                w[b] += (p.arm_b[i].cross(f) + t) * p.inv_inertia[b];
+            }
+        }
     }
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         self.problem.diag_block(i)

@@ -13,37 +13,19 @@
 
 use rayon::prelude::*;
 
-use super::{SolveStats, SolverSettings};
-use crate::cone::{natural_map_residual_sq, project};
-use crate::material::ConeCoeffs;
-use crate::problem::{norm, Delassus, Vec6};
-
-/// Reusable buffers of the Jacobi solver (no allocation inside the iteration).
-#[derive(Default)]
-pub struct JacobiWorkspace {
-    y: Vec<Vec6>,
-    scales: Vec<(f64, f64)>,
-    cones: Vec<(ConeCoeffs, f64, f64)>,
-}
-
-/// Natural-map residual ‖γ − Π_Y(γ − y)‖ over all contacts, with y = Nγ + r.
-pub fn residual<D: Delassus + Sync + ?Sized>(op: &D, gamma: &[Vec6], y: &[Vec6]) -> f64 {
-    gamma
-        .par_iter()
-        .zip(y.par_iter())
-        .enumerate()
-        .map(|(i, (g, yi))| natural_map_residual_sq(g, yi, &op.cone(i)))
-        .sum::<f64>()
-        .sqrt()
-}
+pub use super::residual;
+use super::{is_check, nothing_to_solve, SolveStats, SolverSettings, Workspace};
+use crate::problem::{Delassus, Vec6};
 
 /// Solves the CCP with the projected Jacobi iteration, starting from `gamma`
-/// (warm start) and overwriting it with the result.
+/// (warm start) and overwriting it with the result. Under the De Saxcé law
+/// the step uses ŷ instead of y (the projected fixed point of seed 001
+/// eq. 64 with the Jacobi metric as step).
 pub fn solve<D: Delassus + Sync>(
     op: &mut D,
     gamma: &mut [Vec6],
     s: &SolverSettings,
-    ws: &mut JacobiWorkspace,
+    ws: &mut Workspace,
 ) -> SolveStats {
     let n = op.n_contacts();
     assert_eq!(
@@ -54,82 +36,36 @@ pub fn solve<D: Delassus + Sync>(
         n
     );
     if n == 0 {
-        return SolveStats {
-            converged: true,
-            ..Default::default()
-        };
+        return nothing_to_solve();
     }
-    ws.y.resize(n, [0.0; 6]);
-    op.jacobi_scales(&mut ws.scales);
-    let check_every = s.check_every.max(1);
+    ws.prepare(op, s);
     let (omega, lambda) = (s.omega, s.lambda);
     let mut stats = SolveStats::default();
-    let scales = std::mem::take(&mut ws.scales);
-    let mut cones = std::mem::take(&mut ws.cones);
-    cones.clear();
-    // The B⁻¹-metric projection (see `cone::project_scaled`) as a Euclidean
-    // one: z = (x_f, r x_t), r = √(b_f/b_t), onto the cone (μ, ρ r, σ r), then
-    // p_t / r. Precomputed once per solve: the scaled cone, r and 1/r.
-    cones.extend((0..n).map(|i| {
-        let c = op.cone(i);
-        let (bf, bt) = scales[i];
-        let r = (bf / bt).sqrt();
-        (
-            ConeCoeffs {
-                mu: c.mu,
-                rho: c.rho * r,
-                sigma: c.sigma * r,
-            },
-            r,
-            1.0 / r,
-        )
-    }));
-    // γ_i ← λ Π_B(γ_i − ω B_i y_i) + (1 − λ) γ_i, with y_i = (Nγ + r)_i.
+    let metric = std::mem::take(&mut ws.metric);
+    let mut y = std::mem::take(&mut ws.y);
+    // γ_i ← λ Π_B(γ_i − ω B_i ŷ_i) + (1 − λ) γ_i, with y_i = (Nγ + r)_i.
     let update = |i: usize, g: &Vec6, y: &Vec6| -> Vec6 {
-        let (bf, bt) = scales[i];
-        let (sf, st) = (omega * bf, omega * bt);
-        let x = [
-            g[0] - sf * y[0],
-            g[1] - sf * y[1],
-            g[2] - sf * y[2],
-            g[3] - st * y[3],
-            g[4] - st * y[4],
-            g[5] - st * y[5],
-        ];
-        let (ref c, r, inv_r) = cones[i];
-        let z = [x[0], x[1], x[2], x[3] * r, x[4] * r, x[5] * r];
-        let mut p = project(&z, c);
-        for v in &mut p[3..] {
-            *v *= inv_r;
-        }
+        let p = metric.project(i, &metric.step(i, g, &metric.modified(i, y), omega));
         std::array::from_fn(|k| lambda * p[k] + (1.0 - lambda) * g[k])
     };
     let mut it = 0;
     loop {
-        let last = it == s.max_iterations;
-        let check = last || (s.tolerance > 0.0 && it % check_every == 0);
-        if check {
-            op.apply(gamma, &mut ws.y);
-            let abs = residual(op, gamma, &ws.y);
-            let scale = norm(gamma).max(norm(&ws.y));
-            let rel = if scale > f64::EPSILON {
-                abs / scale
-            } else {
-                abs
-            };
+        if is_check(it, s) {
+            op.apply(gamma, &mut y);
+            let (abs, rel) = ws.measure(op, s, gamma, &y);
             stats.residual_abs = abs;
             stats.residual_rel = rel;
             if rel <= s.tolerance {
                 stats.converged = true;
                 break;
             }
-            if last {
+            if it == s.max_iterations {
                 break;
             }
             gamma
                 .par_iter_mut()
                 .with_min_len(256)
-                .zip(ws.y.par_iter())
+                .zip(y.par_iter())
                 .enumerate()
                 .for_each(|(i, (g, y))| *g = update(i, g, y));
         } else {
@@ -138,7 +74,7 @@ pub fn solve<D: Delassus + Sync>(
         it += 1;
     }
     stats.iterations = it;
-    ws.scales = scales;
-    ws.cones = cones;
+    ws.metric = metric;
+    ws.y = y;
     stats
 }

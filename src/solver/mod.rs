@@ -1,42 +1,148 @@
-//! Contact solvers for the cone complementarity problem (seed 000 eqs. 38–42).
+//! Contact solvers for the cone complementarity problem (seed 000 eqs. 38–42)
+//! and its non-associated variant (seed 001 eq. 63).
 //!
-//! Solvers are written against the [`Delassus`](crate::problem::Delassus)
-//! operator, so the same code solves the matrix-free body form of a simulation
-//! step and explicit matrices read from files.
+//! Solvers are written against the [`Delassus`] operator, so the same code
+//! solves the matrix-free body form of a simulation step and explicit
+//! matrices read from files (`crate::siconos`). Each reads the contact law
+//! from the operator ([`Delassus::law`]).
+//!
+//! # The family, and when to use which
+//!
+//! | method | iteration | per iteration | law |
+//! |---|---|---|---|
+//! | [`Jacobi`](SolverMethod::Jacobi) | γ ← λ Π(γ − ω B ŷ) + (1−λ)γ, all contacts at once (seed 000 eq. 46) | 1 apply | both |
+//! | [`Apgd`](SolverMethod::Apgd) | Nesterov-accelerated projected gradient, backtracking step, restart | 2 applies | associated; De Saxcé by a fixed point on the shift s |
+//! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2) | 1 apply, sequential | both |
+//! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
+//! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
+//!
+//! Here ŷ = F(γ) is the velocity the law pairs with γ: y = Nγ + r for the
+//! associated law, y + g(y) for De Saxcé ([`modified_velocity`]).
+//!
+//! # One metric for all
+//!
+//! Every method steps in the diagonal metric B = diag(b_f I₃, b_t I₃) per
+//! contact given by [`Delassus::jacobi_scales`] (a bound that makes the
+//! largest eigenvalue of B^½ N B^½ about 1): a step is γ − t B ŷ, and the
+//! projection is taken in the metric B⁻¹ — the Euclidean projection of
+//! z = (γ_f/√b_f, γ_t/√b_t) onto the cone (μ, ρ√(b_f/b_t), σ√(b_f/b_t)),
+//! mapped back ([`Metric`]). In the variables z the problem is well scaled,
+//! so unit steps are safe starting points for every method, and forces and
+//! torques are balanced.
+//!
+//! # Stopping
+//!
+//! All methods stop on the natural-map residual ‖γ − Π_Y(γ − ŷ)‖ (seed 000
+//! eq. 40; seed 001 eq. 61 with unit step), divided by a scale chosen by
+//! [`ResidualMeasure`].
 
 use serde::{Deserialize, Serialize};
 
+use crate::cone::{natural_map_residual_sq, project};
+use crate::material::{ConeCoeffs, FrictionLaw};
+use crate::problem::{norm, Delassus, Vec6};
+
+pub mod apgd;
+pub mod fixed_point;
 pub mod jacobi;
 pub mod jacobi_f32;
 pub mod packed;
+pub mod pgs;
+
+/// Which iteration solves the contact problem (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SolverMethod {
+    /// Projected Jacobi (seed 000 eq. 46); the only method of the GPU backend.
+    #[default]
+    Jacobi,
+    /// Accelerated projected gradient descent with adaptive step and restart.
+    Apgd,
+    /// Projected block Gauss–Seidel (seed 001 §5.2), CPU only.
+    Pgs,
+    /// Projected fixed point with self-adaptive step (seed 001 eq. 64).
+    FixedPoint,
+    /// Extra-gradient with self-adaptive step (seed 001 eq. 65).
+    ExtraGradient,
+}
+
+impl SolverMethod {
+    /// Every method, in table order.
+    pub const ALL: [SolverMethod; 5] = [
+        SolverMethod::Jacobi,
+        SolverMethod::Apgd,
+        SolverMethod::Pgs,
+        SolverMethod::FixedPoint,
+        SolverMethod::ExtraGradient,
+    ];
+
+    /// The name used on the command line and in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverMethod::Jacobi => "jacobi",
+            SolverMethod::Apgd => "apgd",
+            SolverMethod::Pgs => "pgs",
+            SolverMethod::FixedPoint => "fixed-point",
+            SolverMethod::ExtraGradient => "extra-gradient",
+        }
+    }
+
+    /// Parses a command-line name (as printed by [`SolverMethod::name`]).
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+impl std::fmt::Display for SolverMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the absolute residual is divided by to give the relative one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ResidualMeasure {
+    /// max(‖γ‖, ‖Nγ + r‖): strict for resting piles, where both are small
+    /// (the default for simulations; the GPU solver computes the same).
+    #[default]
+    Contact,
+    /// max(‖r‖, ‖γ‖, ‖Nγ + r‖), the measure of Siconos' test suite
+    /// (`tests/data/siconos/README.md`), so that figures compare.
+    Siconos,
+}
 
 /// Settings of the iterative contact solver.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SolverSettings {
+    /// The iteration (default Jacobi).
+    pub method: SolverMethod,
     /// Maximum number of iterations per solve.
     pub max_iterations: usize,
     /// Stop when the relative natural-map residual falls below this (0 = run all iterations).
     pub tolerance: f64,
-    /// Step scale ω of seed 000 eq. 46 (> 0).
+    /// Step scale ω of seed 000 eq. 46 (> 0); the initial step of the other methods.
     pub omega: f64,
-    /// Relaxation λ of seed 000 eq. 46, in (0, 1].
+    /// Relaxation λ of seed 000 eq. 46, in (0, 1] (Jacobi and Gauss–Seidel).
     pub lambda: f64,
     /// Compute the residual every this many iterations (≥ 1).
     pub check_every: usize,
     /// Start from the previous step's impulses of persistent contact pairs.
     pub warm_start: bool,
+    /// What the relative residual is relative to.
+    pub residual: ResidualMeasure,
 }
 
 impl Default for SolverSettings {
     fn default() -> Self {
         SolverSettings {
+            method: SolverMethod::Jacobi,
             max_iterations: 100,
             tolerance: 1e-6,
             omega: 1.0,
             lambda: 1.0,
             check_every: 10,
             warm_start: true,
+            residual: ResidualMeasure::Contact,
         }
     }
 }
@@ -46,10 +152,223 @@ impl Default for SolverSettings {
 pub struct SolveStats {
     /// Iterations performed.
     pub iterations: usize,
-    /// Absolute natural-map residual ‖γ − Π_Y(γ − (Nγ + r))‖ at the end.
+    /// Absolute natural-map residual ‖γ − Π_Y(γ − ŷ)‖ at the end.
     pub residual_abs: f64,
-    /// Relative residual: absolute ÷ max(‖γ‖, ‖Nγ + r‖) (not divided when that is below f64 ε).
+    /// Relative residual: absolute ÷ the scale of [`ResidualMeasure`] (not
+    /// divided when that is below f64 ε).
     pub residual_rel: f64,
     /// Whether the tolerance was reached.
     pub converged: bool,
+}
+
+/// Solves the problem of `op` with the method of `s`, starting from `gamma`
+/// (warm start) and overwriting it with the result.
+pub fn solve<D: Delassus + Sync>(
+    op: &mut D,
+    gamma: &mut [Vec6],
+    s: &SolverSettings,
+    ws: &mut Workspace,
+) -> SolveStats {
+    match s.method {
+        SolverMethod::Jacobi => jacobi::solve(op, gamma, s, ws),
+        SolverMethod::Apgd => apgd::solve(op, gamma, s, ws),
+        SolverMethod::Pgs => pgs::solve(op, gamma, s, ws),
+        SolverMethod::FixedPoint => fixed_point::solve(op, gamma, s, ws, false),
+        SolverMethod::ExtraGradient => fixed_point::solve(op, gamma, s, ws, true),
+    }
+}
+
+/// The velocity the contact law pairs with γ: ŷ = y for the associated law;
+/// for De Saxcé's, ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …, 0) (seed 001
+/// eqs. 32–33 and 63, extended by the spinning term σ|ω_n|).
+#[inline]
+pub fn modified_velocity(y: &Vec6, c: &ConeCoeffs, law: FrictionLaw) -> Vec6 {
+    match law {
+        FrictionLaw::Associated => *y,
+        FrictionLaw::DeSaxce => {
+            let mut out = *y;
+            out[0] += c.mu * y[1].hypot(y[2]) + c.sigma * y[3].abs() + c.rho * y[4].hypot(y[5]);
+            out
+        }
+    }
+}
+
+/// Natural-map residual ‖γ − Π_Y(γ − ŷ)‖ over all contacts, with y = Nγ + r
+/// and ŷ the velocity of the operator's law ([`modified_velocity`]).
+pub fn residual<D: Delassus + Sync + ?Sized>(op: &D, gamma: &[Vec6], y: &[Vec6]) -> f64 {
+    use rayon::prelude::*;
+    let law = op.law();
+    gamma
+        .par_iter()
+        .zip(y.par_iter())
+        .enumerate()
+        .map(|(i, (g, yi))| {
+            let c = op.cone(i);
+            natural_map_residual_sq(g, &modified_velocity(yi, &c, law), &c)
+        })
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The per-contact metric B = diag(b_f I₃, b_t I₃) of every method (module docs).
+#[derive(Default)]
+pub struct Metric {
+    /// (b_f, b_t) per contact.
+    pub scales: Vec<(f64, f64)>,
+    /// The cone of each contact.
+    pub cones: Vec<ConeCoeffs>,
+    /// The cone in the scaled variables, r = √(b_f/b_t) and 1/r.
+    scaled: Vec<(ConeCoeffs, f64, f64)>,
+    /// The contact law.
+    pub law: FrictionLaw,
+}
+
+impl Metric {
+    /// Computes the metric of `op`.
+    pub fn build<D: Delassus + ?Sized>(&mut self, op: &D) {
+        let n = op.n_contacts();
+        op.jacobi_scales(&mut self.scales);
+        self.law = op.law();
+        self.cones.clear();
+        self.cones.extend((0..n).map(|i| op.cone(i)));
+        self.rescale();
+    }
+
+    /// Recomputes the scaled cones after `scales` changed.
+    pub fn rescale(&mut self) {
+        let n = self.cones.len();
+        self.scaled.clear();
+        // z = (x_f, r x_t), r = √(b_f/b_t), lies in the cone (μ, ρ r, σ r).
+        self.scaled.extend((0..n).map(|i| {
+            let c = self.cones[i];
+            let (bf, bt) = self.scales[i];
+            let r = (bf / bt).sqrt();
+            (
+                ConeCoeffs {
+                    mu: c.mu,
+                    rho: c.rho * r,
+                    sigma: c.sigma * r,
+                },
+                r,
+                1.0 / r,
+            )
+        }));
+    }
+
+    /// ŷ of contact i for y = (Nγ + r)_i.
+    #[inline]
+    pub fn modified(&self, i: usize, y: &Vec6) -> Vec6 {
+        modified_velocity(y, &self.cones[i], self.law)
+    }
+
+    /// γ − t B ŷ for contact i.
+    #[inline]
+    pub fn step(&self, i: usize, g: &Vec6, yhat: &Vec6, t: f64) -> Vec6 {
+        let (bf, bt) = self.scales[i];
+        let (sf, st) = (t * bf, t * bt);
+        [
+            g[0] - sf * yhat[0],
+            g[1] - sf * yhat[1],
+            g[2] - sf * yhat[2],
+            g[3] - st * yhat[3],
+            g[4] - st * yhat[4],
+            g[5] - st * yhat[5],
+        ]
+    }
+
+    /// Projection of x onto contact i's cone in the metric B⁻¹.
+    #[inline]
+    pub fn project(&self, i: usize, x: &Vec6) -> Vec6 {
+        let (ref c, r, inv_r) = self.scaled[i];
+        let z = [x[0], x[1], x[2], x[3] * r, x[4] * r, x[5] * r];
+        let mut p = project(&z, c);
+        for v in &mut p[3..] {
+            *v *= inv_r;
+        }
+        p
+    }
+
+    /// ‖d‖²_{B⁻¹} = ‖d_f‖²/b_f + ‖d_t‖²/b_t (a length² in the scaled variables).
+    #[inline]
+    pub fn norm_sq_inv(&self, i: usize, d: &Vec6) -> f64 {
+        let (bf, bt) = self.scales[i];
+        (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) / bf
+            + (d[3] * d[3] + d[4] * d[4] + d[5] * d[5]) / bt
+    }
+
+    /// ‖d‖²_B = b_f ‖d_f‖² + b_t ‖d_t‖² (the dual of [`Metric::norm_sq_inv`]).
+    #[inline]
+    pub fn norm_sq(&self, i: usize, d: &Vec6) -> f64 {
+        let (bf, bt) = self.scales[i];
+        bf * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+            + bt * (d[3] * d[3] + d[4] * d[4] + d[5] * d[5])
+    }
+}
+
+/// Reusable buffers of the solvers (no allocation inside an iteration).
+#[derive(Default)]
+pub struct Workspace {
+    /// The metric of the current solve.
+    pub metric: Metric,
+    /// y = Nγ + r at the current iterate.
+    pub y: Vec<Vec6>,
+    /// Further vectors, used by the methods that need them.
+    pub(crate) v: [Vec<Vec6>; 6],
+    /// ‖r‖ of the current problem (for [`ResidualMeasure::Siconos`]).
+    r_norm: f64,
+}
+
+impl Workspace {
+    /// Sizes the buffers for `op`, computes the metric and, when the measure
+    /// needs it, ‖r‖ (one apply at γ = 0).
+    pub(crate) fn prepare<D: Delassus + ?Sized>(&mut self, op: &mut D, s: &SolverSettings) {
+        let n = op.n_contacts();
+        self.metric.build(op);
+        self.y.resize(n, [0.0; 6]);
+        for v in &mut self.v {
+            v.resize(n, [0.0; 6]);
+        }
+        self.r_norm = 0.0;
+        if s.residual == ResidualMeasure::Siconos {
+            let zero = &mut self.v[5];
+            zero.fill([0.0; 6]);
+            op.apply(zero, &mut self.y);
+            self.r_norm = norm(&self.y);
+        }
+    }
+
+    /// Residual of γ given y = Nγ + r: (absolute, relative).
+    pub(crate) fn measure<D: Delassus + Sync + ?Sized>(
+        &self,
+        op: &D,
+        s: &SolverSettings,
+        gamma: &[Vec6],
+        y: &[Vec6],
+    ) -> (f64, f64) {
+        let abs = residual(op, gamma, y);
+        let mut scale = norm(gamma).max(norm(y));
+        if s.residual == ResidualMeasure::Siconos {
+            scale = scale.max(self.r_norm);
+        }
+        let rel = if scale > f64::EPSILON {
+            abs / scale
+        } else {
+            abs
+        };
+        (abs, rel)
+    }
+}
+
+/// The empty problem's answer.
+pub(crate) fn nothing_to_solve() -> SolveStats {
+    SolveStats {
+        converged: true,
+        ..Default::default()
+    }
+}
+
+/// Whether iteration `it` (of at most `max`) computes the residual.
+#[inline]
+pub(crate) fn is_check(it: usize, s: &SolverSettings) -> bool {
+    it == s.max_iterations || (s.tolerance > 0.0 && it % s.check_every.max(1) == 0)
 }
