@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 use repose::run::{open_backend, run_file, BackendChoice, RunOptions};
 use repose::scene::parse_set;
+use repose::solver::SolverMethod;
 use repose::step::Stepper;
 
 /// Granular dynamics with nonsmooth contact: sliding, rolling and spinning
@@ -39,6 +40,9 @@ enum Command {
         /// Solver backend: auto = GPU if an adapter exists, else CPU.
         #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
         backend: BackendChoice,
+        /// Solver method (overrides the scene's `solver.method`).
+        #[arg(long, value_enum)]
+        solver: Option<SolverMethod>,
     },
     /// Run the built-in analytic validation cases and print measured vs expected.
     Validate {
@@ -100,11 +104,15 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             out,
             no_frames,
             backend,
+            solver,
         } => {
-            let overrides = set
+            let mut overrides = set
                 .iter()
                 .map(|s| parse_set(s))
                 .collect::<Result<Vec<_>, _>>()?;
+            if let Some(m) = solver {
+                overrides.push(("solver.method".into(), format!("{m:?}")));
+            }
             let opts = RunOptions {
                 out_dir: out,
                 progress: std::io::stderr().is_terminal(),

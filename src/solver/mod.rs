@@ -50,7 +50,9 @@ pub mod packed;
 pub mod pgs;
 
 /// Which iteration solves the contact problem (see the module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
 pub enum SolverMethod {
     /// Projected Jacobi (seed 000 eq. 46); the only method of the GPU backend.
     #[default]
