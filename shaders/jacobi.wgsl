@@ -27,6 +27,10 @@ struct Params {
     check_every: u32,
     max_iterations: u32,
     n_partials: u32,
+    law: u32,          // 0 = associated, 1 = De Saxcé (ŷ = y + g(y))
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 struct Contact {
@@ -160,6 +164,16 @@ fn twist(c: Contact) -> V6 {
               vec3<f32>(dot(n, wrel), dot(u, wrel), dot(w, wrel)));
 }
 
+// The velocity the law pairs with γ: y itself (associated) or, for De Saxcé,
+// ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …) (seed 001 eq. 63 + spin).
+fn law_velocity(y: V6, c: Contact) -> V6 {
+    if (params.law == 0u) {
+        return y;
+    }
+    let g = c.n.w * length(y.f.yz) + c.bias.w * abs(y.t.x) + c.u.w * length(y.t.yz);
+    return V6(vec3<f32>(y.f.x + g, y.f.y, y.f.z), y.t);
+}
+
 fn flat_index(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 {
     return gid.x + gid.y * nwg.x * wg;
 }
@@ -172,8 +186,8 @@ fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     }
     let c = contacts[i];
     let g = load_gamma(i);
-    let y = twist(c);
-    // x = γ − ω B y; torque rows scaled by r = √(b_f/b_t) for the B⁻¹-metric projection.
+    let y = law_velocity(twist(c), c);
+    // x = γ − ω B ŷ; torque rows scaled by r = √(b_f/b_t) for the B⁻¹-metric projection.
     let bf = c.arm_a.w;
     let bt = c.arm_b.w;
     let r = sqrt(bf / bt);
@@ -220,7 +234,7 @@ fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 
 var<workgroup> red: array<vec4<f32>, 256>;
 
-// Per contact: (‖γ − Π(γ − y)‖², ‖γ‖², ‖y‖²), reduced per workgroup into `partials`.
+// Per contact: (‖γ − Π(γ − ŷ)‖², ‖γ‖², ‖y‖²), reduced per workgroup into `partials`.
 @compute @workgroup_size(RWG)
 fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -230,7 +244,8 @@ fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         let c = contacts[i];
         let g = load_gamma(i);
         let y = twist(c);
-        let p = project(V6(g.f - y.f, g.t - y.t), c.n.w, c.u.w, c.bias.w);
+        let yh = law_velocity(y, c);
+        let p = project(V6(g.f - yh.f, g.t - yh.t), c.n.w, c.u.w, c.bias.w);
         let ef = g.f - p.f;
         let et = g.t - p.t;
         acc = vec4<f32>(dot(ef, ef) + dot(et, et), dot(g.f, g.f) + dot(g.t, g.t), dot(y.f, y.f) + dot(y.t, y.t), 0.0);

@@ -11,7 +11,6 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::gpu::GpuContext;
-use crate::material::FrictionLaw;
 use crate::output::csv::{write_final_csv, TrackWriter};
 use crate::output::summary::{write_json, Summary};
 use crate::output::vtk::PvdSeries;
@@ -33,19 +32,16 @@ pub enum BackendChoice {
     Gpu,
 }
 
-/// Opens the chosen backend for a scene's solver settings and contact law:
-/// the f32 and GPU backends run only the Jacobi method under the associated
-/// law, so `auto` then picks the CPU (and says why) and an explicit choice is
-/// an error that says what to change.
+/// Opens the chosen backend for a scene's solver settings: the f32 and GPU
+/// backends run only the Jacobi method (under either contact law), so `auto`
+/// then picks the CPU (and says why) and an explicit choice is an error that
+/// says what to change.
 pub fn open_backend_for(
     choice: BackendChoice,
     solver: &SolverSettings,
-    law: FrictionLaw,
 ) -> Result<(Backend, String)> {
     let unsupported = if solver.method != SolverMethod::Jacobi {
         Some(format!("solver method {}", solver.method))
-    } else if law != FrictionLaw::Associated {
-        Some(format!("friction law {law:?}"))
     } else {
         None
     };
@@ -55,7 +51,7 @@ pub fn open_backend_for(
             format!("cpu: the scene uses {what}, which only the cpu backend runs"),
         )),
         (BackendChoice::Gpu | BackendChoice::CpuF32, Some(what)) => anyhow::bail!(
-            "--backend {}: the scene uses {what}, but this backend runs only the jacobi method with the Associated law; use --backend cpu",
+            "--backend {}: the scene uses {what}, but this backend runs only the jacobi method; use --backend cpu",
             if choice == BackendChoice::Gpu { "gpu" } else { "cpu-f32" }
         ),
         _ => open_backend(choice),
@@ -111,7 +107,7 @@ pub struct RunOptions {
 pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
     let mut world = scene.build()?;
-    let (backend, why) = open_backend_for(opts.backend, &world.solver, world.contact.friction_law)?;
+    let (backend, why) = open_backend_for(opts.backend, &world.solver)?;
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;

@@ -22,7 +22,6 @@ use crate::collision;
 use crate::gpu::jacobi::GpuJacobi;
 use crate::gpu::{GpuContext, GpuError};
 use crate::integrate;
-use crate::material::FrictionLaw;
 use crate::problem::{BodyDelassus, ContactProblem, Vec6};
 use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
 use crate::solver::packed::pack;
@@ -119,15 +118,15 @@ pub enum StepError {
         /// `{:#}` does not print it twice).
         error: GpuError,
     },
-    /// The backend cannot run the asked-for method or law.
-    #[error("the {backend} backend runs only the jacobi method with the Associated law, not {method} with {law:?}; use the cpu backend")]
+    /// The backend cannot run the asked-for method.
+    #[error(
+        "the {backend} backend runs only the jacobi method, not {method}; use the cpu backend"
+    )]
     Unsupported {
         /// The backend.
         backend: String,
         /// The solver method asked for.
         method: SolverMethod,
-        /// The contact law asked for.
-        law: FrictionLaw,
     },
 }
 
@@ -253,11 +252,10 @@ impl Stepper {
                 let mut op = BodyDelassus::new(&problem);
                 return Ok((solver::solve(&mut op, gamma, settings, ws), None));
             }
-            if settings.method != SolverMethod::Jacobi || problem.law != FrictionLaw::Associated {
+            if settings.method != SolverMethod::Jacobi {
                 return Err(StepError::Unsupported {
                     backend: backend.describe(),
                     method: settings.method,
-                    law: problem.law,
                 });
             }
             let mut packed = pack(&problem, gamma);

@@ -567,9 +567,19 @@ fn assert_pile_matches_mirror(n: usize, mut solver: Solver32) {
     assert_matches_mirror(&format!("pile of {n}"), &mut solver, p, 100);
 }
 
+/// The stiff 1,000-sphere pile posed with De Saxcé's law (the solvers add
+/// g(y) to the normal row of the twist before the step and the residual).
+fn assert_de_saxce_pile_matches_mirror(mut solver: Solver32) {
+    let mut p = stiff_pile(1000).clone();
+    p.law = repose::material::FrictionLaw::DeSaxce;
+    assert_matches_mirror("De Saxcé pile of 1000", &mut solver, &p, 100);
+}
+
 for_each_f32_solver! {
     /// Property 2a: the stiff 1,000-sphere pile, after 1 and 100 iterations.
     pile_1000_matches_mirror => |s| assert_pile_matches_mirror(1000, s);
+    /// Property 2a under the De Saxcé law.
+    pile_1000_de_saxce_matches_mirror => assert_de_saxce_pile_matches_mirror;
     /// Property 2a: the stiff 20,000-sphere pile, after 1 and 100 iterations.
     pile_20000_matches_mirror => |s| assert_pile_matches_mirror(20_000, s);
 }
@@ -1241,7 +1251,11 @@ fn wgsl_structs_match_rust_records() {
             tolerance,
             check_every,
             max_iterations,
-            n_partials
+            n_partials,
+            law,
+            pad0,
+            pad1,
+            pad2
         ]
     );
     assert_same_layout!(

@@ -8,6 +8,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::{GpuContext, GpuError};
+use crate::material::FrictionLaw;
 use crate::solver::packed::{PackedBody, PackedContact, PackedProblem};
 use crate::solver::{SolveStats, SolverSettings};
 
@@ -39,6 +40,14 @@ pub struct Params {
     pub max_iterations: u32,
     /// Number of residual partial sums (workgroups of `residual_pass`).
     pub n_partials: u32,
+    /// Contact law: 0 = associated, 1 = De Saxcé.
+    pub law: u32,
+    /// Padding (uniform structs are a multiple of 16 bytes).
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
+    /// Padding.
+    pub pad2: u32,
 }
 
 /// Loop control and result record (WGSL `Control`).
@@ -431,6 +440,11 @@ impl GpuJacobi {
             check_every: s.check_every.max(1) as u32,
             max_iterations: s.max_iterations as u32,
             n_partials: rgrid.0 * rgrid.1,
+            law: match p.law {
+                FrictionLaw::Associated => 0,
+                FrictionLaw::DeSaxce => 1,
+            },
+            ..Default::default()
         };
         let q = &ctx.queue;
         q.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));

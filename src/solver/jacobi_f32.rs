@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use super::packed::{PackedBody, PackedContact, PackedProblem};
 use super::{SolveStats, SolverSettings};
+use crate::material::FrictionLaw;
 
 /// Marker for a wall end in `ids.y`.
 pub const NONE: u32 = u32::MAX;
@@ -126,7 +127,23 @@ pub fn twist(c: &PackedContact, bodies: &[PackedBody]) -> [f32; 6] {
     ]
 }
 
-/// One contact's Jacobi update: the new impulse from the old one and the twist.
+/// The velocity the law pairs with γ (WGSL `law_velocity`): y itself, or for
+/// De Saxcé ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …) (seed 001 eq. 63 + spin).
+#[inline]
+pub fn law_velocity(c: &PackedContact, y: &[f32; 6], law: FrictionLaw) -> [f32; 6] {
+    match law {
+        FrictionLaw::Associated => *y,
+        FrictionLaw::DeSaxce => {
+            let g = c.n[3] * (y[1] * y[1] + y[2] * y[2]).sqrt()
+                + c.bias[3] * y[3].abs()
+                + c.u[3] * (y[4] * y[4] + y[5] * y[5]).sqrt();
+            [y[0] + g, y[1], y[2], y[3], y[4], y[5]]
+        }
+    }
+}
+
+/// One contact's Jacobi update: the new impulse from the old one and the
+/// law's velocity ŷ ([`law_velocity`] of the twist).
 #[inline]
 pub fn update(c: &PackedContact, g: &[f32; 6], y: &[f32; 6], omega: f32, lambda: f32) -> [f32; 6] {
     let (bf, bt) = (c.arm_a[3], c.arm_b[3]);
@@ -168,10 +185,12 @@ pub fn end_deltas(c: &PackedContact, dg: &[f32; 6], bodies: &[PackedBody]) -> [[
     out
 }
 
-/// Squared natural-map residual ‖γ − Π(γ − y)‖² of one contact, plus ‖γ‖² and ‖y‖².
+/// Squared natural-map residual ‖γ − Π(γ − ŷ)‖² of one contact, plus ‖γ‖²
+/// and ‖y‖² (ŷ = [`law_velocity`] of y).
 #[inline]
-pub fn residual_terms(c: &PackedContact, g: &[f32; 6], y: &[f32; 6]) -> [f32; 3] {
-    let d: [f32; 6] = std::array::from_fn(|k| g[k] - y[k]);
+pub fn residual_terms(c: &PackedContact, g: &[f32; 6], y: &[f32; 6], law: FrictionLaw) -> [f32; 3] {
+    let yh = law_velocity(c, y, law);
+    let d: [f32; 6] = std::array::from_fn(|k| g[k] - yh[k]);
     let p = project_f32(&d, c.n[3], c.u[3], c.bias[3]);
     let mut out = [0.0f32; 3];
     for k in 0..6 {
@@ -208,6 +227,7 @@ pub fn solve(
         return stats;
     }
     let (omega, lambda) = (s.omega as f32, s.lambda as f32);
+    let law = p.law;
     let check_every = s.check_every.max(1);
     ws.deltas.resize(nc, [[0.0; 6]; 2]);
     let mut it = 0;
@@ -220,7 +240,7 @@ pub fn solve(
                 .par_iter()
                 .zip(gamma.par_iter())
                 .map(|(c, g)| {
-                    let t = residual_terms(c, g, &twist(c, bodies));
+                    let t = residual_terms(c, g, &twist(c, bodies), law);
                     [t[0] as f64, t[1] as f64, t[2] as f64]
                 })
                 .reduce(|| [0.0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
@@ -250,7 +270,7 @@ pub fn solve(
                 .zip(ws.deltas.par_iter_mut())
                 .with_min_len(256)
                 .for_each(|((c, g), d)| {
-                    let y = twist(c, bodies);
+                    let y = law_velocity(c, &twist(c, bodies), law);
                     let gn = update(c, g, &y, omega, lambda);
                     let dg: [f32; 6] = std::array::from_fn(|k| gn[k] - g[k]);
                     *g = gn;

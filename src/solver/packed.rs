@@ -24,6 +24,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
 
 use crate::collision::NO_BODY;
+use crate::material::FrictionLaw;
 use crate::problem::{ContactProblem, Delassus};
 
 /// One contact, f32, 96 bytes (WGSL `Contact`).
@@ -64,6 +65,8 @@ pub struct PackedProblem {
     pub bodies: Vec<PackedBody>,
     /// CSR offsets into the slot array (length bodies + 1).
     pub offsets: Vec<u32>,
+    /// The contact law of the problem.
+    pub law: FrictionLaw,
 }
 
 fn v4(v: DVec3, w: f64) -> [f32; 4] {
@@ -128,5 +131,6 @@ pub fn pack(problem: &ContactProblem, gamma0: &[[f64; 6]]) -> PackedProblem {
         contacts,
         bodies,
         offsets: problem.csr_offsets.clone(),
+        law: problem.law,
     }
 }

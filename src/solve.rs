@@ -1,0 +1,171 @@
+//! Solving contact problems read from files (`repose solve`): one problem
+//! with one method, or every problem of a directory with every method, as a
+//! small performance profile.
+//!
+//! A problem is solved through its explicit 6-D Delassus operator
+//! ([`SiconosProblem::to_delassus`]) by the same solver code that runs in
+//! simulations, stopping on the Siconos relative measure; the error printed
+//! is then recomputed independently in the file's own d-space
+//! ([`SiconosProblem::error`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::problem::Vec6;
+use crate::siconos::SiconosProblem;
+use crate::solver::{self, ResidualMeasure, SolverMethod, SolverSettings, Workspace};
+
+/// How to solve.
+#[derive(Clone, Debug)]
+pub struct SolveOptions {
+    /// The method.
+    pub method: SolverMethod,
+    /// Relative error (Siconos measure) to reach.
+    pub tolerance: f64,
+    /// Iterations at most.
+    pub max_iterations: usize,
+    /// Wall-clock limit in seconds (checked between chunks of iterations).
+    pub time_limit: f64,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            method: SolverMethod::Pgs,
+            tolerance: 1e-6,
+            max_iterations: 100_000,
+            time_limit: 60.0,
+        }
+    }
+}
+
+/// The outcome of one solve: one row of the `--all` table.
+#[derive(Clone, Debug, Serialize)]
+pub struct SolveReport {
+    /// The problem (file name).
+    pub problem: String,
+    /// 3 (Coulomb) or 5 (rolling friction).
+    pub dim: usize,
+    /// Number of contacts.
+    pub contacts: usize,
+    /// The method.
+    pub solver: String,
+    /// Iterations performed.
+    pub iterations: usize,
+    /// Wall-clock seconds of the solve (reading excluded).
+    pub seconds: f64,
+    /// Absolute Siconos error ‖r − Π_K(r − (u + g(u)))‖.
+    pub error_abs: f64,
+    /// Relative Siconos error (absolute ÷ max(‖q‖, ‖r‖, ‖u‖)).
+    pub error_rel: f64,
+    /// Whether the relative error reached the tolerance.
+    pub converged: bool,
+    /// Whether the time limit stopped the solve.
+    pub timed_out: bool,
+}
+
+/// Iterations per chunk between time-limit checks (the solver restarts its
+/// momentum / step adaptation between chunks, warm-started from the last
+/// iterate, so chunks are long).
+const CHUNK: usize = 2000;
+
+/// Solves `p` (named `name` in the report) from zero reactions.
+pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveReport {
+    let mut op = p.to_delassus();
+    let mut gamma: Vec<Vec6> = vec![[0.0; 6]; p.n_contacts];
+    let mut ws = Workspace::default();
+    let t0 = Instant::now();
+    let mut done = 0;
+    let mut timed_out = false;
+    loop {
+        let chunk = CHUNK.min(o.max_iterations - done);
+        let s = SolverSettings {
+            method: o.method,
+            tolerance: o.tolerance,
+            max_iterations: chunk,
+            residual: ResidualMeasure::Siconos,
+            warm_start: true,
+            ..Default::default()
+        };
+        let stats = solver::solve(&mut op, &mut gamma, &s, &mut ws);
+        done += stats.iterations;
+        if stats.converged || done >= o.max_iterations {
+            break;
+        }
+        if t0.elapsed().as_secs_f64() > o.time_limit {
+            timed_out = true;
+            break;
+        }
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    let err = p.error(&p.extract(&gamma));
+    SolveReport {
+        problem: name.to_string(),
+        dim: p.dim,
+        contacts: p.n_contacts,
+        solver: o.method.name().to_string(),
+        iterations: done,
+        seconds,
+        error_abs: err.abs,
+        error_rel: err.rel,
+        converged: err.rel <= o.tolerance,
+        timed_out,
+    }
+}
+
+/// The `.dat` files under `dir` (recursively), sorted by path.
+pub fn problem_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)? {
+            let path = e?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "dat") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The name of a problem file in tables: its path relative to `dir`.
+pub fn problem_name(dir: &Path, file: &Path) -> String {
+    file.strip_prefix(dir)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Formats reports as an aligned text table.
+pub fn table(rows: &[SolveReport]) -> String {
+    let mut s = format!(
+        "{:<44} {:>3} {:>8} {:<15} {:>8} {:>9} {:>10} {:>10}  {}\n",
+        "problem", "d", "contacts", "solver", "iter", "seconds", "abs error", "rel error", "solved"
+    );
+    for r in rows {
+        s += &format!(
+            "{:<44} {:>3} {:>8} {:<15} {:>8} {:>9.3} {:>10.2e} {:>10.2e}  {}\n",
+            r.problem,
+            r.dim,
+            r.contacts,
+            r.solver,
+            r.iterations,
+            r.seconds,
+            r.error_abs,
+            r.error_rel,
+            if r.converged {
+                "yes"
+            } else if r.timed_out {
+                "no (time limit)"
+            } else {
+                "no"
+            }
+        );
+    }
+    s
+}
