@@ -239,7 +239,7 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
         )));
     }
     let (x0, x1, y0, y1) = extent(series).unwrap_or((0.0, 1.0, 0.0, 1.0));
-    let ts = (options.width / 500).min(options.height / 350).max(1);
+    let ts = (options.width / 450).min(options.height / 300).max(1);
     let th = i64::from(text_height(ts));
     let x_ticks = nice_ticks(x0, x1, 6);
     let y_ticks = nice_ticks(y0, y1, 6);
@@ -375,9 +375,9 @@ pub fn plot_lines(series: &[Series], options: &PlotOptions) -> Result<Image, Ren
             if let Some(e) = bar(p) {
                 let x = lay.x.to_px(p.x);
                 let (ya, yb) = (lay.y.to_px(p.y - e), lay.y.to_px(p.y + e));
-                img.line(x, ya, x, yb, lw * 0.75, c);
-                img.line(x - mr, ya, x + mr, ya, lw * 0.75, c);
-                img.line(x - mr, yb, x + mr, yb, lw * 0.75, c);
+                img.line(x, ya, x, yb, lw, c);
+                img.line(x - mr, ya, x + mr, ya, lw, c);
+                img.line(x - mr, yb, x + mr, yb, lw, c);
             }
         }
         for pair in s.points.windows(2) {
