@@ -10,6 +10,7 @@ pub mod integrate;
 pub mod material;
 pub mod output;
 pub mod problem;
+pub mod render;
 pub mod run;
 pub mod scene;
 pub mod solver;

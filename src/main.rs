@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+use repose::render::ColourBy;
 use repose::run::{open_backend, run_file, BackendChoice, RunOptions};
 use repose::scene::parse_set;
 use repose::solver::SolverMethod;
@@ -24,7 +25,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Simulate a scene file and write frames, final.csv and summary.json.
+    /// Simulate a scene file and write frames, final.csv, final.png and summary.json.
     Run {
         /// The scene file (RON).
         scene: PathBuf,
@@ -37,12 +38,34 @@ enum Command {
         /// Write no VTU frames.
         #[arg(long)]
         no_frames: bool,
+        /// Write no final.png (overrides the scene's output.picture.enabled).
+        #[arg(long)]
+        no_picture: bool,
         /// Solver backend: auto = GPU if an adapter exists, else CPU.
         #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
         backend: BackendChoice,
         /// Solver method (overrides the scene's `solver.method`).
         #[arg(long, value_enum)]
         solver: Option<SolverMethod>,
+    },
+    /// Render a run's final.csv as a picture (side and top view of the
+    /// spheres): DIR/final.png unless --out.
+    Render {
+        /// The run's output directory (holding final.csv; summary.json, if
+        /// present, gives the caption).
+        dir: PathBuf,
+        /// What the sphere colours show.
+        #[arg(long, value_enum, default_value_t = ColourBy::Height)]
+        colour: ColourBy,
+        /// The PNG file to write (default: DIR/final.png).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Picture width in pixels.
+        #[arg(long, default_value_t = 1200)]
+        width: u32,
+        /// Picture height in pixels.
+        #[arg(long, default_value_t = 600)]
+        height: u32,
     },
     /// Run the built-in analytic validation cases and print measured vs expected.
     Validate {
@@ -103,6 +126,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             set,
             out,
             no_frames,
+            no_picture,
             backend,
             solver,
         } => {
@@ -118,6 +142,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 progress: std::io::stderr().is_terminal(),
                 no_frames,
                 backend,
+                no_picture,
             };
             let s = run_file(&scene, &overrides, &opts)?;
             println!(
@@ -130,6 +155,25 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 s.solver.iterations_mean,
                 s.solver.residual_rel_final
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Render {
+            dir,
+            colour,
+            out,
+            width,
+            height,
+        } => {
+            if !dir.is_dir() {
+                anyhow::bail!(
+                    "{}: not a directory (expected a run's output directory holding final.csv)",
+                    dir.display()
+                );
+            }
+            let img = repose::render::render_output_dir(&dir, colour, width, height)?;
+            let path = out.unwrap_or_else(|| dir.join("final.png"));
+            repose::render::write_png(&path, &img)?;
+            println!("{}", path.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Validate { backend } => {

@@ -1,5 +1,6 @@
 //! Running a scene end to end: build the world, step it with a progress bar,
-//! write frames (VTU + PVD), `final.csv`, `track.csv` and `summary.json`.
+//! write frames (VTU + PVD), `final.csv`, `final.png`, `track.csv` and
+//! `summary.json`.
 //!
 //! Outputs are written as the run goes, each file atomically, so a run that
 //! stops with an error (a diverging solver, say) leaves valid files behind.
@@ -14,6 +15,7 @@ use crate::gpu::GpuContext;
 use crate::output::csv::{write_final_csv, TrackWriter};
 use crate::output::summary::{write_json, Summary};
 use crate::output::vtk::PvdSeries;
+use crate::render::{render_particles, run_caption, write_png, ParticleOptions};
 use crate::scene::Scene;
 use crate::solver::{SolverMethod, SolverSettings};
 use crate::step::{Backend, Stepper};
@@ -99,6 +101,8 @@ pub struct RunOptions {
     pub no_frames: bool,
     /// Which solver backend.
     pub backend: BackendChoice,
+    /// Write no `final.png` (whatever the scene's `output.picture.enabled`).
+    pub no_picture: bool,
 }
 
 /// Runs `scene` to its duration and writes its outputs; returns the summary
@@ -205,6 +209,11 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     }
     write_final_csv(out.join("final.csv"), &world.bodies)
         .with_context(|| format!("cannot write {}", out.join("final.csv").display()))?;
+    if scene.output.picture.enabled && !opts.no_picture {
+        let t_pic = Instant::now();
+        write_picture(scene, &world, &out.join("final.png"));
+        summary.add_stage_seconds("picture", t_pic.elapsed().as_secs_f64());
+    }
     summary.steps = world.step_index;
     summary.simulated_time = world.time;
     summary.wall_time_s = t0.elapsed().as_secs_f64();
@@ -228,6 +237,33 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         out.display()
     );
     Ok(summary)
+}
+
+/// Writes `final.png`, the picture of the final state (settings from
+/// `scene.output.picture`), and logs its path. A picture that cannot be
+/// made (non-finite positions after a diverged step) or written is a
+/// warning, not an error: the numbers of the run matter more.
+fn write_picture(scene: &Scene, world: &crate::world::World, path: &Path) {
+    let pic = &scene.output.picture;
+    let b = &world.bodies;
+    let result = pic
+        .colour
+        .values(&b.pos, &b.vel)
+        .and_then(|values| {
+            let opts = ParticleOptions {
+                width: pic.width,
+                height: pic.height,
+                colour_label: pic.colour.label().to_string(),
+                caption: Some(run_caption(&scene.name, world.time, b.len(), pic.colour)),
+            };
+            render_particles(&b.pos, &b.radius, &values, &opts)
+        })
+        .map_err(anyhow::Error::new)
+        .and_then(|img| write_png(path, &img).map_err(anyhow::Error::new));
+    match result {
+        Ok(()) => log::info!("picture of the final state: {}", path.display()),
+        Err(e) => log::warn!("no picture of the final state ({}): {e:#}", path.display()),
+    }
 }
 
 /// Loads a scene file with overrides and runs it.

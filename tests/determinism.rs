@@ -42,6 +42,7 @@ fn run_once(scene: &Scene, backend: BackendChoice) -> (Summary, Vec<u8>) {
         progress: false,
         no_frames: true,
         backend,
+        no_picture: true,
     };
     let summary =
         run_scene(scene, &opts).unwrap_or_else(|e| panic!("run on {backend:?} failed: {e:#}"));

@@ -5,6 +5,7 @@
 //! | `frame_NNNNN.vtu` | [`vtk::write_vtu`], [`vtk::PvdSeries`] | one snapshot of all spheres: positions, radii, velocities, spins, orientations, materials | ParaView (or VisIt, or any VTK reader): File → Open; show as *Points* or apply *Glyph* (sphere, scale by `radius`, scale factor 2) |
 //! | `<basename>.pvd` | [`vtk::PvdSeries`] | the time series of all frames, with physical times | ParaView: File → Open the `.pvd`, then press Play |
 //! | `final.csv` | [`csv::write_final_csv`] | the final state of every body, one row each, numbers at full precision (files of equal runs are byte-identical) | any spreadsheet, `pandas.read_csv`, or [`csv::read_final_csv`] |
+//! | `final.png` | [`crate::render::write_png`] of [`crate::render::render_particles`] | a picture of the final state: side and top view of the spheres, colour bar, scale bar | any image viewer |
 //! | `track.csv` | [`csv::TrackWriter`] | the trajectories of a few chosen bodies over time | as above; plot `x`/`z` against `time` |
 //! | `summary.json` | [`summary::write_json`] | what ran and how it went: scene, backend, steps, timings per stage, contact and solver statistics, final kinetic energy, later results such as the angle of repose | any text editor, `jq`, `json.load`, or [`summary::read_summary`] |
 //!

@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use crate::bodies::{Bodies, SphereInit};
 use crate::boundary::{Boundary, Shape};
 use crate::material::Material;
+use crate::render::ColourBy;
 use crate::solver::SolverSettings;
 use crate::world::{ContactSettings, World};
 
@@ -117,6 +118,34 @@ pub struct OutputSettings {
     pub track: Vec<usize>,
     /// Also write one CSV file per frame (besides the VTU files).
     pub csv_frames: bool,
+    /// The picture of the final state, `final.png`.
+    pub picture: PictureSettings,
+}
+
+/// Settings of `final.png`, the picture of the final state (a side view and
+/// a top view of the spheres; see [`crate::render::particles`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PictureSettings {
+    /// Write `final.png` at the end of the run (default `true`).
+    pub enabled: bool,
+    /// What the sphere colours show: `Height` (default) or `Speed`.
+    pub colour: ColourBy,
+    /// Width in pixels (default 1200).
+    pub width: u32,
+    /// Height in pixels (default 600).
+    pub height: u32,
+}
+
+impl Default for PictureSettings {
+    fn default() -> Self {
+        PictureSettings {
+            enabled: true,
+            colour: ColourBy::Height,
+            width: 1200,
+            height: 600,
+        }
+    }
 }
 
 /// One source of spheres. Body ids are assigned in list order, and within a

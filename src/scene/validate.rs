@@ -132,6 +132,19 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         scene.contact.max_recovery_speed,
     );
     c.opt_positive("output.frame_interval", scene.output.frame_interval);
+    let pic = &scene.output.picture;
+    for (field, v, min) in [
+        ("width", pic.width, crate::render::particles::MIN_WIDTH),
+        ("height", pic.height, crate::render::particles::MIN_HEIGHT),
+    ] {
+        let max = crate::render::image::MAX_SIDE;
+        if !(min..=max).contains(&v) {
+            c.push(
+                format!("output.picture.{field}"),
+                format!("must be {min}…{max} pixels (got {v})"),
+            );
+        }
+    }
 
     if scene.materials.is_empty() {
         c.push("materials", "the scene needs at least one material");

@@ -1,0 +1,251 @@
+//! Pictures people can open without ParaView: `final.png` after every run
+//! (a side view and a top view of the spheres), line plots for parameter
+//! sweeps (`sweep.png`), and contact sheets of many pictures.
+//!
+//! Everything here is plain Rust on the CPU and needs nothing from the
+//! machine: text is drawn from a built-in bitmap font ([`text`]), PNG files
+//! are written by the `png` crate ([`png_io`]). The pieces:
+//!
+//! | item | what it makes |
+//! | --- | --- |
+//! | [`Image`], [`Rgb`] | an RGB raster with simple drawing operations ([`image`]) |
+//! | [`write_png`], [`read_png`] | PNG files, written atomically |
+//! | [`render_particles`] | the particle picture: shaded spheres coloured by height or speed, colour bar, scale bar, caption ([`particles`]) |
+//! | [`render_output_dir`] | that picture from a run's `final.csv` (and `summary.json` for the caption) |
+//! | [`plot_lines`] | an x–y line plot with ticks, labels, legend and error bars ([`plot`]) |
+//! | [`contact_sheet`] | thumbnails of several pictures in a grid, with captions ([`sheet`]) |
+//!
+//! Bad input (a NaN position, mismatched lengths, an impossible image
+//! size, a malformed file) is a [`RenderError`], never a panic.
+
+pub mod colormap;
+pub mod image;
+pub mod particles;
+pub mod plot;
+pub mod png_io;
+pub mod sheet;
+pub mod text;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use glam::DVec3;
+use thiserror::Error;
+
+use crate::output::csv::read_final_csv;
+use crate::output::summary::read_summary;
+use crate::output::ReadError;
+
+pub use self::image::{Image, Rgb};
+pub use self::particles::{render_particles, ColourBy, ParticleOptions};
+pub use self::plot::{nice_ticks, plot_lines, PlotOptions, Series};
+pub use self::png_io::{read_png, write_png};
+pub use self::sheet::contact_sheet;
+
+/// Why a picture could not be made.
+#[derive(Debug, Error)]
+pub enum RenderError {
+    /// An image side is 0 or too large.
+    #[error("image size {width}×{height} is not allowed (each side must be 1…{max} pixels)")]
+    Size {
+        /// Asked-for width.
+        width: u32,
+        /// Asked-for height.
+        height: u32,
+        /// The largest allowed side.
+        max: u32,
+    },
+    /// A sphere has a non-finite (or negative, for a radius) value.
+    #[error("sphere {index}: {what} is {value}; only finite values can be drawn")]
+    NonFinite {
+        /// Which quantity (`position`, `radius`, `colour value`).
+        what: &'static str,
+        /// The sphere's index.
+        index: usize,
+        /// The offending value, as text.
+        value: String,
+    },
+    /// The input does not fit together (lengths, sizes, file contents).
+    #[error("{0}")]
+    Invalid(String),
+    /// A file could not be read.
+    #[error("{}: {err}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        err: io::Error,
+    },
+    /// A run's output file could not be read back.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+/// `v` in at most about 4 significant digits, without trailing zeros:
+/// `0`, `0.0125`, `3.5`, `1200`, `-2.5e-6`, `1.2e9`.
+pub fn fmt_num(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let a = v.abs();
+    if (1e-3..1e6).contains(&a) {
+        let digits = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+        let s = format!("{v:.digits$}");
+        let s = if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        };
+        if s == "-0" {
+            "0".to_string()
+        } else {
+            s
+        }
+    } else {
+        let s = format!("{v:.3e}");
+        // Trim zeros of the mantissa: 1.500e-6 → 1.5e-6.
+        match s.split_once('e') {
+            Some((m, e)) if m.contains('.') => {
+                format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
+            }
+            _ => s,
+        }
+    }
+}
+
+/// A length in the unit that reads best: `5 cm`, `2 mm`, `1 m`, `500 µm`,
+/// `10 km`.
+pub fn fmt_length(metres: f64) -> String {
+    let a = metres.abs();
+    let (v, unit) = if a >= 1000.0 {
+        (metres / 1000.0, "km")
+    } else if a >= 1.0 {
+        (metres, "m")
+    } else if a >= 0.01 {
+        (metres * 100.0, "cm")
+    } else if a >= 0.001 {
+        (metres * 1000.0, "mm")
+    } else {
+        (metres * 1e6, "µm")
+    };
+    format!("{} {unit}", fmt_num(v))
+}
+
+/// The largest round length (1, 2 or 5 × a power of ten) not above `x`;
+/// `None` when `x` is not finite and positive.
+pub fn nice_step_below(x: f64) -> Option<f64> {
+    if !(x.is_finite() && x > 0.0) {
+        return None;
+    }
+    let e = x.log10().floor() as i32;
+    let p = pow10(e);
+    let m = x / p;
+    let mant = if m >= 5.0 {
+        5.0
+    } else if m >= 2.0 {
+        2.0
+    } else {
+        1.0
+    };
+    Some(mant * p)
+}
+
+/// 10^e, exact for |e| ≤ 22.
+pub(crate) fn pow10(e: i32) -> f64 {
+    if e >= 0 {
+        10f64.powi(e)
+    } else {
+        1.0 / 10f64.powi(-e)
+    }
+}
+
+/// The caption of a run's picture: scene name, simulated time, number of
+/// spheres and what the colours show.
+pub fn run_caption(scene: &str, time: f64, spheres: usize, colour: ColourBy) -> String {
+    let what = match colour {
+        ColourBy::Height => "height",
+        ColourBy::Speed => "speed",
+    };
+    format!(
+        "{scene}   t = {} s   {spheres} spheres   colour: {what}",
+        fmt_num(time)
+    )
+}
+
+/// Renders the particle picture of a run's output directory `dir` from its
+/// `final.csv` (positions, radii, velocities), coloured by `colour`. When
+/// `dir/summary.json` can be read, the caption names the scene and the
+/// simulated time.
+///
+/// Errors: [`RenderError::Read`] when `final.csv` is missing or malformed
+/// (naming the file, line and column), and the errors of
+/// [`render_particles`].
+pub fn render_output_dir(
+    dir: &Path,
+    colour: ColourBy,
+    width: u32,
+    height: u32,
+) -> Result<Image, RenderError> {
+    let rows = read_final_csv(dir.join("final.csv"))?;
+    let positions: Vec<DVec3> = rows.iter().map(|r| DVec3::new(r[1], r[2], r[3])).collect();
+    let velocities: Vec<DVec3> = rows.iter().map(|r| DVec3::new(r[4], r[5], r[6])).collect();
+    let radii: Vec<f64> = rows.iter().map(|r| r[10]).collect();
+    let values = colour.values(&positions, &velocities)?;
+    let caption = match read_summary(dir.join("summary.json")) {
+        Ok(s) => run_caption(&s.scene, s.simulated_time, rows.len(), colour),
+        Err(_) => format!(
+            "{}   {} spheres   colour: {}",
+            dir.join("final.csv").display(),
+            rows.len(),
+            colour.label()
+        ),
+    };
+    let opts = ParticleOptions {
+        width,
+        height,
+        colour_label: colour.label().to_string(),
+        caption: Some(caption),
+    };
+    render_particles(&positions, &radii, &values, &opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(fmt_num(0.0), "0");
+        assert_eq!(fmt_num(-0.0), "0");
+        assert_eq!(fmt_num(0.0125), "0.0125");
+        assert_eq!(fmt_num(3.5), "3.5");
+        assert_eq!(fmt_num(1200.0), "1200");
+        assert_eq!(fmt_num(0.123456), "0.1235");
+        assert_eq!(fmt_num(-2.5e-6), "-2.5e-6");
+        assert_eq!(fmt_num(1.2e9), "1.2e9");
+        assert_eq!(fmt_num(1e-4), "1e-4");
+    }
+
+    #[test]
+    fn lengths_pick_their_unit() {
+        assert_eq!(fmt_length(0.05), "5 cm");
+        assert_eq!(fmt_length(0.002), "2 mm");
+        assert_eq!(fmt_length(1.0), "1 m");
+        assert_eq!(fmt_length(5e-4), "500 µm");
+        assert_eq!(fmt_length(2000.0), "2 km");
+        assert_eq!(fmt_length(0.2), "20 cm");
+    }
+
+    #[test]
+    fn round_steps_below() {
+        assert_eq!(nice_step_below(0.07), Some(0.05));
+        assert_eq!(nice_step_below(0.05), Some(0.05));
+        assert_eq!(nice_step_below(3.0), Some(2.0));
+        assert_eq!(nice_step_below(1.9), Some(1.0));
+        assert_eq!(nice_step_below(0.0), None);
+        assert_eq!(nice_step_below(f64::NAN), None);
+    }
+}
