@@ -1,4 +1,5 @@
 //! repose: granular dynamics with nonsmooth (complementarity) contact.
+pub mod analysis;
 pub mod bench;
 pub mod bodies;
 pub mod boundary;
