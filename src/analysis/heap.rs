@@ -121,15 +121,15 @@ impl HeapSettings {
         let mut p = Vec::new();
         if let Some(c) = self.center {
             if !c.is_finite() {
-                p.push((
-                    "center",
-                    format!("must be finite (got ({}, {}))", c.x, c.y),
-                ));
+                p.push(("center", format!("must be finite (got ({}, {}))", c.x, c.y)));
             }
         }
         if let Some(w) = self.bin_width {
             if !(w.is_finite() && w > 0.0) {
-                p.push(("bin_width", format!("must be a finite number > 0 (got {w})")));
+                p.push((
+                    "bin_width",
+                    format!("must be a finite number > 0 (got {w})"),
+                ));
             }
         }
         let (a, b) = (self.flank_from, self.flank_to);
@@ -223,35 +223,41 @@ pub struct HeapMeasurement {
     pub settings: HeapSettings,
 }
 
-/// One profile bin: distance of its centre from the axis, and the highest
-/// sphere top above the floor in it.
+/// One profile bin: its highest sphere top above the floor, and that
+/// sphere's distance from the axis.
 #[derive(Clone, Copy, Debug)]
 struct Bin {
     distance: f64,
     height: f64,
 }
 
-/// Highest sphere top per bin of width `w`, for spheres given as
-/// `(distance from the axis, top above the floor)`; empty bins left out.
-fn profile(points: impl Iterator<Item = (f64, f64)>, w: f64) -> Vec<Bin> {
-    let mut best: Vec<f64> = Vec::new();
+/// The surface profile: for spheres given as `(distance from the axis, top
+/// above the floor)`, the highest top in each bin of width `w`, placed at
+/// the distance of the sphere it belongs to; among equal tops (a lattice
+/// layer: within `tie`) the outermost, which is the one nearest the free
+/// surface of a falling flank. Empty bins are left out.
+fn profile(points: impl Iterator<Item = (f64, f64)>, w: f64, tie: f64) -> Vec<Bin> {
+    let empty = Bin {
+        distance: 0.0,
+        height: f64::NEG_INFINITY,
+    };
+    let mut best: Vec<Bin> = Vec::new();
     for (d, top) in points {
         // Distances are finite and ≥ 0, and w > 0: the index is finite; cap
         // it so a far stray sphere cannot ask for a huge vector.
         let k = ((d / w).floor() as usize).min(1 << 24);
         if k >= best.len() {
-            best.resize(k + 1, f64::NEG_INFINITY);
+            best.resize(k + 1, empty);
         }
-        best[k] = best[k].max(top);
+        let b = &mut best[k];
+        if top > b.height + tie || (top >= b.height - tie && d > b.distance) {
+            *b = Bin {
+                distance: d,
+                height: top,
+            };
+        }
     }
-    best.iter()
-        .enumerate()
-        .filter(|(_, h)| h.is_finite())
-        .map(|(k, &h)| Bin {
-            distance: (k as f64 + 0.5) * w,
-            height: h,
-        })
-        .collect()
+    best.into_iter().filter(|b| b.height.is_finite()).collect()
 }
 
 /// The `q` quantile (nearest rank) of `v` (not empty).
@@ -314,10 +320,12 @@ pub fn measure_heap(
     let n = positions.len();
     let mean_r = radii.iter().sum::<f64>() / n as f64;
     let w = settings.bin_width.unwrap_or(2.0 * mean_r);
-    let center = settings.center.unwrap_or_else(|| {
-        positions.iter().map(|p| p.truncate()).sum::<DVec2>() / n as f64
-    });
+    let center = settings
+        .center
+        .unwrap_or_else(|| positions.iter().map(|p| p.truncate()).sum::<DVec2>() / n as f64);
 
+    // Tops closer than this are one lattice layer, only rounded apart.
+    let tie = 1e-6 * mean_r;
     let top = |i: usize| positions[i].z + radii[i] - floor_z;
     let height = (0..n).map(top).fold(f64::NEG_INFINITY, f64::max);
     if height <= 0.0 {
@@ -338,7 +346,10 @@ pub fn measure_heap(
         }
     };
     let sides: Vec<(&str, Vec<Bin>)> = match settings.method {
-        HeapMethod::Radial => vec![("radial", profile((0..n).map(|i| (signed(i), top(i))), w))],
+        HeapMethod::Radial => vec![(
+            "radial",
+            profile((0..n).map(|i| (signed(i), top(i))), w, tie),
+        )],
         HeapMethod::Planar { .. } => vec![
             (
                 "left",
@@ -348,6 +359,7 @@ pub fn measure_heap(
                         .filter(|&(s, _)| s <= 0.0)
                         .map(|(s, t)| (-s, t)),
                     w,
+                    tie,
                 ),
             ),
             (
@@ -357,6 +369,7 @@ pub fn measure_heap(
                         .map(|i| (signed(i), top(i)))
                         .filter(|&(s, _)| s >= 0.0),
                     w,
+                    tie,
                 ),
             ),
         ],
@@ -385,15 +398,26 @@ pub fn measure_heap(
         .flat_map(|(_, bins)| bins.iter().map(|b| b.height))
         .fold(f64::INFINITY, f64::min);
     let range = height - lowest_bin;
-    let lo = lowest_bin + settings.flank_from * range;
-    let hi = lowest_bin + settings.flank_to * range;
+    let (lo, hi) = if range < 2.0 * mean_r {
+        // Less than a grain high above its lowest bin: a layer, not a heap;
+        // there is no cap or toe to leave out, and the window would only
+        // pick bins out of the roughness.
+        (lowest_bin, height)
+    } else {
+        (
+            lowest_bin + settings.flank_from * range,
+            lowest_bin + settings.flank_to * range,
+        )
+    };
 
     let mut flanks = Vec::new();
     let mut found = Vec::new();
     for (side, bins) in &sides {
         let pts: Vec<(f64, f64)> = bins
             .iter()
-            .filter(|b| b.height >= lo && b.height <= hi)
+            // The slack keeps a layer lying exactly on a window edge in,
+            // however the floor height rounds.
+            .filter(|b| b.height >= lo - tie && b.height <= hi + tie)
             .map(|b| (b.distance, b.height))
             .collect();
         found.push(format!("{side}: {}", pts.len()));
@@ -433,7 +457,7 @@ pub fn measure_heap(
         .sqrt()
         / k;
     let description = format!(
-        "{} profile: highest sphere top per bin of {:.4e} m {}; straight-line fit per flank on the bins between {:.0} % and {:.0} % of the profile's height range (above the lowest bin), angle = atan(|slope|), flanks averaged; base radius = {} quantile of the footprint of the spheres within one mean diameter of the floor",
+        "{} profile: highest sphere top per bin of {:.4e} m {}, at that sphere's distance; straight-line fit per flank on the bins between {:.0} % and {:.0} % of the profile's height range above its lowest bin (all bins when that range is under one mean diameter), angle = atan(|slope|), flanks averaged; base radius = {} quantile of the footprint of the spheres within one mean diameter of the floor",
         settings.method.name(),
         w,
         match settings.method {

@@ -36,9 +36,11 @@
 //!    coordinate along one axis, each side of the crest separately
 //!    ([`HeapMethod::Planar`]). Bins are one mean diameter wide by default;
 //!    the profile is the highest sphere *top* (z + r) above the floor in
-//!    each bin. The highest top — not the mean — is the free surface; a
-//!    bin's value comes from its inner edge on a falling flank, which
-//!    shifts the profile up by a constant and leaves its slope alone.
+//!    each bin, placed at that sphere's own distance from the axis (not at
+//!    the bin centre: bins one diameter wide against layers 1.6 radii apart
+//!    alias into a false slope). The highest top — not the mean — is the
+//!    free surface. Among equal tops (a lattice layer) the outermost is
+//!    taken: on a falling flank it is the one touching the surface.
 //! 3. **Flank.** The cap (rounded by the last grains to arrive) and the toe
 //!    (grains that rolled out over the floor, a floor layer spread to the
 //!    walls) are not part of the slope. The flank is the set of profile
@@ -47,8 +49,10 @@
 //!    floor layer) to the heap's height. Choosing bins by height rather
 //!    than by distance keeps the window on the slope whatever spreads over
 //!    the floor; measuring the range from the lowest bin rather than from
-//!    the floor makes a flat layer (range ≈ 0) fit all its bins and give an
-//!    angle ≈ 0 rather than an empty window.
+//!    the floor keeps a floor layer out of the range. A profile less than
+//!    one mean diameter high above its lowest bin is a layer, not a heap:
+//!    all its bins are fitted, which gives a flat layer an angle ≈ 0 rather
+//!    than an empty window.
 //! 4. **Fit.** An ordinary least-squares line height = a + s·distance on
 //!    each flank; angle = atan(|s|), its standard error the slope's,
 //!    √(SSR/(n−2)/Sxx), carried through atan: s.e.(s)/(1 + s²). A planar
@@ -65,9 +69,10 @@
 //!    angle atan(H/R) is a second, cruder estimate (it includes the cap and
 //!    toe); for a planar heap R is the base half-width.
 //!
-//! On a layered (lattice) heap the profile is a staircase; a line fitted
-//! over n whole steps underestimates the slope by a factor 1 − 1/n², so
-//! such test heaps need ten or more layers. Random piles have no steps.
+//! On synthetic lattice heaps (`tests/analysis.rs`: cones and wedges of
+//! 20°, 30°, 40°, ten or more layers high, smooth and roughened) this gives
+//! the construction angle within ±1°; the remaining error is the lattice's
+//! own staircase.
 //!
 //! Bad input — no spheres, one sphere, NaN coordinates, a floor above the
 //! heap, a pile too small for a fit — is an [`AnalysisError`] saying what

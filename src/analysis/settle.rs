@@ -180,7 +180,7 @@ impl SettleDetector {
     /// Records the mean kinetic energy per particle (J) at `time` (s);
     /// returns whether the pile is settled now.
     pub fn update(&mut self, time: f64, ke_per_particle: f64) -> bool {
-        let backwards = matches!(self.last_time, Some(t) if !(time >= t));
+        let backwards = matches!(self.last_time, Some(t) if time < t);
         let quiet = time.is_finite()
             && ke_per_particle.is_finite()
             && ke_per_particle < self.criterion.ke_per_particle
