@@ -9,6 +9,7 @@ pub mod cone;
 pub mod gpu;
 pub mod integrate;
 pub mod material;
+pub mod measure;
 pub mod output;
 pub mod problem;
 pub mod run;

@@ -9,7 +9,9 @@ use repose::analysis::{
     SettleDetector, SettleSettings,
 };
 
-const R: f64 = 0.01;
+mod common;
+
+use common::{cone, fcc, R};
 
 /// Deterministic uniform numbers in [−0.5, 0.5).
 struct Lcg(u64);
@@ -22,58 +24,6 @@ impl Lcg {
             .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64 - 0.5
     }
-}
-
-/// Centres of a face-centred cubic (ABC-stacked hexagonal close) packing of
-/// spheres of radius `R` on the floor z = 0, horizontally within `half` of
-/// `origin` on both axes, up to height `top`; `shift` moves the lattice
-/// horizontally relative to `origin` (so that the apex need not sit on a
-/// lattice site).
-fn fcc(origin: DVec2, half: f64, top: f64, shift: DVec2) -> Vec<DVec3> {
-    let a = 2.0 * R;
-    let dz = a * (2.0f64 / 3.0).sqrt();
-    let row = a * 3f64.sqrt() / 2.0;
-    let n = (half / row).ceil() as i64 + 2;
-    let mut out = Vec::new();
-    let mut layer = 0;
-    loop {
-        let z = R + layer as f64 * dz;
-        if z + R > top {
-            break;
-        }
-        // ABC stacking: each layer moves by a third of the unit cell.
-        let off = DVec2::new(a / 2.0, row / 3.0) * (layer % 3) as f64;
-        for j in -n..=n {
-            for i in -n..=n {
-                let p = DVec2::new(
-                    i as f64 * a + if j % 2 == 0 { 0.0 } else { a / 2.0 },
-                    j as f64 * row,
-                ) + off
-                    + shift;
-                if (p.x).abs() <= half && (p.y).abs() <= half {
-                    out.push((origin + p).extend(z));
-                }
-            }
-        }
-        layer += 1;
-    }
-    out
-}
-
-/// A conical heap of angle `deg` and apex (highest possible sphere top)
-/// `height` above the floor z = 0 at (0, 0): the spheres of an fcc packing
-/// whose top lies under the cone, z + r ≤ height − tan θ · ρ. Returns the
-/// centres and the construction base radius: where the cone of tops meets
-/// the top of the floor layer (z = 2r), plus the radius of the sphere there.
-fn cone(deg: f64, height: f64, shift: DVec2) -> (Vec<DVec3>, f64) {
-    let t = deg.to_radians().tan();
-    let base = (height - 2.0 * R) / t + R;
-    let all = fcc(DVec2::ZERO, base + 2.0 * R, height, shift);
-    let kept = all
-        .into_iter()
-        .filter(|p| p.z + R <= height - t * p.truncate().length())
-        .collect();
-    (kept, base)
 }
 
 /// A planar heap (a wedge with its crest along y at x = `crest`, 20
@@ -531,4 +481,65 @@ fn settle_defaults_scale_with_grain_size_and_gravity() {
     );
     assert!(SettleDetector::new(criterion(0.0, 1.0)).is_err());
     assert!(SettleDetector::new(criterion(1.0, f64::NAN)).is_err());
+}
+
+fn scene_with_analysis(analysis: &str) -> Result<repose::scene::Scene, repose::scene::SceneError> {
+    let text = format!(
+        r#"Scene(
+    version: 1,
+    time_step: 1e-3,
+    duration: 0.1,
+    materials: [(friction: 0.5)],
+    spheres: [Sphere(pos: (0, 0, 0.01), radius: 0.01)],
+    boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))],
+    {analysis}
+)"#
+    );
+    repose::scene::Scene::from_str(&text, "a.ron", &[])
+}
+
+#[test]
+fn scene_analysis_section_parses_round_trips_and_defaults_to_no_heap() {
+    let s = scene_with_analysis("").unwrap();
+    assert_eq!(s.analysis, Default::default(), "absent section: defaults");
+    assert!(s.analysis.heap.is_none() && !s.analysis.stop_when_settled);
+    let s = scene_with_analysis(
+        "analysis: (heap: (method: Planar(axis: Y), bin_width: 0.02, center: (0.1, 0.2)), floor: -0.5, settle: (ke_threshold: 1e-5, hold: 0.2), stop_when_settled: true),",
+    )
+    .unwrap();
+    let h = s.analysis.heap.as_ref().unwrap();
+    assert_eq!(h.method, HeapMethod::Planar { axis: Axis::Y });
+    assert_eq!(h.center, Some(DVec2::new(0.1, 0.2)));
+    assert_eq!(s.analysis.floor, Some(-0.5));
+    assert_eq!(s.analysis.settle.hold, Some(0.2));
+    let back = repose::scene::Scene::from_str(&s.to_ron().unwrap(), "a.ron", &[]).unwrap();
+    assert_eq!(back, s, "scene.ron round trip");
+    let set = s
+        .with_overrides(&[("analysis.settle.ke_threshold".into(), "0.001".into())])
+        .unwrap();
+    assert_eq!(
+        set.analysis.settle.ke_threshold, 0.001,
+        "--set reaches the section"
+    );
+}
+
+#[test]
+fn scene_analysis_values_out_of_range_are_errors_naming_the_field() {
+    let e = scene_with_analysis(
+        "analysis: (heap: (bin_width: -1.0, flank_from: 1.5), settle: (ke_threshold: 0.0, hold: -1.0)),",
+    )
+    .unwrap_err()
+    .to_string();
+    for want in [
+        "a.ron: analysis.heap.bin_width: must be a finite number > 0 (got -1)",
+        "a.ron: analysis.heap.flank_from: must be in [0, 1) (got 1.5)",
+        "a.ron: analysis.settle.ke_threshold: must be a finite number > 0 (got 0)",
+        "a.ron: analysis.settle.hold: must be a finite number ≥ 0 (got -1)",
+    ] {
+        assert!(e.contains(want), "expected {want:?} in:\n{e}");
+    }
+    let e = scene_with_analysis("analysis: (hepa: None),")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a.ron:") && e.contains("hepa"), "{e}");
 }

@@ -132,6 +132,9 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         scene.contact.max_recovery_speed,
     );
     c.opt_positive("output.frame_interval", scene.output.frame_interval);
+    for (field, reason) in scene.analysis.problems() {
+        c.push(format!("analysis.{field}"), reason);
+    }
 
     if scene.materials.is_empty() {
         c.push("materials", "the scene needs at least one material");
