@@ -1,4 +1,5 @@
 //! repose: granular dynamics with nonsmooth (complementarity) contact.
+pub mod analysis;
 pub mod bench;
 pub mod bodies;
 pub mod boundary;
@@ -8,6 +9,7 @@ pub mod cone;
 pub mod gpu;
 pub mod integrate;
 pub mod material;
+pub mod measure;
 pub mod output;
 pub mod problem;
 pub mod render;

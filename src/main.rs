@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+use repose::analysis::{Axis, HeapMethod};
+use repose::measure::{format_report, measure_dir, MeasureOptions};
 use repose::render::ColourBy;
 use repose::run::{open_backend, run_file, BackendChoice, RunOptions};
 use repose::scene::parse_set;
@@ -101,8 +103,47 @@ enum Command {
         #[arg(long, default_value_t = 0.5)]
         tol: f64,
     },
+    /// Measure the angle of repose of a saved run from DIR/final.csv and
+    /// record it in DIR/summary.json.
+    Measure {
+        /// The run's output directory (with final.csv and summary.json).
+        dir: PathBuf,
+        /// Profile method: radial (a conical heap), or x / y (a planar heap
+        /// whose cross-section runs along x / y). Default: as the run
+        /// measured, else radial.
+        #[arg(long, value_enum)]
+        method: Option<MethodChoice>,
+        /// Floor height (m). Default: as recorded in summary.json, else the
+        /// lowest sphere bottom.
+        #[arg(long, allow_negative_numbers = true)]
+        floor: Option<f64>,
+        /// Print the measurement as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show what this build can do: version, threads, backends.
     Info,
+}
+
+/// `--method` of `repose measure`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum MethodChoice {
+    /// Bins of distance from the pile axis (a conical heap).
+    Radial,
+    /// A planar heap, bins along x (two flanks).
+    X,
+    /// A planar heap, bins along y (two flanks).
+    Y,
+}
+
+impl From<MethodChoice> for HeapMethod {
+    fn from(m: MethodChoice) -> Self {
+        match m {
+            MethodChoice::Radial => HeapMethod::Radial,
+            MethodChoice::X => HeapMethod::Planar { axis: Axis::X },
+            MethodChoice::Y => HeapMethod::Planar { axis: Axis::Y },
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -155,6 +196,21 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 s.solver.iterations_mean,
                 s.solver.residual_rel_final
             );
+            if let Some(t) = s.extra.get("settling").and_then(|v| v.get("settle_time_s")) {
+                if let Some(t) = t.as_f64() {
+                    println!("settled at t = {t:.4} s");
+                }
+            }
+            if let Some(a) = s.extra.get("angle_of_repose") {
+                let num = |k: &str| a.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+                println!(
+                    "angle of repose: {:.2}° ± {:.2}°; height {:.4} m, base radius {:.4} m",
+                    num("angle_deg"),
+                    num("angle_stderr_deg"),
+                    num("height"),
+                    num("base_radius")
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Render {
@@ -245,6 +301,25 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Command::Measure {
+            dir,
+            method,
+            floor,
+            json,
+        } => {
+            let opts = MeasureOptions {
+                method: method.map(HeapMethod::from),
+                floor,
+            };
+            let r = measure_dir(&dir, &opts)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r.measurement)?);
+            } else {
+                println!("{}", format_report(&r.measurement, &r.floor_source));
+                println!("recorded in {}", r.summary_path.display());
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Info => {
             println!("repose {}", env!("CARGO_PKG_VERSION"));

@@ -2,6 +2,14 @@
 //! write frames (VTU + PVD), `final.csv`, `final.png`, `track.csv` and
 //! `summary.json`.
 //!
+//! Every step the mean kinetic energy per particle feeds a
+//! [`SettleDetector`]; the summary records when the pile settled
+//! (`extra.settling`), and with `analysis.stop_when_settled` the run ends
+//! there. When the scene asks for it (`analysis.heap`), the final state is
+//! measured ([`measure_heap`]) and the angle of repose goes to
+//! `extra.angle_of_repose`; the floor it was measured from goes to
+//! `extra.floor_z` (see [`scene_floor`]).
+//!
 //! Outputs are written as the run goes, each file atomically, so a run that
 //! stops with an error (a diverging solver, say) leaves valid files behind.
 
@@ -11,6 +19,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::analysis::{measure_heap, SettleDetector};
+use crate::bodies::Bodies;
+use crate::boundary::{Boundary, Shape};
 use crate::gpu::GpuContext;
 use crate::output::csv::{write_final_csv, TrackWriter};
 use crate::output::summary::{write_json, Summary};
@@ -105,9 +116,34 @@ pub struct RunOptions {
     pub no_picture: bool,
 }
 
+/// The height of the horizontal floor the spheres rest on: the highest
+/// upward-facing horizontal plane or box floor among `boundaries` that lies
+/// at or below the lowest sphere bottom (with one largest radius of slack
+/// for overlap); `None` when there is none (or no bodies).
+pub fn scene_floor(boundaries: &[Boundary], bodies: &Bodies) -> Option<f64> {
+    let lowest = (0..bodies.len())
+        .map(|i| bodies.pos[i].z - bodies.radius[i])
+        .fold(f64::INFINITY, f64::min);
+    if !lowest.is_finite() {
+        return None;
+    }
+    let slack = bodies.max_radius();
+    boundaries
+        .iter()
+        .filter_map(|b| match b.shape {
+            Shape::Plane { normal } if normal.z > 1.0 - 1e-9 => Some(b.origin.z),
+            Shape::BoxContainer { half_extents, .. } => Some(b.origin.z - half_extents.z),
+            _ => None,
+        })
+        .filter(|&z| z.is_finite() && z <= lowest + slack)
+        .reduce(f64::max)
+}
+
 /// Runs `scene` to its duration and writes its outputs; returns the summary
 /// (also written as `summary.json`). On a solver failure the outputs so far
-/// stay on disk and the error names the step.
+/// stay on disk and the error names the step. With
+/// `analysis.stop_when_settled` the run ends at the step where the pile is
+/// found settled.
 pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
     let mut world = scene.build()?;
@@ -160,6 +196,27 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         ProgressBar::hidden()
     };
 
+    let n_bodies = world.bodies.len().max(1) as f64;
+    let mut settle = {
+        let b = &world.bodies;
+        let mean_mass = b.inv_mass.iter().map(|im| 1.0 / im).sum::<f64>() / n_bodies;
+        let mean_radius = b.radius.iter().sum::<f64>() / n_bodies;
+        match scene.analysis.settle.resolve(
+            mean_mass,
+            mean_radius,
+            world.gravity.length(),
+            world.time_step,
+        ) {
+            Ok(c) => Some(SettleDetector::new(c)?),
+            Err(e) => {
+                log::warn!("settling detection is off: analysis.{e}");
+                None
+            }
+        }
+    };
+    let stop_when_settled = scene.analysis.stop_when_settled && settle.is_some();
+    let mut stopped = false;
+
     let mut stepper = Stepper::with_backend(backend);
     let write_frame = |frames: &mut Option<PvdSeries>, world: &crate::world::World| -> Result<()> {
         if let Some(f) = frames {
@@ -193,8 +250,12 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
                 break;
             }
         }
+        if let Some(d) = &mut settle {
+            let ke = world.bodies.kinetic_energy() / n_bodies;
+            stopped = d.update(world.time, ke) && stop_when_settled;
+        }
         let t_out = Instant::now();
-        if k % frame_every == 0 || k == steps {
+        if k % frame_every == 0 || k == steps || stopped {
             write_frame(&mut frames, &world)?;
         }
         if let Some(t) = &mut track {
@@ -202,6 +263,14 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         }
         summary.add_stage_seconds("output", t_out.elapsed().as_secs_f64());
         bar.inc(1);
+        if stopped {
+            log::info!(
+                "pile settled at t = {:.4} s (detected at t = {:.4} s); stopping after step {k} of {steps} (analysis.stop_when_settled)",
+                settle.as_ref().and_then(|d| d.settle_time()).unwrap_or(world.time),
+                world.time
+            );
+            break;
+        }
     }
     bar.finish_and_clear();
     if let Some(t) = track {
@@ -221,6 +290,14 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         summary.add_stage_seconds(&k, v);
     }
     summary.kinetic_energy_final = world.bodies.kinetic_energy();
+    record_analysis(
+        scene,
+        &world,
+        settle.as_ref(),
+        stopped,
+        failure.is_none(),
+        &mut summary,
+    );
     write_json(out.join("summary.json"), &summary)
         .with_context(|| format!("cannot write {}", out.join("summary.json").display()))?;
     if let Some(e) = failure {
@@ -270,4 +347,79 @@ fn write_picture(scene: &Scene, world: &crate::world::World, path: &Path) {
 pub fn run_file(path: &Path, overrides: &[(String, String)], opts: &RunOptions) -> Result<Summary> {
     let scene = Scene::load(path, overrides)?;
     run_scene(&scene, opts)
+}
+
+/// Writes the settling record, the floor and (when the scene asks for it
+/// and the run did not fail) the heap measurement into `summary.extra`. A
+/// heap that cannot be measured is a warning and an
+/// `angle_of_repose_error` entry, not a failed run.
+fn record_analysis(
+    scene: &Scene,
+    world: &crate::world::World,
+    settle: Option<&SettleDetector>,
+    stopped: bool,
+    completed: bool,
+    summary: &mut Summary,
+) {
+    let extra = &mut summary.extra;
+    let settling = match settle {
+        Some(d) => {
+            let r = d.report(stopped);
+            match r.settle_time_s {
+                // A stopped run has said so already.
+                Some(t) if !stopped => log::info!("pile settled at t = {t:.4} s"),
+                Some(_) => {}
+                None => log::info!(
+                    "pile not settled at the end (mean kinetic energy per particle {:.3e} J, threshold {:.3e} J for {:.3} s)",
+                    r.ke_per_particle_final_j.unwrap_or(f64::NAN),
+                    r.ke_threshold_j,
+                    r.hold_s
+                ),
+            }
+            serde_json::to_value(r).unwrap_or(serde_json::Value::Null)
+        }
+        None => serde_json::Value::Null,
+    };
+    extra.insert("settling".into(), settling);
+    let floor = scene
+        .analysis
+        .floor
+        .or_else(|| scene_floor(&world.boundaries, &world.bodies));
+    if let Some(z) = floor {
+        extra.insert("floor_z".into(), z.into());
+    }
+    let Some(heap) = &scene.analysis.heap else {
+        return;
+    };
+    if !completed {
+        log::warn!("the run failed: the heap is not measured");
+        return;
+    }
+    let b = &world.bodies;
+    let floor = floor.unwrap_or_else(|| {
+        (0..b.len())
+            .map(|i| b.pos[i].z - b.radius[i])
+            .fold(f64::INFINITY, f64::min)
+    });
+    match measure_heap(&b.pos, &b.radius, floor, heap) {
+        Ok(m) => {
+            log::info!(
+                "angle of repose ({}): {:.2}° ± {:.2}°; height {:.4} m, base radius {:.4} m, atan(H/R) = {:.2}°",
+                m.method.name(),
+                m.angle_deg,
+                m.angle_stderr_deg,
+                m.height,
+                m.base_radius,
+                m.height_base_angle_deg
+            );
+            extra.insert(
+                "angle_of_repose".into(),
+                serde_json::to_value(m).unwrap_or(serde_json::Value::Null),
+            );
+        }
+        Err(e) => {
+            log::warn!("cannot measure the heap: {e}");
+            extra.insert("angle_of_repose_error".into(), e.to_string().into());
+        }
+    }
 }

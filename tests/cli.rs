@@ -1,6 +1,8 @@
 //! The `repose` binary end to end: `run` writes every output file, bad input
 //! is one clear error (exit code 1, no panic), a diverging solve stops with
-//! the step named and valid outputs left behind, `validate` and `info` work.
+//! the step named and valid outputs left behind, `validate` and `info` work,
+//! a run records settling and the heap and can stop once settled, and
+//! `measure` re-measures saved output.
 //!
 //! Scene validation messages themselves are covered at the library level by
 //! `tests/scene_errors.rs`; here we check what reaches the terminal.
@@ -10,7 +12,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use repose::output::csv::{read_final_csv, read_track_csv};
+mod common;
+
+use glam::DVec2;
+use repose::bodies::{Bodies, SphereInit};
+use repose::output::csv::{read_final_csv, read_track_csv, write_final_csv};
+use repose::output::summary::write_json;
 use repose::output::summary::{read_summary, Summary};
 use repose::scene::Scene;
 
@@ -700,4 +707,211 @@ fn run_gpu_records_a_gpu_backend_in_the_summary() {
         rows[0][3]
     );
     assert_valid_frame_series(&dir);
+}
+
+/// A directory holding a synthetic 30° cone (apex 0.2 m, floor at
+/// z = 0.5) as `final.csv` and a `summary.json` that records the floor and
+/// one field of its own, as a run would leave them.
+fn saved_cone_run(dir: &Path) {
+    let (p, _) = common::cone(30.0, 0.2, DVec2::ZERO);
+    let r = common::R;
+    let inits: Vec<SphereInit> = p
+        .iter()
+        .map(|q| SphereInit {
+            pos: *q + glam::DVec3::Z * 0.5,
+            radius: r,
+            mass: 1e-3,
+            inertia: 4e-8,
+            vel: glam::DVec3::ZERO,
+            omega: glam::DVec3::ZERO,
+            material: 0,
+        })
+        .collect();
+    fs::create_dir_all(dir).unwrap();
+    write_final_csv(dir.join("final.csv"), &Bodies::from_inits(&inits)).unwrap();
+    let mut s = Summary::new("cone", "cone.ron", "cpu");
+    s.extra.insert("floor_z".into(), 0.5.into());
+    s.extra.insert("note".into(), "kept".into());
+    write_json(dir.join("summary.json"), &s).unwrap();
+}
+
+#[test]
+fn measure_finds_the_angle_of_a_saved_cone_and_records_it_in_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cone");
+    saved_cone_run(&dir);
+    let out = repose([OsStr::new("measure"), dir.as_os_str(), OsStr::new("--json")]);
+    assert_success(&out, "repose measure --json");
+    let printed: serde_json::Value = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", show(&out)));
+    let angle = printed["angle_deg"].as_f64().unwrap();
+    assert!(
+        (angle - 30.0).abs() <= 1.0,
+        "measured {angle}°, true 30°\n{}",
+        show(&out)
+    );
+    assert_eq!(
+        printed["floor_z"].as_f64(),
+        Some(0.5),
+        "floor from summary.json"
+    );
+    let s = summary_of(&dir);
+    assert_eq!(
+        s.extra["angle_of_repose"], printed,
+        "summary.json records what was printed"
+    );
+    assert_eq!(s.extra["note"], "kept", "other summary fields are kept");
+    assert_eq!(s.scene, "cone");
+    assert!(
+        !dir.join("summary.json.tmp").exists(),
+        "no temporary file left"
+    );
+
+    // The readable report, and --method overriding the recorded method.
+    let out = repose([
+        OsStr::new("measure"),
+        dir.as_os_str(),
+        OsStr::new("--method"),
+        OsStr::new("x"),
+    ]);
+    assert_success(&out, "repose measure --method x");
+    let text = stdout(&out);
+    for p in [
+        "angle of repose:",
+        "(planar-x method)",
+        "left",
+        "right",
+        "base radius:",
+        "floor z = 0.5",
+    ] {
+        assert!(text.contains(p), "expected {p:?} in the report:\n{text}");
+    }
+    let s = summary_of(&dir);
+    assert_eq!(s.extra["angle_of_repose"]["method"]["Planar"]["axis"], "X");
+}
+
+#[test]
+fn measure_without_or_with_a_malformed_input_file_is_one_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cone");
+    saved_cone_run(&dir);
+
+    fs::write(dir.join("summary.json"), "{ \"scene\": ").unwrap();
+    let out = repose([OsStr::new("measure"), dir.as_os_str()]);
+    assert_one_error(&out, &["summary.json", "not valid JSON"]);
+
+    fs::remove_file(dir.join("summary.json")).unwrap();
+    let out = repose([OsStr::new("measure"), dir.as_os_str()]);
+    assert_one_error(&out, &["summary.json", "cannot read"]);
+
+    fs::write(
+        dir.join("final.csv"),
+        "id,x,y,z,vx,vy,vz,wx,wy,wz,radius\n0,1,2\n",
+    )
+    .unwrap();
+    let out = repose([OsStr::new("measure"), dir.as_os_str()]);
+    assert_one_error(&out, &["final.csv:2", "expected 11"]);
+
+    fs::remove_file(dir.join("final.csv")).unwrap();
+    let out = repose([OsStr::new("measure"), dir.as_os_str()]);
+    assert_one_error(&out, &["final.csv", "No such file"]);
+}
+
+#[test]
+fn measure_of_a_single_sphere_is_one_error_saying_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("one");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("final.csv"),
+        "id,x,y,z,vx,vy,vz,wx,wy,wz,radius\n0,0,0,0.01,0,0,0,0,0,0,0.01\n",
+    )
+    .unwrap();
+    write_json(
+        dir.join("summary.json"),
+        &Summary::new("one", "one.ron", "cpu"),
+    )
+    .unwrap();
+    let out = repose([OsStr::new("measure"), dir.as_os_str()]);
+    assert_one_error(&out, &["final.csv", "too few profile bins"]);
+}
+
+/// A layer of 10 × 10 spheres resting on a floor: it is settled from the
+/// start, so with `stop_when_settled` the run ends one hold time
+/// (5 √(r/g) = 0.16 s) in, and its heap is flat.
+#[test]
+fn run_stops_when_settled_and_records_settling_and_the_heap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("layer.ron");
+    fs::write(
+        &scene,
+        r#"Scene(
+    version: 1,
+    name: "layer",
+    time_step: 1e-3,
+    duration: 1.0,
+    materials: [(name: "glass", friction: 0.5, rolling: 0.001)],
+    spheres: [Lattice(origin: (-0.1, -0.1, 0.01), count: (10, 10, 1), spacing: 0.021, radius: 0.01)],
+    boundaries: [Plane(name: "floor", point: (0, 0, 0), normal: (0, 0, 1))],
+    analysis: (heap: (method: Radial), stop_when_settled: true),
+)
+"#,
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let out = repose([
+        OsStr::new("run"),
+        scene.as_os_str(),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--no-frames"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_success(&out, "repose run with analysis");
+    assert!(
+        stderr(&out).contains("stop_when_settled"),
+        "the log says why the run stopped\n{}",
+        show(&out)
+    );
+    let s = summary_of(&dir);
+    let hold = 5.0 * (0.01f64 / 9.81).sqrt();
+    let st = &s.extra["settling"];
+    assert_eq!(st["settled"], true, "{st:#}");
+    assert_eq!(st["stopped_when_settled"], true, "{st:#}");
+    assert!(
+        (st["hold_s"].as_f64().unwrap() - hold).abs() < 1e-12,
+        "{st:#}"
+    );
+    let settled_at = st["settle_time_s"].as_f64().unwrap();
+    assert!(settled_at <= 0.01, "settled at {settled_at}");
+    assert!(
+        s.steps < 1000 && (s.simulated_time - (settled_at + hold)).abs() <= 1.5e-3,
+        "stopped after {} steps at t = {}, expected about {}",
+        s.steps,
+        s.simulated_time,
+        settled_at + hold
+    );
+    assert_eq!(s.extra["floor_z"], 0.0);
+    let a = &s.extra["angle_of_repose"];
+    assert!(a["angle_deg"].as_f64().unwrap().abs() < 1.0, "{a:#}");
+    assert!((a["height"].as_f64().unwrap() - 0.02).abs() < 1e-3, "{a:#}");
+    assert!(stdout(&out).contains("angle of repose:"), "{}", show(&out));
+}
+
+#[test]
+fn run_without_an_analysis_section_records_settling_but_no_heap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let out = run_sphere_on_plane(&dir, &["--set", "duration=0.5", "--no-frames"]);
+    assert_success(&out, "repose run sphere_on_plane");
+    let s = summary_of(&dir);
+    assert_eq!(s.steps, 500, "no early stop without stop_when_settled");
+    assert_eq!(
+        s.extra["settling"]["settled"], true,
+        "{:#}",
+        s.extra["settling"]
+    );
+    assert_eq!(s.extra["settling"]["stopped_when_settled"], false);
+    assert!(!s.extra.contains_key("angle_of_repose"));
 }

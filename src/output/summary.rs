@@ -67,7 +67,11 @@ pub struct Summary {
     pub bodies: usize,
     /// Version of repose that wrote the file.
     pub repose_version: String,
-    /// Further results added by analyses (angle of repose, …), by name.
+    /// Further results added by analyses, by name: `backend_reason`;
+    /// `settling` ([`SettleReport`](crate::analysis::SettleReport), `null`
+    /// when detection was off); `floor_z` (m, when the scene has a floor);
+    /// `angle_of_repose` ([`HeapMeasurement`](crate::analysis::HeapMeasurement))
+    /// or `angle_of_repose_error` (why it could not be measured).
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }

@@ -42,6 +42,7 @@ use std::path::{Path, PathBuf};
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::AnalysisSettings;
 use crate::bodies::{Bodies, SphereInit};
 use crate::boundary::{Boundary, Shape};
 use crate::material::Material;
@@ -89,6 +90,10 @@ pub struct Scene {
     /// What to write and how often; every field optional.
     #[serde(default)]
     pub output: OutputSettings,
+    /// Settling detection, heap measurement (angle of repose) and early
+    /// stopping; every field optional.
+    #[serde(default)]
+    pub analysis: AnalysisSettings,
     /// Materials table; spheres and boundaries refer to entries by index.
     pub materials: Vec<Material>,
     /// Sphere sources: single spheres and generators, in body-id order.

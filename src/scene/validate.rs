@@ -145,6 +145,9 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             );
         }
     }
+    for (field, reason) in scene.analysis.problems() {
+        c.push(format!("analysis.{field}"), reason);
+    }
 
     if scene.materials.is_empty() {
         c.push("materials", "the scene needs at least one material");

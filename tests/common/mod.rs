@@ -2,7 +2,7 @@
 //! `mod common;` gets its own copy, so not every item is used by every crate).
 #![allow(dead_code)]
 
-use glam::DVec3;
+use glam::{DVec2, DVec3};
 use repose::bodies::{Bodies, SphereInit};
 use repose::boundary::{Boundary, Shape};
 use repose::material::Material;
@@ -116,4 +116,59 @@ pub fn pile_problem(n: usize, rho: f64, sigma: f64) -> ContactProblem {
         p.n_contacts()
     );
     p
+}
+
+/// Radius of the spheres of the synthetic heaps ([`fcc`], [`cone`]).
+pub const R: f64 = 0.01;
+
+/// Centres of a face-centred cubic (ABC-stacked hexagonal close) packing of
+/// spheres of radius `R` on the floor z = 0, horizontally within `half` of
+/// `origin` on both axes, up to height `top`; `shift` moves the lattice
+/// horizontally relative to `origin` (so that the apex need not sit on a
+/// lattice site).
+pub fn fcc(origin: DVec2, half: f64, top: f64, shift: DVec2) -> Vec<DVec3> {
+    let a = 2.0 * R;
+    let dz = a * (2.0f64 / 3.0).sqrt();
+    let row = a * 3f64.sqrt() / 2.0;
+    let n = (half / row).ceil() as i64 + 2;
+    let mut out = Vec::new();
+    let mut layer = 0;
+    loop {
+        let z = R + layer as f64 * dz;
+        if z + R > top {
+            break;
+        }
+        // ABC stacking: each layer moves by a third of the unit cell.
+        let off = DVec2::new(a / 2.0, row / 3.0) * (layer % 3) as f64;
+        for j in -n..=n {
+            for i in -n..=n {
+                let p = DVec2::new(
+                    i as f64 * a + if j % 2 == 0 { 0.0 } else { a / 2.0 },
+                    j as f64 * row,
+                ) + off
+                    + shift;
+                if (p.x).abs() <= half && (p.y).abs() <= half {
+                    out.push((origin + p).extend(z));
+                }
+            }
+        }
+        layer += 1;
+    }
+    out
+}
+
+/// A conical heap of angle `deg` and apex (highest possible sphere top)
+/// `height` above the floor z = 0 at (0, 0): the spheres of an fcc packing
+/// whose top lies under the cone, z + r ≤ height − tan θ · ρ. Returns the
+/// centres and the construction base radius: where the cone of tops meets
+/// the top of the floor layer (z = 2r), plus the radius of the sphere there.
+pub fn cone(deg: f64, height: f64, shift: DVec2) -> (Vec<DVec3>, f64) {
+    let t = deg.to_radians().tan();
+    let base = (height - 2.0 * R) / t + R;
+    let all = fcc(DVec2::ZERO, base + 2.0 * R, height, shift);
+    let kept = all
+        .into_iter()
+        .filter(|p| p.z + R <= height - t * p.truncate().length())
+        .collect();
+    (kept, base)
 }
