@@ -12,6 +12,7 @@ pub mod output;
 pub mod problem;
 pub mod run;
 pub mod scene;
+pub mod siconos;
 pub mod solver;
 pub mod step;
 pub mod validate;
