@@ -88,6 +88,10 @@
 //! * [`project_scaled`]: projection in the metric B⁻¹ with B = diag(b_f·I₃, b_t·I₃),
 //!   used by the projected Jacobi step with one weight for force rows and one
 //!   for torque rows (DESIGN.md, "Solvers").
+//! * [`project_coulomb`], [`project_rolling`]: the 3-D Coulomb cone and the
+//!   5-D rolling cone of seed 001 (Prop. 5.2), written out separately (not via
+//!   [`project`]) so that tests can check the two implementations against
+//!   each other; used for Siconos' own error measure (`crate::siconos`).
 //! * [`natural_map_residual_sq`]: ‖γ − Π_C(γ − y)‖², the natural-map residual
 //!   of one contact's cone complementarity problem (seed 000 eq. 40).
 
@@ -241,6 +245,79 @@ pub fn project_coulomb(x: &[f64; 3], mu: f64) -> [f64; 3] {
     let y0 = if num > 0.0 { num / den } else { 0.0 };
     let t = shrink(mu * y0, n) * inv;
     [y0 * inv, gu * t, gw * t]
+}
+
+/// Exact Euclidean projection onto the 5-D rolling-friction cone of seed 001
+/// (§5, eq. 63), K_r = { ‖r_T‖ ≤ μ r_N, ‖m_R‖ ≤ μ_r r_N } with
+/// x = (r_N, r_T, m_R) = (normal, 2 sliding, 2 rolling) and μ, μ_r ≥ 0, by the
+/// case analysis of seed 001 Prop. 5.2, with n_T = ‖r̄_T‖, n_R = ‖m̄_R‖:
+///
+/// 1. x ∈ K_r (r_N ≥ 0 included, for μ = μ_r = 0): x itself (bit for bit);
+/// 2. −x ∈ K_r*, i.e. r̄_N + μ n_T + μ_r n_R ≤ 0: 0;
+/// 3. both parts saturated (eq. 68): r_N = (r̄_N + μ n_T + μ_r n_R)/(1 + μ² + μ_r²),
+///    valid if μ r_N < n_T and μ_r r_N < n_R;
+/// 4. sliding saturated only (eq. 69): r_N = (r̄_N + μ n_T)/(1 + μ²),
+///    valid if μ r_N < n_T and μ_r r_N ≥ n_R;
+/// 5. rolling saturated only (eq. 70): r_N = (r̄_N + μ_r n_R)/(1 + μ_r²),
+///    valid if μ_r r_N < n_R and μ r_N ≥ n_T;
+///
+/// a saturated part is scaled to length μ r_N (resp. μ_r r_N), the other kept.
+/// Exactly one of 3–5 holds in exact arithmetic when 1 and 2 do not (up to
+/// ties, where the candidates coincide); should rounding reject all three, the
+/// candidate nearest x is taken. The input is scaled by a power of two first,
+/// as in [`project`]. This is an implementation independent of [`project`]
+/// (it is the special case ρ = μ_r, σ = 0 there), so that each checks the other.
+pub fn project_rolling(x: &[f64; 5], mu: f64, mu_r: f64) -> [f64; 5] {
+    debug_assert!(
+        mu >= 0.0 && mu_r >= 0.0,
+        "friction coefficients must be ≥ 0, got μ = {mu}, μ_r = {mu_r}"
+    );
+    let m = x.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+    if m == 0.0 {
+        return [0.0; 5];
+    }
+    let (s, inv) = pow2_scale(m);
+    let xs = x.map(|v| v * s);
+    let rn = xs[0];
+    let nt = (xs[1] * xs[1] + xs[2] * xs[2]).sqrt();
+    let nr = (xs[3] * xs[3] + xs[4] * xs[4]).sqrt();
+
+    // Case 1: inside.
+    if rn >= 0.0 && nt <= mu * rn && nr <= mu_r * rn {
+        return *x;
+    }
+    // Case 2: in the polar cone.
+    if rn + mu * nt + mu_r * nr <= 0.0 {
+        return [0.0; 5];
+    }
+    // The point with normal value y, each part shrunk onto its cone if needed.
+    let point = |y: f64| -> [f64; 5] {
+        let tt = shrink(mu * y, nt) * inv;
+        let tr = shrink(mu_r * y, nr) * inv;
+        [y * inv, xs[1] * tt, xs[2] * tt, xs[3] * tr, xs[4] * tr]
+    };
+    // Cases 3, 4, 5 (eqs. 68, 69, 70).
+    let both = (rn + mu * nt + mu_r * nr) / (1.0 + mu * mu + mu_r * mu_r);
+    let slide = (rn + mu * nt) / (1.0 + mu * mu);
+    let roll = (rn + mu_r * nr) / (1.0 + mu_r * mu_r);
+    if mu * both < nt && mu_r * both < nr {
+        return point(both);
+    }
+    if mu * slide < nt && mu_r * slide >= nr {
+        return point(slide);
+    }
+    if mu_r * roll < nr && mu * roll >= nt {
+        return point(roll);
+    }
+    // Only reached by rounding near a tie between cases: the candidates are
+    // then nearly equal; take the one nearest x.
+    let dist2 = |p: &[f64; 5]| -> f64 { (0..5).map(|i| (p[i] - x[i]).powi(2)).sum() };
+    [both, slide, roll]
+        .into_iter()
+        .filter(|&y| y > 0.0)
+        .map(point)
+        .min_by(|a, b| dist2(a).total_cmp(&dist2(b)))
+        .unwrap_or([0.0; 5])
 }
 
 /// Squared natural-map residual ‖γ − Π_C(γ − y)‖² of one contact's cone

@@ -15,6 +15,7 @@ pub mod problem;
 pub mod render;
 pub mod run;
 pub mod scene;
+pub mod siconos;
 pub mod solver;
 pub mod step;
 pub mod validate;

@@ -1,13 +1,16 @@
 //! Tests of the exact projection onto the 6-D friction cone (`repose::cone`):
 //! against the reference cases shipped in `tests/data/cone/`, against an
 //! independent interior-point SOCP solve (clarabel), and against the
-//! variational characterisation of a projection onto a closed convex cone.
+//! variational characterisation of a projection onto a closed convex cone;
+//! and the separate 3-D Coulomb and 5-D rolling projections against the 6-D
+//! one, regime by regime.
 
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettings, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
 use proptest::prelude::*;
 use repose::cone::{
-    is_inside, natural_map_residual_sq, project, project_coulomb, project_scaled, Vec6,
+    is_inside, natural_map_residual_sq, project, project_coulomb, project_rolling, project_scaled,
+    Vec6,
 };
 use repose::material::ConeCoeffs;
 
@@ -871,4 +874,226 @@ proptest! {
             prop_assert_eq!(r, 0.0, "x = {:?} is inside, {:?}", x, c);
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// 6. The 3-D Coulomb and 5-D rolling projections against the 6-D one
+// ---------------------------------------------------------------------------
+
+/// Where a test point of the 3-D or 5-D cone lies, i.e. which case of seed 001
+/// Prop. 5.2 its projection falls in.
+#[derive(Clone, Copy, Debug)]
+enum Regime {
+    /// The raw point (any case).
+    Generic,
+    /// Strictly inside K (case 1).
+    Inside,
+    /// In the polar cone (case 2).
+    Polar,
+    /// Outside, projecting onto the sliding face only (case 4, eq. 69).
+    SlidingFace,
+    /// Outside, projecting onto the rolling face only (case 5, eq. 70).
+    RollingFace,
+    /// Outside, projecting onto the edge where both parts saturate (case 3, eq. 68).
+    Edge,
+    /// Projecting onto the sliding face with the rolling part exactly on its
+    /// boundary (a tie between cases 3 and 4).
+    Tie,
+    /// As `Tie`, pushed 1e-9 into case 3.
+    NearTie,
+}
+
+fn regime() -> impl Strategy<Value = Regime> {
+    prop_oneof![
+        2 => Just(Regime::Generic),
+        1 => Just(Regime::Inside),
+        1 => Just(Regime::Polar),
+        1 => Just(Regime::SlidingFace),
+        1 => Just(Regime::RollingFace),
+        1 => Just(Regime::Edge),
+        1 => Just(Regime::Tie),
+        1 => Just(Regime::NearTie),
+    ]
+}
+
+/// Unit vector along (a, b), or (1, 0) if that is zero.
+fn unit2(a: f64, b: f64) -> [f64; 2] {
+    let n = a.hypot(b);
+    if n > 0.0 {
+        [a / n, b / n]
+    } else {
+        [1.0, 0.0]
+    }
+}
+
+/// A 5-D point (r_N, r_T, m_R) of the given regime and, except for `Generic`,
+/// its exact projection p, built backwards: p on the wanted face of K_r, then
+/// x = p + a vector of the normal cone of K_r at p, i.e. α(−μ, d_T, 0) for a
+/// saturated sliding part plus β(−μ_r, 0, d_R) for a saturated rolling part
+/// (α, β ≥ 0; d_T, d_R the unit directions of the parts).
+fn build_rolling(
+    k: Regime,
+    mu: f64,
+    mu_r: f64,
+    raw: &[f64; 5],
+    u: &[f64; 4],
+) -> ([f64; 5], Option<[f64; 5]>) {
+    let y0 = if raw[0] != 0.0 { raw[0].abs() } else { 1.0 };
+    let (dt, dr) = (unit2(raw[1], raw[2]), unit2(raw[3], raw[4]));
+    let (sat_t, sat_r) = match k {
+        Regime::SlidingFace | Regime::Tie => (true, false),
+        Regime::RollingFace => (false, true),
+        Regime::Edge | Regime::NearTie => (true, true),
+        _ => (false, false),
+    };
+    let lt = if sat_t {
+        mu * y0
+    } else {
+        0.999 * u[0] * mu * y0
+    };
+    let lr = match k {
+        Regime::Tie | Regime::NearTie => mu_r * y0,
+        _ if sat_r => mu_r * y0,
+        _ => 0.999 * u[1] * mu_r * y0,
+    };
+    let p = [y0, lt * dt[0], lt * dt[1], lr * dr[0], lr * dr[1]];
+    let alpha = if sat_t { y0 * (0.01 + 3.0 * u[2]) } else { 0.0 };
+    let beta = match k {
+        Regime::NearTie => 1e-9 * y0,
+        Regime::RollingFace | Regime::Edge => y0 * (0.01 + 3.0 * u[3]),
+        _ => 0.0,
+    };
+    let x = [
+        p[0] - alpha * mu - beta * mu_r,
+        p[1] + alpha * dt[0],
+        p[2] + alpha * dt[1],
+        p[3] + beta * dr[0],
+        p[4] + beta * dr[1],
+    ];
+    match k {
+        Regime::Generic => (*raw, None),
+        Regime::Polar => {
+            let x0 = -(mu * raw[1].hypot(raw[2]) + mu_r * raw[3].hypot(raw[4])) - y0 * u[0];
+            ([x0, raw[1], raw[2], raw[3], raw[4]], Some([0.0; 5]))
+        }
+        _ => (x, Some(p)),
+    }
+}
+
+fn rolling_case() -> impl Strategy<Value = (Regime, [f64; 5], f64, f64, Option<[f64; 5]>)> {
+    (
+        regime(),
+        coef(),
+        coef(),
+        proptest::array::uniform::<_, 5>(component()),
+        proptest::array::uniform::<_, 4>(0.0..1.0f64),
+    )
+        .prop_map(|(k, mu, mu_r, raw, u)| {
+            let (x, p) = build_rolling(k, mu, mu_r, &raw, &u);
+            (k, x, mu, mu_r, p)
+        })
+}
+
+proptest! {
+    #![proptest_config(config(4000))]
+
+    /// project_rolling (seed 001 Prop. 5.2, its own code) equals the 6-D
+    /// projection of (r_N, r_T, 0, m_R) with ρ = μ_r, σ = 0, in every case of
+    /// the proposition, and equals the projection the point was built from.
+    #[test]
+    fn rolling_projection_equals_6d_projection_in_every_regime(
+        (k, x, mu, mu_r, want) in rolling_case(),
+    ) {
+        let got = project_rolling(&x, mu, mu_r);
+        let c = ConeCoeffs { mu, rho: mu_r, sigma: 0.0 };
+        let p6 = project(&[x[0], x[1], x[2], 0.0, x[3], x[4]], &c);
+        let six = [p6[0], p6[1], p6[2], p6[4], p6[5]];
+        prop_assert_eq!(p6[3], 0.0);
+        let nx = norm(&x);
+        let err = dist(&got, &six);
+        let tol = 1e-14 * nx * (1.0 + mu + mu_r);
+        prop_assert!(
+            err <= tol,
+            "{k:?} x = {x:?}, μ = {mu}, μ_r = {mu_r}:\n project_rolling {got:?}\n \
+             6-D project     {six:?}\n difference {err:e} > tolerance {tol:e}"
+        );
+        if let Regime::Inside = k {
+            prop_assert_eq!(got, x, "inside point must be returned bit for bit");
+        }
+        if let Some(p) = want {
+            let err = dist(&got, &p);
+            let tol = 1e-12 * nx * (1.0 + mu + mu_r);
+            prop_assert!(
+                err <= tol,
+                "{k:?} x = {x:?}, μ = {mu}, μ_r = {mu_r}: project_rolling {got:?}, \
+                 built projection {p:?}, difference {err:e} > tolerance {tol:e}"
+            );
+        }
+    }
+
+    /// project_coulomb equals the 6-D projection of (x, 0, 0, 0) with
+    /// ρ = σ = 0 in each case (inside, polar, on the face), and the projection
+    /// the point was built from (the rolling builder with μ_r = 0 and no
+    /// rolling part gives the 3-D cases).
+    #[test]
+    fn coulomb_projection_equals_6d_projection_in_every_regime(
+        k in prop_oneof![
+            Just(Regime::Generic), Just(Regime::Inside), Just(Regime::Polar),
+            Just(Regime::SlidingFace),
+        ],
+        mu in coef(),
+        raw in proptest::array::uniform::<_, 3>(component()),
+        u in proptest::array::uniform::<_, 4>(0.0..1.0f64),
+    ) {
+        let (x5, want) = build_rolling(k, mu, 0.0, &[raw[0], raw[1], raw[2], 0.0, 0.0], &u);
+        let x = [x5[0], x5[1], x5[2]];
+        let got = project_coulomb(&x, mu);
+        let c = ConeCoeffs { mu, rho: 0.0, sigma: 0.0 };
+        let p6 = project(&[x[0], x[1], x[2], 0.0, 0.0, 0.0], &c);
+        let six = [p6[0], p6[1], p6[2]];
+        let nx = norm(&x);
+        let err = dist(&got, &six);
+        let tol = 1e-14 * nx * (1.0 + mu);
+        prop_assert!(
+            err <= tol,
+            "{k:?} x = {x:?}, μ = {mu}:\n project_coulomb {got:?}\n 6-D project     {six:?}\n \
+             difference {err:e} > tolerance {tol:e}"
+        );
+        if let Some(p) = want {
+            let err = dist(&got, &p[..3]);
+            let tol = 1e-12 * nx * (1.0 + mu);
+            prop_assert!(
+                err <= tol,
+                "{k:?} x = {x:?}, μ = {mu}: project_coulomb {got:?}, built projection {p:?}, \
+                 difference {err:e} > tolerance {tol:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rolling_projection_hand_computed_cases() {
+    // Eq. 68 (both saturated): x = (1, 3, 4, 0, 6), μ = 0.5, μ_r = 1:
+    // r_N = (1 + 0.5·5 + 1·6)/(1 + 0.25 + 1) = 9.5/2.25 ≈ 4.22, and indeed
+    // μ r_N < 5, μ_r r_N < 6.
+    let rn = 9.5 / 2.25;
+    let p = project_rolling(&[1.0, 3.0, 4.0, 0.0, 6.0], 0.5, 1.0);
+    let want = [rn, 0.5 * rn * 0.6, 0.5 * rn * 0.8, 0.0, rn];
+    assert!(dist(&p, &want) <= 1e-15, "{p:?} vs {want:?}");
+    // Eq. 69 (sliding only): with m_R = (0, 2) the eq. 68 value 5.5/2.25 would
+    // leave the rolling part inside (μ_r r_N > 2), so r_N = (1 + 2.5)/1.25 = 2.8
+    // and m_R is kept.
+    let p = project_rolling(&[1.0, 3.0, 4.0, 0.0, 2.0], 0.5, 1.0);
+    let want = [2.8, 1.4 * 0.6, 1.4 * 0.8, 0.0, 2.0];
+    assert!(dist(&p, &want) <= 1e-15, "{p:?} vs {want:?}");
+    // Zero coefficients: the normal half-line.
+    assert_eq!(
+        project_rolling(&[2.0, 1.0, 1.0, 1.0, 1.0], 0.0, 0.0),
+        [2.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    assert_eq!(
+        project_rolling(&[-2.0, 0.0, 0.0, 0.0, 0.0], 0.0, 0.0),
+        [0.0; 5]
+    );
+    assert_eq!(project_rolling(&[0.0; 5], 0.3, 0.1), [0.0; 5]);
 }

@@ -1,0 +1,987 @@
+//! Reader for the frictional-contact problems of the Siconos test suite, and
+//! their embedding into repose's 6-D contact problem.
+//!
+//! # What for
+//!
+//! Siconos ships real contact problems (`tests/data/siconos/`, README beside
+//! them) in the *local* form: find r and u = W r + q with, per contact i,
+//!
+//! ```text
+//! r_i ∈ K_i,   û_i = u_i + g(u_i) ∈ K_i*,   û_i ⊥ r_i          (seed 001 eq. 63)
+//! g(u_i) = (μ_i ‖u_{T,i}‖ + μ_{r,i} ‖ω_{R,i}‖, 0, …, 0)
+//! ```
+//!
+//! where K_i is the Coulomb cone {‖r_T‖ ≤ μ r_N} (d = 3, components
+//! (n, t1, t2)) or the rolling cone K_r = {‖r_T‖ ≤ μ r_N, ‖m_R‖ ≤ μ_r r_N}
+//! (d = 5, components (n, t1, t2, roll1, roll2)). Such a problem is a
+//! [`Delassus`](crate::problem::Delassus) operator in its own right:
+//! [`SiconosProblem::to_delassus`] embeds it into repose's 6-D contact
+//! (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) so that every repose solver can run on it,
+//! and [`SiconosProblem::error`] measures a solution with Siconos' own error
+//! (computed directly in d-space, as an independent check of that embedding).
+//!
+//! # The text format (whitespace separated; blank lines are skipped)
+//!
+//! ```text
+//! d                       3 (fc3d) or 5 (rfc3d)
+//! nc                      number of contacts
+//! storageType size0 size1 the matrix W (size0 = size1 = d·nc), then one of:
+//!   0 dense:        "size0 size1", then size0·size1 values, column-major
+//!   1 sparse-block: nbblocks [blocknumber0 blocknumber1, cumulative row block
+//!                   sizes, cumulative column block sizes, filled1 filled2,
+//!                   block-row pointers (filled1), block columns (filled2), then
+//!                   per block its number and its entries, column-major];
+//!                   nbblocks = 0 ends the matrix (W = 0)
+//!   2 sparse:       an origin flag, then a CSparse dump: a banner line
+//!                   ("CSparse Version …"), a line "m-by-n, nzmax: … nnz: …, 1-norm: …"
+//!                   followed by "col j : locations a to b" headers and "i : value"
+//!                   lines (compressed columns), or a line "triplet: m-by-n, nzmax: …
+//!                   nnz: k" followed by k lines "i j : value"
+//! q                       d·nc values
+//! μ                       nc values
+//! μ_r                     nc values (d = 5 only)
+//! [flag]                  optional legacy `isComplete` flag (0 or 1) that old
+//!                         Siconos writers append; anything else is an error
+//! ```
+//!
+//! The CSparse dump prints values with 6 significant digits (`%g`), so a
+//! problem read from it matches its dense twin only to about 5e-6 relative.
+//!
+//! Every error names the file, the line and the reason
+//! (`rfc3d/x.dat:17: expected a number for q[3], found "abc"`); no input makes
+//! the reader panic, and no allocation is sized by a header value before the
+//! data that justifies it has been read.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use crate::cone::{project_coulomb, project_rolling};
+use crate::material::{ConeCoeffs, FrictionLaw};
+use crate::problem::explicit::ExplicitDelassus;
+use crate::problem::Vec6;
+
+/// Why a Siconos problem could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SiconosError {
+    /// The file could not be read.
+    #[error("{file}: cannot read the file: {err}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The underlying error.
+        err: std::io::Error,
+    },
+    /// The text does not hold a valid problem: `file:line: reason`.
+    #[error("{file}:{line}: {reason}")]
+    Parse {
+        /// The file.
+        file: String,
+        /// 1-based line of the offending token (the last line for an
+        /// unexpected end of file).
+        line: usize,
+        /// What is wrong, with the offending value.
+        reason: String,
+    },
+}
+
+impl SiconosError {
+    /// The 1-based line of a parse error (`None` for an I/O error).
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            SiconosError::Io { .. } => None,
+            SiconosError::Parse { line, .. } => Some(*line),
+        }
+    }
+}
+
+/// How the file stored W (Siconos' `storageType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// 0: dense, column-major.
+    Dense,
+    /// 1: sparse-block (Siconos' SBM).
+    SparseBlock,
+    /// 2: sparse (a CSparse dump).
+    Sparse,
+}
+
+impl fmt::Display for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Storage::Dense => "dense",
+            Storage::SparseBlock => "sparse-block",
+            Storage::Sparse => "sparse",
+        })
+    }
+}
+
+/// A square matrix of `dim × dim` blocks in block-CSR form: block row i holds
+/// the blocks `row_offsets[i]..row_offsets[i + 1]`, in increasing column
+/// order. Every diagonal block is stored (possibly zero); all-zero
+/// off-diagonal blocks are not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BlockMatrix {
+    /// Block size d.
+    pub dim: usize,
+    /// Block-row offsets into `cols` (length: number of block rows + 1).
+    pub row_offsets: Vec<usize>,
+    /// Block column of each stored block.
+    pub cols: Vec<usize>,
+    /// The stored blocks, `dim * dim` values each, row-major.
+    pub blocks: Vec<f64>,
+}
+
+impl BlockMatrix {
+    /// Number of block rows (= block columns).
+    pub fn n_block_rows(&self) -> usize {
+        self.row_offsets.len().saturating_sub(1)
+    }
+
+    /// Number of stored blocks.
+    pub fn n_blocks(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// Stored block k (row-major `dim × dim`).
+    pub fn block(&self, k: usize) -> &[f64] {
+        let s = self.dim * self.dim;
+        &self.blocks[k * s..(k + 1) * s]
+    }
+
+    /// Block (i, j) if stored.
+    pub fn get(&self, i: usize, j: usize) -> Option<&[f64]> {
+        let range = self.row_offsets[i]..self.row_offsets[i + 1];
+        let k = self.cols[range.clone()].binary_search(&j).ok()?;
+        Some(self.block(range.start + k))
+    }
+
+    /// out = W x.
+    pub fn mul(&self, x: &[f64], out: &mut [f64]) {
+        let d = self.dim;
+        let n = self.n_block_rows() * d;
+        assert_eq!(x.len(), n, "W x: x has length {}, expected {n}", x.len());
+        assert_eq!(
+            out.len(),
+            n,
+            "W x: out has length {}, expected {n}",
+            out.len()
+        );
+        for i in 0..self.n_block_rows() {
+            let o = &mut out[i * d..(i + 1) * d];
+            o.fill(0.0);
+            for k in self.row_offsets[i]..self.row_offsets[i + 1] {
+                let (b, xj) = (self.block(k), &x[self.cols[k] * d..(self.cols[k] + 1) * d]);
+                for (r, or) in o.iter_mut().enumerate() {
+                    *or += (0..d).map(|c| b[r * d + c] * xj[c]).sum::<f64>();
+                }
+            }
+        }
+    }
+
+    /// The full matrix, row-major `n × n` with n = d · block rows (for tests
+    /// and small problems).
+    pub fn to_dense(&self) -> Vec<f64> {
+        let d = self.dim;
+        let n = self.n_block_rows() * d;
+        let mut m = vec![0.0; n * n];
+        for i in 0..self.n_block_rows() {
+            for k in self.row_offsets[i]..self.row_offsets[i + 1] {
+                let (j, b) = (self.cols[k], self.block(k));
+                for r in 0..d {
+                    for c in 0..d {
+                        m[(i * d + r) * n + j * d + c] = b[r * d + c];
+                    }
+                }
+            }
+        }
+        m
+    }
+}
+
+/// Siconos' error of a candidate solution r (data README; Siconos'
+/// `fc3d_compute_error` / `rolling_fc3d_compute_error`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SiconosErrorMeasure {
+    /// e = ‖r − Π_K(r − (u + g(u)))‖ over all contacts, u = W r + q.
+    pub abs: f64,
+    /// e / max(‖q‖, ‖r‖, ‖u‖) (e itself when that max is below machine ε).
+    pub rel: f64,
+}
+
+/// One Siconos contact problem (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SiconosProblem {
+    /// Contact dimension d: 3 (fc3d) or 5 (rfc3d).
+    pub dim: usize,
+    /// Number of contacts nc.
+    pub n_contacts: usize,
+    /// W as block-CSR of d×d blocks.
+    pub w: BlockMatrix,
+    /// q, d·nc values.
+    pub q: Vec<f64>,
+    /// Sliding friction μ per contact.
+    pub mu: Vec<f64>,
+    /// Rolling friction μ_r per contact (d = 5); empty for d = 3.
+    pub mu_r: Vec<f64>,
+    /// How the file stored W.
+    pub storage: Storage,
+}
+
+/// The 6-D component (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) of each of the d
+/// components: (n, t1, t2) → 0, 1, 2; (n, t1, t2, roll1, roll2) → 0, 1, 2, 4, 5
+/// (there is no spinning component).
+fn component_map(dim: usize) -> &'static [usize] {
+    match dim {
+        3 => &[0, 1, 2],
+        _ => &[0, 1, 2, 4, 5],
+    }
+}
+
+impl SiconosProblem {
+    /// Reads a problem from a file (see the module docs for the format).
+    pub fn read(path: &Path) -> Result<Self, SiconosError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|err| SiconosError::Io {
+            file: file.clone(),
+            err,
+        })?;
+        Self::parse(&text, &file)
+    }
+
+    /// Parses a problem from its text; `file` names it in error messages.
+    pub fn parse(text: &str, file: &str) -> Result<Self, SiconosError> {
+        Parser {
+            lex: Lexer::new(text),
+            file,
+        }
+        .problem()
+    }
+
+    /// out = W r (without q).
+    pub fn w_times(&self, r: &[f64], out: &mut [f64]) {
+        self.w.mul(r, out);
+    }
+
+    /// The problem as a 6-D explicit Delassus operator: each d×d block of W
+    /// placed in a zero 6×6 block at rows/columns (0, 1, 2) for d = 3 or
+    /// (0, 1, 2, 4, 5) for d = 5 (no spinning component), q embedded likewise,
+    /// cones (μ_i, ρ = μ_{r,i} (0 for d = 3), σ = 0), and the De Saxcé law
+    /// (seed 001 eq. 63). So `apply(embed(r))` = embed(W r + q).
+    pub fn to_delassus(&self) -> ExplicitDelassus {
+        let d = self.dim;
+        let map = component_map(d);
+        let blocks = (0..self.w.n_blocks())
+            .map(|k| {
+                let b = self.w.block(k);
+                let mut out = [[0.0; 6]; 6];
+                for (r, &rr) in map.iter().enumerate() {
+                    for (c, &cc) in map.iter().enumerate() {
+                        out[rr][cc] = b[r * d + c];
+                    }
+                }
+                out
+            })
+            .collect();
+        // `ExplicitDelassus` has a private scratch field: start from its default.
+        let mut out = ExplicitDelassus::default();
+        out.row_offsets = self.w.row_offsets.clone();
+        out.cols = self.w.cols.clone();
+        out.blocks = blocks;
+        out.r = self.embed(&self.q);
+        out.cones = (0..self.n_contacts)
+            .map(|i| ConeCoeffs {
+                mu: self.mu[i],
+                rho: self.mu_r.get(i).copied().unwrap_or(0.0),
+                sigma: 0.0,
+            })
+            .collect();
+        out.law = FrictionLaw::DeSaxce;
+        out
+    }
+
+    /// A d·nc vector as one 6-vector per contact (missing components zero).
+    pub fn embed(&self, r: &[f64]) -> Vec<Vec6> {
+        let d = self.dim;
+        assert_eq!(r.len(), d * self.n_contacts, "embed: wrong vector length");
+        let map = component_map(d);
+        r.chunks_exact(d)
+            .map(|ri| {
+                let mut g = [0.0; 6];
+                for (k, &c) in map.iter().enumerate() {
+                    g[c] = ri[k];
+                }
+                g
+            })
+            .collect()
+    }
+
+    /// The inverse of [`SiconosProblem::embed`]: the d components of each
+    /// 6-vector (the others are dropped).
+    pub fn extract(&self, g: &[Vec6]) -> Vec<f64> {
+        assert_eq!(
+            g.len(),
+            self.n_contacts,
+            "extract: wrong number of contacts"
+        );
+        let map = component_map(self.dim);
+        g.iter()
+            .flat_map(|gi| map.iter().map(move |&c| gi[c]))
+            .collect()
+    }
+
+    /// Siconos' error of r (data README): with u = W r + q and the De Saxcé
+    /// velocity û_i = u_i + (μ_i‖u_{T,i}‖ + μ_{r,i}‖ω_{R,i}‖, 0, …) (seed 001
+    /// eq. 63), abs = ‖r − Π_K(r − û)‖ summed over contacts in the 2-norm, and
+    /// rel = abs / max(‖q‖, ‖r‖, ‖u‖) unless that max is below machine ε.
+    /// Π_K is [`project_coulomb`] (d = 3) or [`project_rolling`] (d = 5, seed
+    /// 001 Prop. 5.2): computed in d-space, independently of the 6-D path.
+    pub fn error(&self, r: &[f64]) -> SiconosErrorMeasure {
+        let d = self.dim;
+        let n = d * self.n_contacts;
+        assert_eq!(r.len(), n, "error: r has length {}, expected {n}", r.len());
+        let mut u = vec![0.0; n];
+        self.w_times(r, &mut u);
+        for (ui, qi) in u.iter_mut().zip(&self.q) {
+            *ui += qi;
+        }
+        let mut sum = 0.0;
+        for i in 0..self.n_contacts {
+            let (ri, ui) = (&r[i * d..(i + 1) * d], &u[i * d..(i + 1) * d]);
+            let mut g = self.mu[i] * ui[1].hypot(ui[2]);
+            if d == 5 {
+                g += self.mu_r[i] * ui[3].hypot(ui[4]);
+            }
+            let x = |k: usize| ri[k] - ui[k] - if k == 0 { g } else { 0.0 };
+            if d == 3 {
+                let p = project_coulomb(&[x(0), x(1), x(2)], self.mu[i]);
+                sum += (0..3).map(|k| (ri[k] - p[k]).powi(2)).sum::<f64>();
+            } else {
+                let p = project_rolling(&[x(0), x(1), x(2), x(3), x(4)], self.mu[i], self.mu_r[i]);
+                sum += (0..5).map(|k| (ri[k] - p[k]).powi(2)).sum::<f64>();
+            }
+        }
+        let abs = sum.sqrt();
+        let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let scale = norm(&self.q).max(norm(r)).max(norm(&u));
+        let rel = if scale >= f64::EPSILON {
+            abs / scale
+        } else {
+            abs
+        };
+        SiconosErrorMeasure { abs, rel }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lexer: whitespace-separated tokens with their line numbers
+// ---------------------------------------------------------------------------
+
+struct Lexer<'a> {
+    lines: Vec<&'a str>,
+    /// Current line (0-based) and byte offset in it.
+    line: usize,
+    pos: usize,
+}
+
+impl<'a> Lexer<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        if lines.len() > 1 && lines.last() == Some(&"") {
+            lines.pop();
+        }
+        Lexer {
+            lines,
+            line: 0,
+            pos: 0,
+        }
+    }
+
+    /// The line reported for an unexpected end of file: the last line.
+    fn eof_line(&self) -> usize {
+        self.lines.len().max(1)
+    }
+
+    /// Moves to the start of the next token; false at the end of the file.
+    fn skip_space(&mut self) -> bool {
+        while self.line < self.lines.len() {
+            let rest = &self.lines[self.line][self.pos..];
+            let trimmed = rest.trim_start();
+            if trimmed.is_empty() {
+                self.line += 1;
+                self.pos = 0;
+            } else {
+                self.pos += rest.len() - trimmed.len();
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The next token and its 1-based line.
+    fn token(&mut self) -> Option<(usize, &'a str)> {
+        if !self.skip_space() {
+            return None;
+        }
+        let rest = &self.lines[self.line][self.pos..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        self.pos += end;
+        Some((self.line + 1, &rest[..end]))
+    }
+
+    /// The rest of the current line from the next token on (skipping blank
+    /// lines), trimmed, and its 1-based line; moves to the next line.
+    fn rest_of_line(&mut self) -> Option<(usize, &'a str)> {
+        if !self.skip_space() {
+            return None;
+        }
+        let rest = self.lines[self.line][self.pos..].trim_end();
+        let line = self.line + 1;
+        self.line += 1;
+        self.pos = 0;
+        Some((line, rest))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Parser
+// ---------------------------------------------------------------------------
+
+/// W as read, before it is turned into blocks (which happens after q has
+/// been read, so that nc is known to be backed by data).
+enum RawMatrix {
+    /// Dense values, column-major, n × n.
+    Dense(Vec<f64>),
+    /// (block row, block column, d×d values row-major) of a sparse-block file.
+    Blocks(Vec<(usize, usize, Vec<f64>)>),
+    /// (row, column, value) entries of a CSparse dump (duplicates add up).
+    Entries(Vec<(usize, usize, f64)>),
+}
+
+struct Parser<'a> {
+    lex: Lexer<'a>,
+    file: &'a str,
+}
+
+type Res<T> = Result<T, SiconosError>;
+
+/// Parses a `%g`-printed non-negative integer ("12", or "1e+06" for large
+/// values as CSparse prints them).
+fn parse_index(tok: &str) -> Option<usize> {
+    if let Ok(v) = tok.parse::<usize>() {
+        return Some(v);
+    }
+    let v: f64 = tok.parse().ok()?;
+    (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 9.0e15).then_some(v as usize)
+}
+
+/// Parses a `%g`-printed integer that may be negative (CSparse prints
+/// "locations 0 to -1" for an empty first column).
+fn parse_signed(tok: &str) -> Option<i64> {
+    if let Ok(v) = tok.parse::<i64>() {
+        return Some(v);
+    }
+    let v: f64 = tok.parse().ok()?;
+    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15).then_some(v as i64)
+}
+
+impl<'a> Parser<'a> {
+    fn err<T>(&self, line: usize, reason: impl Into<String>) -> Res<T> {
+        Err(SiconosError::Parse {
+            file: self.file.to_string(),
+            line,
+            reason: reason.into(),
+        })
+    }
+
+    fn eof<T>(&self, what: &str) -> Res<T> {
+        self.err(
+            self.lex.eof_line(),
+            format!("unexpected end of file while reading {what}"),
+        )
+    }
+
+    /// A non-negative integer.
+    fn index(&mut self, what: &str) -> Res<(usize, usize)> {
+        let Some((line, tok)) = self.lex.token() else {
+            return self.eof(what);
+        };
+        match parse_index(tok) {
+            Some(v) => Ok((v, line)),
+            None => self.err(
+                line,
+                format!("expected a non-negative integer for {what}, found {tok:?}"),
+            ),
+        }
+    }
+
+    /// A literal token such as ":" or "to".
+    fn literal(&mut self, want: &str, context: &str) -> Res<()> {
+        let Some((line, tok)) = self.lex.token() else {
+            return self.eof(context);
+        };
+        if tok == want {
+            Ok(())
+        } else {
+            self.err(
+                line,
+                format!("expected {want:?} in {context}, found {tok:?}"),
+            )
+        }
+    }
+
+    /// A finite number; `what` names it in messages ("q[3]"), `eof_what` is
+    /// what an end of file interrupts ("q (got 3 of 9 values)").
+    fn number(
+        &mut self,
+        what: &dyn Fn() -> String,
+        eof_what: &dyn Fn() -> String,
+    ) -> Res<(f64, usize)> {
+        let Some((line, tok)) = self.lex.token() else {
+            return self.eof(&eof_what());
+        };
+        match tok.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok((v, line)),
+            Ok(_) => self.err(line, format!("{} is not finite ({tok})", what())),
+            Err(_) => self.err(
+                line,
+                format!("expected a number for {}, found {tok:?}", what()),
+            ),
+        }
+    }
+
+    /// `n` finite numbers named `name[k]`; values are pushed as read, so a
+    /// bogus `n` only costs the tokens the file really has.
+    fn vector(&mut self, n: usize, name: &str) -> Res<Vec<(f64, usize)>> {
+        let mut out = Vec::new();
+        for k in 0..n {
+            out.push(self.number(&|| format!("{name}[{k}]"), &|| {
+                format!("{name} (got {k} of {n} values)")
+            })?);
+        }
+        Ok(out)
+    }
+
+    fn problem(mut self) -> Res<SiconosProblem> {
+        let (dim, line) = self.index("the dimension d")?;
+        if dim != 3 && dim != 5 {
+            return self.err(
+                line,
+                format!("unsupported dimension {dim}: expected 3 (fc3d) or 5 (rfc3d)"),
+            );
+        }
+        let (nc, line) = self.index("the number of contacts")?;
+        if nc == 0 {
+            return self.err(line, "the problem has no contacts");
+        }
+        let Some(n) = dim.checked_mul(nc) else {
+            return self.err(line, format!("{nc} contacts is too many"));
+        };
+        let (st, st_line) = self.index("the storage type of W")?;
+        let (size0, line0) = self.index("the number of rows of W")?;
+        if size0 != n {
+            return self.err(
+                line0,
+                format!("W has {size0} rows, expected d·nc = {dim}·{nc} = {n}"),
+            );
+        }
+        let (size1, line1) = self.index("the number of columns of W")?;
+        if size1 != n {
+            return self.err(
+                line1,
+                format!("W has {size1} columns, expected d·nc = {dim}·{nc} = {n}"),
+            );
+        }
+        let (storage, raw) = match st {
+            0 => (Storage::Dense, self.dense(n)?),
+            1 => (Storage::SparseBlock, self.sparse_block(dim, nc)?),
+            2 => (Storage::Sparse, self.csparse(n)?),
+            _ => {
+                return self.err(
+                    st_line,
+                    format!(
+                        "unsupported storage type {st} for W \
+                         (expected 0 dense, 1 sparse-block or 2 sparse)"
+                    ),
+                )
+            }
+        };
+        let q = self.vector(n, "q")?.into_iter().map(|(v, _)| v).collect();
+        let mu = self.coefficients(nc, "μ")?;
+        let mu_r = if dim == 5 {
+            self.coefficients(nc, "μ_r")?
+        } else {
+            Vec::new()
+        };
+        self.end()?;
+        Ok(SiconosProblem {
+            dim,
+            n_contacts: nc,
+            w: build_blocks(dim, nc, raw),
+            q,
+            mu,
+            mu_r,
+            storage,
+        })
+    }
+
+    /// `nc` friction coefficients, each ≥ 0.
+    fn coefficients(&mut self, nc: usize, name: &str) -> Res<Vec<f64>> {
+        let v = self.vector(nc, name)?;
+        for (k, &(x, line)) in v.iter().enumerate() {
+            if x < 0.0 {
+                return self.err(line, format!("{name}[{k}] = {x} is negative"));
+            }
+        }
+        Ok(v.into_iter().map(|(x, _)| x).collect())
+    }
+
+    /// After the data: nothing, or the legacy `isComplete` flag (0 or 1).
+    fn end(&mut self) -> Res<()> {
+        if let Some((line, tok)) = self.lex.token() {
+            if tok != "0" && tok != "1" {
+                return self.err(
+                    line,
+                    format!("trailing garbage after the end of the problem: {tok:?}"),
+                );
+            }
+        }
+        if let Some((line, tok)) = self.lex.token() {
+            return self.err(
+                line,
+                format!("trailing garbage after the end of the problem: {tok:?}"),
+            );
+        }
+        Ok(())
+    }
+
+    fn dense(&mut self, n: usize) -> Res<RawMatrix> {
+        let (r, line) = self.index("the dense row count of W")?;
+        let (c, _) = self.index("the dense column count of W")?;
+        if r != n || c != n {
+            return self.err(
+                line,
+                format!("dense W is declared {r}×{c}, expected {n}×{n}"),
+            );
+        }
+        let Some(total) = n.checked_mul(n) else {
+            return self.err(line, format!("dense W of size {n}×{n} is too large"));
+        };
+        let mut vals = Vec::new();
+        for k in 0..total {
+            let (v, _) = self.number(&|| format!("W({}, {})", k % n, k / n), &|| {
+                format!("dense W (got {k} of {total} values)")
+            })?;
+            vals.push(v);
+        }
+        Ok(RawMatrix::Dense(vals))
+    }
+
+    /// Cumulative block sizes: value k must be (k + 1)·d.
+    fn block_sizes(&mut self, count: usize, dim: usize, which: &str) -> Res<()> {
+        for k in 0..count {
+            let (v, line) = self.index(&format!("the cumulative {which} block size {k}"))?;
+            if Some(v) != (k + 1).checked_mul(dim) {
+                return self.err(
+                    line,
+                    format!(
+                        "inconsistent block sizes: {which} block {k} ends at {v}, \
+                         expected {} (every block must be {dim}×{dim})",
+                        (k + 1).saturating_mul(dim)
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn sparse_block(&mut self, dim: usize, nc: usize) -> Res<RawMatrix> {
+        let (nbblocks, _) = self.index("the number of blocks of W")?;
+        if nbblocks == 0 {
+            return Ok(RawMatrix::Blocks(Vec::new()));
+        }
+        for which in ["row", "column"] {
+            let (bn, line) = self.index(&format!("the number of block {which}s of W"))?;
+            if bn != nc {
+                return self.err(
+                    line,
+                    format!("W has {bn} block {which}s, expected one per contact ({nc})"),
+                );
+            }
+        }
+        self.block_sizes(nc, dim, "row")?;
+        self.block_sizes(nc, dim, "column")?;
+        let (filled1, line) = self.index("filled1 (block-row pointers) of W")?;
+        if filled1 != nc + 1 {
+            return self.err(
+                line,
+                format!("filled1 = {filled1}, expected block rows + 1 = {}", nc + 1),
+            );
+        }
+        let (filled2, line) = self.index("filled2 (block columns) of W")?;
+        if filled2 != nbblocks {
+            return self.err(
+                line,
+                format!("filled2 = {filled2}, expected the number of blocks {nbblocks}"),
+            );
+        }
+        let mut ptr = Vec::new();
+        for k in 0..filled1 {
+            let (p, line) = self.index(&format!("block-row pointer {k}"))?;
+            let prev = ptr.last().copied().unwrap_or(0);
+            let bad = if k == 0 {
+                p != 0
+            } else if k == nc {
+                p != nbblocks
+            } else {
+                p < prev || p > nbblocks
+            };
+            if bad {
+                return self.err(
+                    line,
+                    format!(
+                        "block-row pointer {k} = {p} is invalid (pointers start at 0, \
+                         never decrease and end at the number of blocks {nbblocks})"
+                    ),
+                );
+            }
+            ptr.push(p);
+        }
+        let mut cols = Vec::new();
+        for k in 0..filled2 {
+            let (c, line) = self.index(&format!("the block column of block {k}"))?;
+            if c >= nc {
+                return self.err(
+                    line,
+                    format!(
+                        "block {k} has block column {c}, beyond the last one {}",
+                        nc - 1
+                    ),
+                );
+            }
+            cols.push((c, line));
+        }
+        let mut blocks = Vec::new();
+        for i in 0..nc {
+            for k in ptr[i]..ptr[i + 1] {
+                let (c, cline) = cols[k];
+                if cols[ptr[i]..k].iter().any(|&(c2, _)| c2 == c) {
+                    return self.err(
+                        cline,
+                        format!("block {k} repeats block ({i}, {c}) of block row {i}"),
+                    );
+                }
+                let (num, line) = self.index(&format!("the number of block {k}"))?;
+                if num != k {
+                    return self.err(
+                        line,
+                        format!("expected the number of block {k}, found {num}"),
+                    );
+                }
+                let mut b = vec![0.0; dim * dim];
+                for e in 0..dim * dim {
+                    // Column-major entries of the block.
+                    let (v, _) = self.number(
+                        &|| format!("W block {k} ({i}, {c}) entry ({}, {})", e % dim, e / dim),
+                        &|| format!("W block {k} (got {e} of {} values)", dim * dim),
+                    )?;
+                    b[(e % dim) * dim + e / dim] = v;
+                }
+                blocks.push((i, c, b));
+            }
+        }
+        Ok(RawMatrix::Blocks(blocks))
+    }
+
+    fn csparse(&mut self, n: usize) -> Res<RawMatrix> {
+        self.index("the origin flag of the sparse W")?;
+        match self.lex.rest_of_line() {
+            None => return self.eof("the CSparse banner"),
+            Some((line, l)) if !l.starts_with("CSparse") => {
+                return self.err(
+                    line,
+                    format!("expected the CSparse banner (\"CSparse Version …\"), found {l:?}"),
+                )
+            }
+            Some(_) => {}
+        }
+        let Some((line, header)) = self.lex.rest_of_line() else {
+            return self.eof("the CSparse size line");
+        };
+        let (triplet, body) = match header.strip_prefix("triplet:") {
+            Some(b) => (true, b.trim_start()),
+            None => (false, header),
+        };
+        let mut words = body.split_whitespace();
+        let size = words.next().unwrap_or("").trim_end_matches(',');
+        let dims = size
+            .split_once("-by-")
+            .and_then(|(a, b)| Some((parse_index(a)?, parse_index(b)?)));
+        let Some((m, ncol)) = dims else {
+            return self.err(
+                line,
+                format!("expected the CSparse size line \"m-by-n, nzmax: …\", found {header:?}"),
+            );
+        };
+        if m != n || ncol != n {
+            return self.err(
+                line,
+                format!("the CSparse matrix is {m}-by-{ncol}, expected {n}-by-{n}"),
+            );
+        }
+        let mut entries = Vec::new();
+        if triplet {
+            let nnz = words
+                .skip_while(|w| *w != "nnz:")
+                .nth(1)
+                .and_then(|w| parse_index(w.trim_end_matches(',')));
+            let Some(nnz) = nnz else {
+                return self.err(line, format!("no \"nnz:\" count in {header:?}"));
+            };
+            for k in 0..nnz {
+                let what = format!("CSparse triplet {k} of {nnz}");
+                let (i, iline) = self.index(&format!("the row of {what}"))?;
+                let (j, _) = self.index(&format!("the column of {what}"))?;
+                if i >= n || j >= n {
+                    return self.err(
+                        iline,
+                        format!("{what}: entry ({i}, {j}) is outside the {n}×{n} matrix"),
+                    );
+                }
+                self.literal(":", &what)?;
+                let (v, _) = self.number(&|| format!("W({i}, {j})"), &|| what.clone())?;
+                entries.push((i, j, v));
+            }
+        } else {
+            let mut next = 0i64;
+            for j in 0..n {
+                let what = format!("the CSparse header of column {j}");
+                self.literal("col", &what)?;
+                let (jj, jline) = self.index(&what)?;
+                if jj != j {
+                    return self.err(jline, format!("expected column {j}, found column {jj}"));
+                }
+                self.literal(":", &what)?;
+                self.literal("locations", &what)?;
+                let (a, b, line) = {
+                    let loc = |p: &mut Self| -> Res<(i64, usize)> {
+                        match p.lex.token() {
+                            None => p.eof(&what),
+                            Some((l, t)) => match parse_signed(t) {
+                                Some(v) => Ok((v, l)),
+                                None => {
+                                    p.err(l, format!("expected a location in {what}, found {t:?}"))
+                                }
+                            },
+                        }
+                    };
+                    let (a, line) = loc(self)?;
+                    self.literal("to", &what)?;
+                    let (b, _) = loc(self)?;
+                    (a, b, line)
+                };
+                if a != next || b < a.saturating_sub(1) {
+                    return self.err(
+                        line,
+                        format!(
+                            "column {j} has locations {a} to {b}, expected them to start \
+                             at {next} and not to end before {}",
+                            next - 1
+                        ),
+                    );
+                }
+                next = b.saturating_add(1);
+                for _ in a..=b {
+                    let (i, iline) = self.index(&format!("a row index of column {j}"))?;
+                    if i >= n {
+                        return self.err(
+                            iline,
+                            format!(
+                                "row index {i} of column {j} is beyond the last row {}",
+                                n - 1
+                            ),
+                        );
+                    }
+                    self.literal(":", &format!("entry ({i}, {j})"))?;
+                    let (v, _) = self.number(&|| format!("W({i}, {j})"), &|| {
+                        format!("column {j} of the CSparse W")
+                    })?;
+                    entries.push((i, j, v));
+                }
+            }
+        }
+        Ok(RawMatrix::Entries(entries))
+    }
+}
+
+/// Turns the raw matrix into d×d blocks: drops all-zero off-diagonal blocks,
+/// keeps (or adds, as zero) every diagonal block.
+fn build_blocks(dim: usize, nc: usize, raw: RawMatrix) -> BlockMatrix {
+    let s = dim * dim;
+    let n = dim * nc;
+    let mut rows: Vec<BTreeMap<usize, Vec<f64>>> = vec![BTreeMap::new(); nc];
+    match raw {
+        RawMatrix::Dense(vals) => {
+            for (k, v) in vals.into_iter().enumerate() {
+                if v != 0.0 {
+                    let (i, j) = (k % n, k / n);
+                    rows[i / dim].entry(j / dim).or_insert_with(|| vec![0.0; s])
+                        [(i % dim) * dim + j % dim] = v;
+                }
+            }
+        }
+        RawMatrix::Blocks(blocks) => {
+            for (i, j, b) in blocks {
+                rows[i].insert(j, b);
+            }
+        }
+        RawMatrix::Entries(entries) => {
+            for (i, j, v) in entries {
+                rows[i / dim].entry(j / dim).or_insert_with(|| vec![0.0; s])
+                    [(i % dim) * dim + j % dim] += v;
+            }
+        }
+    }
+    let mut w = BlockMatrix {
+        dim,
+        row_offsets: vec![0],
+        ..Default::default()
+    };
+    for (i, mut row) in rows.into_iter().enumerate() {
+        row.entry(i).or_insert_with(|| vec![0.0; s]);
+        for (j, b) in row {
+            if j == i || b.iter().any(|&v| v != 0.0) {
+                w.cols.push(j);
+                w.blocks.extend_from_slice(&b);
+            }
+        }
+        w.row_offsets.push(w.cols.len());
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_minimal_dense_problem_column_major() {
+        let text = "3\n1\n0\n3\n3\n3 3\n1 2 3\n4 5 6\n7 8 9\n-1 0 0\n0.5\n";
+        let p = SiconosProblem::parse(text, "t.dat").unwrap();
+        assert_eq!(p.storage, Storage::Dense);
+        // Column-major: the second printed line is column 1.
+        assert_eq!(p.w.to_dense(), vec![1., 4., 7., 2., 5., 8., 3., 6., 9.]);
+        assert_eq!(p.q, vec![-1.0, 0.0, 0.0]);
+        assert_eq!(p.mu, vec![0.5]);
+        assert!(p.mu_r.is_empty());
+    }
+
+    #[test]
+    fn index_accepts_g_printed_large_integers() {
+        assert_eq!(parse_index("1e+06"), Some(1_000_000));
+        assert_eq!(parse_index("12"), Some(12));
+        assert_eq!(parse_index("-1"), None);
+        assert_eq!(parse_index("1.5"), None);
+        assert_eq!(parse_signed("-1"), Some(-1));
+    }
+}
