@@ -16,6 +16,7 @@ pub mod render;
 pub mod run;
 pub mod scene;
 pub mod siconos;
+pub mod solve;
 pub mod solver;
 pub mod step;
 pub mod validate;

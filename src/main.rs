@@ -121,6 +121,32 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Solve contact problems stored in Siconos' text format (`.dat`): print
+    /// solver, iterations, seconds and the Siconos error; exit code 1 when
+    /// not solved. With `--all DIR`, every problem under DIR with every
+    /// method, as a table.
+    Solve {
+        /// The problem file (omit with --all).
+        file: Option<PathBuf>,
+        /// Solve every `.dat` file under this directory with every method.
+        #[arg(long, value_name = "DIR", conflicts_with = "file")]
+        all: Option<PathBuf>,
+        /// The method (for a single file).
+        #[arg(long, value_enum, default_value_t = SolverMethod::Pgs)]
+        solver: SolverMethod,
+        /// Relative error to reach (Siconos measure).
+        #[arg(long, default_value_t = 1e-6)]
+        tol: f64,
+        /// Iterations at most.
+        #[arg(long = "max-iter", default_value_t = 100_000)]
+        max_iter: usize,
+        /// Seconds at most per solve.
+        #[arg(long = "time-limit", default_value_t = 60.0)]
+        time_limit: f64,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show what this build can do: version, threads, backends.
     Info,
 }
@@ -318,6 +344,73 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             } else {
                 println!("{}", format_report(&r.measurement, &r.floor_source));
                 println!("recorded in {}", r.summary_path.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Solve {
+            file,
+            all,
+            solver,
+            tol,
+            max_iter,
+            time_limit,
+            json,
+        } => {
+            use repose::solve::{problem_files, problem_name, solve_problem, table, SolveOptions};
+            if !(tol > 0.0) || max_iter == 0 || !(time_limit > 0.0) {
+                anyhow::bail!("--tol and --time-limit must be > 0 and --max-iter ≥ 1");
+            }
+            let opts = |method| SolveOptions {
+                method,
+                tolerance: tol,
+                max_iterations: max_iter,
+                time_limit,
+            };
+            let mut rows = Vec::new();
+            match (file, all) {
+                (Some(f), None) => {
+                    let p = repose::siconos::SiconosProblem::read(&f)?;
+                    let name = f.display().to_string();
+                    rows.push(solve_problem(&p, &name, &opts(solver)));
+                }
+                (None, Some(dir)) => {
+                    let files = problem_files(&dir)
+                        .map_err(|e| anyhow::anyhow!("{}: cannot list: {e}", dir.display()))?;
+                    if files.is_empty() {
+                        anyhow::bail!("{}: no .dat files found", dir.display());
+                    }
+                    for f in files {
+                        let p = repose::siconos::SiconosProblem::read(&f)?;
+                        let name = problem_name(&dir, &f);
+                        for m in SolverMethod::ALL {
+                            let r = solve_problem(&p, &name, &opts(m));
+                            log::info!(
+                                "{name}: {m}: {} iterations, {:.3} s, relative error {:.2e}",
+                                r.iterations,
+                                r.seconds,
+                                r.error_rel
+                            );
+                            rows.push(r);
+                        }
+                    }
+                }
+                _ => anyhow::bail!("give a problem file or --all DIR"),
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                print!("{}", table(&rows));
+            }
+            // One file: solved or not. --all: every problem solved by some method.
+            let mut problems: Vec<&str> = rows.iter().map(|r| r.problem.as_str()).collect();
+            problems.dedup();
+            let unsolved: Vec<&str> = problems
+                .into_iter()
+                .filter(|p| !rows.iter().any(|r| r.problem == *p && r.converged))
+                .collect();
+            if !unsolved.is_empty() {
+                eprintln!("not solved to {tol:e}: {}", unsolved.join(", "));
+                return Ok(ExitCode::from(1));
             }
             Ok(ExitCode::SUCCESS)
         }

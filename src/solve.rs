@@ -69,7 +69,7 @@ pub struct SolveReport {
 /// Iterations per chunk between time-limit checks (the solver restarts its
 /// momentum / step adaptation between chunks, warm-started from the last
 /// iterate, so chunks are long).
-const CHUNK: usize = 2000;
+const CHUNK: usize = 10_000;
 
 /// Solves `p` (named `name` in the report) from zero reactions.
 pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveReport {
