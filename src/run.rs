@@ -33,21 +33,24 @@ pub enum BackendChoice {
     Gpu,
 }
 
-/// Opens the chosen backend for a scene's solver settings and contact law:
-/// the f32 and GPU backends run only the Jacobi method under the associated
-/// law, so `auto` then picks the CPU (and says why) and an explicit choice is
-/// an error that says what to change.
+/// Opens the chosen backend for a scene's solver settings, contact law and
+/// rotating boundary (the name of the first boundary with a non-zero angular
+/// velocity, if any): the f32 and GPU backends run only the Jacobi method
+/// under the associated law, and their contact records carry no torque bias,
+/// so they cannot see a spinning wall. `auto` then picks the CPU (and says
+/// why) and an explicit choice is an error that says what to change.
 pub fn open_backend_for(
     choice: BackendChoice,
     solver: &SolverSettings,
     law: FrictionLaw,
+    rotating_boundary: Option<&str>,
 ) -> Result<(Backend, String)> {
     let unsupported = if solver.method != SolverMethod::Jacobi {
         Some(format!("solver method {}", solver.method))
     } else if law != FrictionLaw::Associated {
         Some(format!("friction law {law:?}"))
     } else {
-        None
+        rotating_boundary.map(|name| format!("the rotating boundary {name:?}"))
     };
     match (choice, unsupported) {
         (BackendChoice::Auto, Some(what)) => Ok((
@@ -55,7 +58,7 @@ pub fn open_backend_for(
             format!("cpu: the scene uses {what}, which only the cpu backend runs"),
         )),
         (BackendChoice::Gpu | BackendChoice::CpuF32, Some(what)) => anyhow::bail!(
-            "--backend {}: the scene uses {what}, but this backend runs only the jacobi method with the Associated law; use --backend cpu",
+            "--backend {}: the scene uses {what}, but this backend runs only the jacobi method with the Associated law and no rotating boundaries; use --backend cpu",
             if choice == BackendChoice::Gpu { "gpu" } else { "cpu-f32" }
         ),
         _ => open_backend(choice),
@@ -111,7 +114,17 @@ pub struct RunOptions {
 pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
     let mut world = scene.build()?;
-    let (backend, why) = open_backend_for(opts.backend, &world.solver, world.contact.friction_law)?;
+    let rotating = world
+        .boundaries
+        .iter()
+        .find(|b| b.angular_velocity != glam::DVec3::ZERO)
+        .map(|b| b.name.as_str());
+    let (backend, why) = open_backend_for(
+        opts.backend,
+        &world.solver,
+        world.contact.friction_law,
+        rotating,
+    )?;
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;

@@ -119,6 +119,16 @@ pub enum StepError {
         /// `{:#}` does not print it twice).
         error: GpuError,
     },
+    /// The f32 backends cannot see a spinning boundary: their contact records
+    /// carry only the force rows of the bias, and dropping the torque rows
+    /// would silently remove the wall's spin from rolling/spinning friction.
+    #[error("step {step}: the {backend} backend cannot run a scene with a rotating boundary (its contact records carry no torque bias); use --backend cpu")]
+    RotatingBoundary {
+        /// Index of the failing step.
+        step: u64,
+        /// The backend.
+        backend: String,
+    },
     /// The backend cannot run the asked-for method or law.
     #[error("the {backend} backend runs only the jacobi method with the Associated law, not {method} with {law:?}; use the cpu backend")]
     Unsupported {
@@ -205,7 +215,7 @@ impl Stepper {
         });
         let envelope = world.envelope();
         let contacts = timers.time("collide", || {
-            collision::detect(&world.bodies, &world.boundaries, envelope)
+            collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
         });
         let problem = timers.time("assemble", || {
             let mut p = ContactProblem::assemble(
@@ -258,6 +268,14 @@ impl Stepper {
                     backend: backend.describe(),
                     method: settings.method,
                     law: problem.law,
+                });
+            }
+            // `pack` keeps only the force rows of the bias: refuse rather
+            // than drop a spinning wall's torque rows.
+            if problem.has_torque_bias() {
+                return Err(StepError::RotatingBoundary {
+                    step: step_index,
+                    backend: backend.describe(),
                 });
             }
             let mut packed = pack(&problem, gamma);
@@ -338,7 +356,7 @@ impl Stepper {
             std::mem::swap(&mut b.vel, new_vel);
             std::mem::swap(&mut b.omega, new_omega);
             integrate::positions(b, h);
-            integrate::boundaries(&mut world.boundaries, h);
+            integrate::boundaries(&mut world.boundaries, time, h);
             Ok(())
         })?;
         world.time += h;

@@ -43,6 +43,7 @@ use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
 use crate::bodies::{Bodies, SphereInit};
+pub use crate::boundary::Caps;
 use crate::boundary::{Boundary, Shape};
 use crate::material::Material;
 use crate::solver::SolverSettings;
@@ -248,14 +249,17 @@ pub enum BoundarySpec {
     Plane(PlaneSpec),
     /// An axis-aligned box container (spheres inside).
     Box(BoxSpec),
+    /// A cylinder (tube, cup or drum; spheres inside).
+    Cylinder(CylinderSpec),
 }
 
 impl BoundarySpec {
-    /// The variant name as written in the file (`Plane`, `Box`).
+    /// The variant name as written in the file (`Plane`, `Box`, `Cylinder`).
     pub fn kind(&self) -> &'static str {
         match self {
             BoundarySpec::Plane(_) => "Plane",
             BoundarySpec::Box(_) => "Box",
+            BoundarySpec::Cylinder(_) => "Cylinder",
         }
     }
 
@@ -264,6 +268,7 @@ impl BoundarySpec {
         match self {
             BoundarySpec::Plane(p) => &p.name,
             BoundarySpec::Box(b) => &b.name,
+            BoundarySpec::Cylinder(c) => &c.name,
         }
     }
 
@@ -272,6 +277,7 @@ impl BoundarySpec {
         match self {
             BoundarySpec::Plane(p) => p.material,
             BoundarySpec::Box(b) => b.material,
+            BoundarySpec::Cylinder(c) => c.material,
         }
     }
 }
@@ -316,6 +322,43 @@ pub struct BoxSpec {
     /// Prescribed constant velocity (m/s; default zero).
     #[serde(default)]
     pub velocity: DVec3,
+}
+
+/// The inside of a cylinder: radius `radius` around the line through
+/// `center` along `axis`, from −`half_length` to +`half_length` along it
+/// (the "bottom" is the −axis end), closed as `caps` says. It moves with
+/// `velocity` and spins about its own axis at `angular_velocity` (rad/s,
+/// right-handed about `axis`), both from `start_time` on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CylinderSpec {
+    /// Name for logs and errors; empty: `cylinder<i>` with i its index in `boundaries`.
+    #[serde(default)]
+    pub name: String,
+    /// Centre of the cylinder, midway between its ends (m).
+    pub center: DVec3,
+    /// Axis direction; normalised on load (must not be zero).
+    pub axis: DVec3,
+    /// Inner radius (m, > 0).
+    pub radius: f64,
+    /// Half the length along the axis (m, > 0).
+    pub half_length: f64,
+    /// Which ends are closed: `Open` (a tube), `Bottom` (a cup) or `Both` (a drum).
+    #[serde(default)]
+    pub caps: Caps,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Prescribed constant velocity (m/s; default zero), e.g. lifting a tube along its axis.
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Spin about the axis (rad/s; default 0), right-handed about `axis`.
+    #[serde(default)]
+    pub angular_velocity: f64,
+    /// Simulated time (s, ≥ 0; default 0) at which `velocity` and
+    /// `angular_velocity` switch on; the cylinder is at rest before.
+    #[serde(default)]
+    pub start_time: f64,
 }
 
 /// The RON options the loader uses (see the module docs).
@@ -451,6 +494,8 @@ impl Scene {
                         },
                         origin: p.point,
                         velocity: p.velocity,
+                        angular_velocity: DVec3::ZERO,
+                        start_time: 0.0,
                         material: p.material,
                     },
                     BoundarySpec::Box(bx) => Boundary {
@@ -461,14 +506,33 @@ impl Scene {
                         },
                         origin: bx.center,
                         velocity: bx.velocity,
+                        angular_velocity: DVec3::ZERO,
+                        start_time: 0.0,
                         material: bx.material,
                     },
+                    BoundarySpec::Cylinder(c) => {
+                        let axis = c.axis.normalize_or_zero();
+                        Boundary {
+                            name,
+                            shape: Shape::Cylinder {
+                                axis,
+                                radius: c.radius,
+                                half_length: c.half_length,
+                                caps: c.caps,
+                            },
+                            origin: c.center,
+                            velocity: c.velocity,
+                            angular_velocity: axis * c.angular_velocity,
+                            start_time: c.start_time,
+                            material: c.material,
+                        }
+                    }
                 }
             })
             .collect()
     }
 
-    /// The name of boundary `i`: as given, or `plane<i>` / `box<i>`.
+    /// The name of boundary `i`: as given, or `plane<i>` / `box<i>` / `cylinder<i>`.
     pub fn boundary_name(&self, i: usize) -> String {
         let b = &self.boundaries[i];
         if b.given_name().is_empty() {

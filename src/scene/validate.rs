@@ -283,6 +283,18 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 c.material(&f("material"), bx.material);
                 c.vec_finite(&f("velocity"), bx.velocity);
             }
+            BoundarySpec::Cylinder(cy) => {
+                c.vec_finite(&f("center"), cy.center);
+                if c.vec_finite(&f("axis"), cy.axis) && cy.axis.length() == 0.0 {
+                    c.push(f("axis"), "must not be zero (got (0, 0, 0))");
+                }
+                c.positive(&f("radius"), cy.radius);
+                c.positive(&f("half_length"), cy.half_length);
+                c.material(&f("material"), cy.material);
+                c.vec_finite(&f("velocity"), cy.velocity);
+                c.finite(&f("angular_velocity"), cy.angular_velocity);
+                c.non_negative(&f("start_time"), cy.start_time);
+            }
         }
         let name = scene.boundary_name(i);
         if let Some(j) = names.insert(name.clone(), i) {
@@ -329,6 +341,21 @@ pub(crate) fn check(scene: &Scene) -> Result<Vec<PlacedSphere>, SceneError> {
         // Per source: the first sphere outside, and how many more.
         let mut outside: Vec<(usize, &PlacedSphere)> = Vec::new(); // (count, first)
         let mut overlapping = 0usize;
+        if let crate::boundary::Shape::Cylinder { radius, .. } = b.shape {
+            if let Some(p) = placed.iter().find(|p| p.init.radius >= radius) {
+                issues.push(Issue::new(
+                    format!("boundaries[{bi}].radius"),
+                    format!(
+                        "cylinder {:?} of radius {radius} cannot hold spheres[{}] ({}) of radius {}",
+                        b.name,
+                        p.source,
+                        scene.spheres[p.source].kind(),
+                        p.init.radius
+                    ),
+                ));
+                continue;
+            }
+        }
         for p in &placed {
             match b.clearance(p.init.pos) {
                 Some(d) if d >= 0.0 => {
