@@ -132,9 +132,10 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let frame_every = scene.frame_every();
     log::info!("backend {why}");
     log::info!(
-        "scene {:?}: {} spheres, {} boundaries, h = {} s, {} steps",
+        "scene {:?}: {} spheres (+{} from inlets), {} boundaries, h = {} s, {} steps",
         scene.name,
         world.bodies.len(),
+        scene.inlet_count(),
         world.boundaries.len(),
         world.time_step,
         steps
@@ -222,6 +223,16 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     }
     write_final_csv(out.join("final.csv"), &world.bodies)
         .with_context(|| format!("cannot write {}", out.join("final.csv").display()))?;
+    // Inlets grow the body count during the run: report the final count.
+    summary.bodies = world.bodies.len();
+    if !world.inlets.is_empty() {
+        let emitted: usize = world.inlets.iter().map(|i| i.emitted).sum();
+        let wanted: usize = world.inlets.iter().map(|i| i.count).sum();
+        summary
+            .extra
+            .insert("inlet_emitted".into(), serde_json::Value::from(emitted));
+        log::info!("inlets emitted {emitted} of {wanted} spheres");
+    }
     summary.steps = world.step_index;
     summary.simulated_time = world.time;
     summary.wall_time_s = t0.elapsed().as_secs_f64();

@@ -1,9 +1,12 @@
 //! One time step as a sequence of named stages, each timed.
 //!
 //! ```text
-//! forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
+//! emit ─► forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
 //! ```
 //!
+//! * `emit`: particle inlets append the spheres due by the end of this step
+//!   to the bodies ([`crate::inlet`]); the rest of the step sees them like
+//!   any other body. Existing ids never change, so warm-start keys stay valid.
 //! * `forces`: free velocities v + h g (seed 000 eq. 37, k̃ = M v + h f).
 //! * `collide`: grid broadphase and narrowphase → contact geometry.
 //! * `assemble`: the [`ContactProblem`] (frames, arms, cones, bias, CSR).
@@ -210,6 +213,19 @@ impl Stepper {
     pub fn step(&mut self, world: &mut World) -> Result<StepReport, StepError> {
         let h = world.time_step;
         let timers = &mut self.timers;
+        if !world.inlets.is_empty() {
+            let envelope = world.envelope();
+            let t_end = world.time + h;
+            timers.time("emit", || {
+                crate::inlet::emit_all(
+                    &mut world.inlets,
+                    &mut world.bodies,
+                    &world.boundaries,
+                    t_end,
+                    envelope,
+                )
+            });
+        }
         let (v_free, w_free) = timers.time("forces", || {
             integrate::free_velocities(&world.bodies, world.gravity, h)
         });

@@ -45,12 +45,15 @@ use serde::{Deserialize, Serialize};
 use crate::bodies::{Bodies, SphereInit};
 pub use crate::boundary::Caps;
 use crate::boundary::{Boundary, Shape};
+pub use crate::inlet::InletRegion;
+use crate::inlet::{Inlet, InletSettings};
 use crate::material::Material;
 use crate::solver::SolverSettings;
 use crate::world::{ContactSettings, World};
 
 pub use error::{Issue, SceneError};
 pub use generate::PlacedSphere;
+pub(crate) use generate::SpatialHash;
 pub use overrides::{apply_override, parse_set};
 
 /// The scene format version this build reads.
@@ -131,15 +134,19 @@ pub enum SphereSource {
     Lattice(LatticeSpec),
     /// Non-overlapping spheres at seeded random places inside a box.
     RandomBox(RandomBoxSpec),
+    /// Spheres emitted during the run at a rate (pluviation); they get the
+    /// body ids after every other source's.
+    Inlet(InletSpec),
 }
 
 impl SphereSource {
-    /// The variant name as written in the file (`Sphere`, `Lattice`, `RandomBox`).
+    /// The variant name as written in the file (`Sphere`, `Lattice`, `RandomBox`, `Inlet`).
     pub fn kind(&self) -> &'static str {
         match self {
             SphereSource::Sphere(_) => "Sphere",
             SphereSource::Lattice(_) => "Lattice",
             SphereSource::RandomBox(_) => "RandomBox",
+            SphereSource::Inlet(_) => "Inlet",
         }
     }
 }
@@ -239,6 +246,47 @@ pub struct RandomBoxSpec {
     /// Density (kg/m³, > 0) overriding the material's.
     #[serde(default)]
     pub density: Option<f64>,
+}
+
+/// A particle inlet (see [`crate::inlet`]): from `start_time` on, emits
+/// spheres at `rate` per second, centres uniformly random in `region`, each
+/// placed without overlapping any sphere or boundary (deferred to the next
+/// step when no place is found), until `count` have been emitted. Radii are
+/// uniform in [`radius`, `radius_max`]; velocities are `velocity` plus a
+/// uniform offset in ±`velocity_jitter` per component.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InletSpec {
+    /// Where centres are placed: `Box(min: …, max: …)` or
+    /// `Disk(center: …, normal: …, radius: …)`.
+    pub region: InletRegion,
+    /// Spheres per second (> 0).
+    pub rate: f64,
+    /// Spheres in all (≥ 1).
+    pub count: usize,
+    /// Radius, or the smallest radius when `radius_max` is given (m, > 0).
+    pub radius: f64,
+    /// Largest radius (m, ≥ `radius`); `None`: all spheres have `radius`.
+    #[serde(default)]
+    pub radius_max: Option<f64>,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Density (kg/m³, > 0) overriding the material's.
+    #[serde(default)]
+    pub density: Option<f64>,
+    /// Initial velocity (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Uniform random offset per velocity component, ±this (m/s, ≥ 0; default 0).
+    #[serde(default)]
+    pub velocity_jitter: f64,
+    /// Seed of the draws (default 0).
+    #[serde(default)]
+    pub seed: u64,
+    /// Simulated time at which emission starts (s, ≥ 0; default 0).
+    #[serde(default)]
+    pub start_time: f64,
 }
 
 /// One kinematic boundary.
@@ -475,7 +523,47 @@ impl Scene {
         world.time_step = self.time_step;
         world.contact = self.contact.clone();
         world.solver = self.solver.clone();
+        world.inlets = self.inlets();
         Ok(world)
+    }
+
+    /// The scene's inlets, ready to run (nothing emitted). Assumes a
+    /// validated scene.
+    pub fn inlets(&self) -> Vec<Inlet> {
+        self.spheres
+            .iter()
+            .enumerate()
+            .filter_map(|(i, src)| match src {
+                SphereSource::Inlet(s) => Some(Inlet::new(InletSettings {
+                    name: format!("spheres[{i}] (Inlet)"),
+                    region: s.region.clone(),
+                    rate: s.rate,
+                    count: s.count,
+                    radius: s.radius,
+                    radius_max: s.radius_max.unwrap_or(s.radius),
+                    material: s.material,
+                    density: s
+                        .density
+                        .unwrap_or(self.materials[s.material as usize].density),
+                    velocity: s.velocity,
+                    velocity_jitter: s.velocity_jitter,
+                    seed: s.seed,
+                    start_time: s.start_time,
+                })),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Spheres the inlets will add during the run (beyond the built bodies).
+    pub fn inlet_count(&self) -> usize {
+        self.spheres
+            .iter()
+            .map(|s| match s {
+                SphereSource::Inlet(i) => i.count,
+                _ => 0,
+            })
+            .fold(0usize, usize::saturating_add)
     }
 
     /// The boundaries as the simulation sees them (normals normalised,

@@ -7,7 +7,7 @@ use glam::DVec3;
 
 use super::error::{Issue, SceneError};
 use super::generate::{self, PlacedSphere, SpatialHash};
-use super::{BoundarySpec, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
+use super::{BoundarySpec, InletRegion, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
 
 /// Collects issues; every check first rejects NaN and ±∞.
 struct Checker {
@@ -147,7 +147,7 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
     if scene.spheres.is_empty() {
         c.push(
             "spheres",
-            "the scene has no spheres (add a Sphere, Lattice or RandomBox)",
+            "the scene has no spheres (add a Sphere, Lattice, RandomBox or Inlet)",
         );
     }
     let mut total: usize = 0;
@@ -239,6 +239,53 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                         );
                     }
                 }
+            }
+            SphereSource::Inlet(inl) => {
+                match &inl.region {
+                    InletRegion::Box { min, max } => {
+                        let ok = c.vec_finite(&f("region.min"), *min)
+                            & c.vec_finite(&f("region.max"), *max);
+                        if ok && max.cmplt(*min).any() {
+                            c.push(
+                                f("region.max"),
+                                format!(
+                                    "must be ≥ region.min on every axis (got min {} .. max {})",
+                                    fmt_vec(*min),
+                                    fmt_vec(*max)
+                                ),
+                            );
+                        }
+                    }
+                    InletRegion::Disk {
+                        center,
+                        normal,
+                        radius,
+                    } => {
+                        c.vec_finite(&f("region.center"), *center);
+                        if c.vec_finite(&f("region.normal"), *normal) && normal.length() == 0.0 {
+                            c.push(f("region.normal"), "must not be zero (got (0, 0, 0))");
+                        }
+                        c.positive(&f("region.radius"), *radius);
+                    }
+                }
+                c.positive(&f("rate"), inl.rate);
+                if inl.count == 0 {
+                    c.push(f("count"), "must be ≥ 1 (got 0)");
+                }
+                c.positive(&f("radius"), inl.radius);
+                if let Some(rm) = inl.radius_max {
+                    if c.finite(&f("radius_max"), rm) && rm < inl.radius {
+                        c.push(
+                            f("radius_max"),
+                            format!("must be ≥ radius = {} (got {rm})", inl.radius),
+                        );
+                    }
+                }
+                c.material(&f("material"), inl.material);
+                c.opt_positive(&f("density"), inl.density);
+                c.vec_finite(&f("velocity"), inl.velocity);
+                c.non_negative(&f("velocity_jitter"), inl.velocity_jitter);
+                c.non_negative(&f("start_time"), inl.start_time);
             }
         }
         let n = generate::source_count(src);
@@ -399,14 +446,15 @@ pub(crate) fn check(scene: &Scene) -> Result<Vec<PlacedSphere>, SceneError> {
         }
     }
 
+    // Inlets add their spheres after the built ones: ids up to the total.
+    let total = placed.len().saturating_add(scene.inlet_count());
     for (i, &id) in scene.output.track.iter().enumerate() {
-        if id >= placed.len() {
+        if id >= total {
             issues.push(Issue::new(
                 format!("output.track[{i}]"),
                 format!(
-                    "body id {id} is out of range (the scene has {} spheres, ids 0..={})",
-                    placed.len(),
-                    placed.len().saturating_sub(1)
+                    "body id {id} is out of range (the scene has {total} spheres, ids 0..={})",
+                    total.saturating_sub(1)
                 ),
             ));
         }
