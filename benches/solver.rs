@@ -72,7 +72,7 @@ fn cpu(c: &mut Criterion) {
     g.throughput(Throughput::Elements(world.bodies.len() as u64));
     let env = world.envelope();
     g.bench_function("collide", |b| {
-        b.iter(|| collision::detect(&world.bodies, &world.boundaries, env))
+        b.iter(|| collision::detect(&world.bodies, &world.boundaries, env, world.time))
     });
     world.solver = s.clone();
     let mut timed = Stepper::new();

@@ -1,13 +1,52 @@
-//! Kinematic boundaries: half-spaces and box containers, fixed or moving with
-//! a prescribed constant velocity.
+//! Kinematic boundaries: half-spaces, box containers and cylinders (tubes
+//! and drums), fixed or moving with a prescribed constant velocity and, for
+//! cylinders, spinning about their own axis.
 //!
 //! Boundaries have infinite mass; the solver sees them only through the
-//! contact's bias term (their velocity at the contact point). Conventions:
+//! contact's bias term (their surface velocity at the contact point and, for
+//! rolling and spinning friction, their angular velocity). Conventions:
 //! a [`Shape::Plane`]'s `normal` points into the free half-space (where the
 //! spheres live); a [`Shape::BoxContainer`] holds spheres *inside* an
-//! axis-aligned box and `open_top` removes its +z face (z is "up" for boxes).
+//! axis-aligned box and `open_top` removes its +z face (z is "up" for boxes);
+//! a [`Shape::Cylinder`] holds spheres *inside* a tube around `axis` through
+//! `origin`, with end caps as [`Caps`] says.
+//!
+//! # Cylinder geometry
+//!
+//! With d = x − origin for a sphere centre x, the axial coordinate is
+//! a = d·â and the radial vector d − a â has length ϱ and direction ê (any
+//! unit vector ⟂ â when ϱ = 0). The surfaces a centre can touch, each with
+//! the unit normal n pointing from the surface toward the centre (into the
+//! free space) and the centre's distance δ from it (the gap is δ − r):
+//!
+//! | id | surface | applies when | n | δ |
+//! |---|---|---|---|---|
+//! | 0 | curved wall | ϱ < R and −L ≤ a ≤ L | −ê | R − ϱ |
+//! | 1 | bottom cap (a = −L) | closed bottom, ϱ ≤ R | +â | a + L |
+//! | 2 | top cap (a = +L) | closed top, ϱ ≤ R | −â | L − a |
+//! | 3 | bottom rim circle | open bottom, a < −L | (x − q)/‖x − q‖ | ‖x − q‖ |
+//! | 4 | top rim circle | open top, a > L | (x − q)/‖x − q‖ | ‖x − q‖ |
+//!
+//! where q = origin ± L â + R ê is the rim point nearest to x (the rim of an
+//! open end is a sharp circular edge). The wall has no thickness and acts
+//! only from inside (ϱ < R); at a = ±L the wall's δ = R − ϱ equals the rim's
+//! ‖x − q‖, so the contact is continuous across the end of the wall.
 
 use glam::DVec3;
+use serde::{Deserialize, Serialize};
+
+/// Which ends of a [`Shape::Cylinder`] are closed by a flat cap. "Bottom" is
+/// the end at −half_length along the axis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Caps {
+    /// Both ends open: a tube.
+    #[default]
+    Open,
+    /// Only the end at −half_length along the axis is closed: a cup.
+    Bottom,
+    /// Both ends closed: a drum.
+    Both,
+}
 
 /// The geometry of a boundary, in its own coordinates around `Boundary::origin`.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +63,18 @@ pub enum Shape {
         /// Whether the +z face is absent (an open container).
         open_top: bool,
     },
+    /// Inside of a cylinder of the given radius around the line through
+    /// `origin` along `axis`, from −half_length to +half_length along it.
+    Cylinder {
+        /// Unit axis direction â.
+        axis: DVec3,
+        /// Inner radius R (m).
+        radius: f64,
+        /// Half the length L along the axis (m).
+        half_length: f64,
+        /// Which ends are closed.
+        caps: Caps,
+    },
 }
 
 /// One kinematic boundary.
@@ -33,12 +84,33 @@ pub struct Boundary {
     pub name: String,
     /// Geometry.
     pub shape: Shape,
-    /// Reference point: a point of the plane, or the box centre (m). Moves with `velocity`.
+    /// Reference point: a point of the plane, the box or cylinder centre (m).
+    /// Moves with `velocity`.
     pub origin: DVec3,
-    /// Prescribed constant velocity (m/s).
+    /// Prescribed constant velocity (m/s), in effect from `start_time` on.
     pub velocity: DVec3,
+    /// Prescribed angular velocity about `origin` (rad/s), in effect from
+    /// `start_time` on. Only a rotation that leaves the shape invariant is
+    /// meaningful (a cylinder about its own axis); the geometry is never
+    /// rotated, only the surface velocity ω × (p − origin) and the contact's
+    /// relative spin see it.
+    pub angular_velocity: DVec3,
+    /// Simulated time (s) at which the prescribed motion switches on; before
+    /// it the boundary is at rest.
+    pub start_time: f64,
     /// Index into the materials table.
     pub material: u32,
+}
+
+/// One surface of a boundary near a sphere centre: see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfacePoint {
+    /// Stable id of the surface within its boundary (for warm starting).
+    pub id: u32,
+    /// Unit normal from the surface toward the centre (into the free space).
+    pub normal: DVec3,
+    /// Signed distance of the centre from the surface along `normal` (m).
+    pub distance: f64,
 }
 
 /// One wall face a sphere may touch: a plane with the extent over which it
@@ -57,8 +129,10 @@ pub struct Face {
 impl Boundary {
     /// The faces of this boundary at its current position, with a face id
     /// that is stable over time (used to match contacts for warm starting).
+    /// Cylinders have no planar faces (an empty list; see [`Boundary::surfaces`]).
     pub fn faces(&self) -> Vec<(u32, Face)> {
         match &self.shape {
+            Shape::Cylinder { .. } => Vec::new(),
             Shape::Plane { normal } => vec![(
                 0,
                 Face {
@@ -111,12 +185,154 @@ impl Boundary {
 
     /// Signed distance from a point to the boundary's admissible region
     /// (positive inside the free space), or `None` where no face applies.
+    /// For a cylinder: `None` when ϱ ≥ R (outside the tube), else the
+    /// smallest of R − ϱ and the distances to the closed caps (so a centre
+    /// beyond an open end but within the radius counts as inside, like the
+    /// space above an open box).
     pub fn clearance(&self, x: DVec3) -> Option<f64> {
+        if let Shape::Cylinder {
+            axis,
+            radius,
+            half_length,
+            caps,
+        } = self.shape
+        {
+            let (a, rho, _) = cylinder_coords(x - self.origin, axis);
+            if rho >= radius {
+                return None;
+            }
+            let mut c = radius - rho;
+            if caps != Caps::Open {
+                c = c.min(a + half_length);
+            }
+            if caps == Caps::Both {
+                c = c.min(half_length - a);
+            }
+            return Some(c);
+        }
         self.faces()
             .iter()
             .filter(|(_, f)| f.applies(x))
             .map(|(_, f)| (x - f.point).dot(f.normal))
             .reduce(f64::min)
+    }
+
+    /// Whether the boundary is planar (made of [`Face`]s): planes and boxes.
+    pub fn is_planar(&self) -> bool {
+        !matches!(self.shape, Shape::Cylinder { .. })
+    }
+
+    /// Calls `f` for every surface of this boundary that applies to a sphere
+    /// centre at `x` (planar faces through [`Boundary::faces`], cylinder
+    /// surfaces as in the module docs).
+    pub fn surfaces(&self, x: DVec3, mut f: impl FnMut(SurfacePoint)) {
+        match self.shape {
+            Shape::Cylinder {
+                axis,
+                radius,
+                half_length,
+                caps,
+            } => cylinder_surfaces(x - self.origin, axis, radius, half_length, caps, f),
+            _ => {
+                for (id, face) in self.faces() {
+                    if face.applies(x) {
+                        f(SurfacePoint {
+                            id,
+                            normal: face.normal,
+                            distance: (x - face.point).dot(face.normal),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The prescribed (velocity, angular velocity) at simulated time `t`:
+    /// zero before `start_time`.
+    pub fn motion_at(&self, t: f64) -> (DVec3, DVec3) {
+        if t >= self.start_time {
+            (self.velocity, self.angular_velocity)
+        } else {
+            (DVec3::ZERO, DVec3::ZERO)
+        }
+    }
+
+    /// Velocity of the boundary's surface at point `p` at time `t`:
+    /// v + ω × (p − origin) (rigid motion about `origin`).
+    pub fn surface_velocity(&self, p: DVec3, t: f64) -> DVec3 {
+        let (v, w) = self.motion_at(t);
+        v + w.cross(p - self.origin)
+    }
+}
+
+/// (a, ϱ, ê) of a point d relative to the axis: axial coordinate a = d·â,
+/// radial distance ϱ and radial unit vector ê (any unit vector ⟂ â on the axis).
+fn cylinder_coords(d: DVec3, axis: DVec3) -> (f64, f64, DVec3) {
+    let a = d.dot(axis);
+    let radial = d - axis * a;
+    let rho = radial.length();
+    let e = if rho > 0.0 {
+        radial / rho
+    } else {
+        axis.any_orthonormal_vector()
+    };
+    (a, rho, e)
+}
+
+/// The surfaces of a cylinder (centred at the origin) that apply to a centre
+/// at `d` — the table in the module docs.
+fn cylinder_surfaces(
+    d: DVec3,
+    axis: DVec3,
+    radius: f64,
+    half_length: f64,
+    caps: Caps,
+    mut f: impl FnMut(SurfacePoint),
+) {
+    let (a, rho, e) = cylinder_coords(d, axis);
+    let l = half_length;
+    if rho < radius && (-l..=l).contains(&a) {
+        f(SurfacePoint {
+            id: 0,
+            normal: -e,
+            distance: radius - rho,
+        });
+    }
+    let bottom_closed = caps != Caps::Open;
+    let top_closed = caps == Caps::Both;
+    if rho <= radius {
+        if bottom_closed {
+            f(SurfacePoint {
+                id: 1,
+                normal: axis,
+                distance: a + l,
+            });
+        }
+        if top_closed {
+            f(SurfacePoint {
+                id: 2,
+                normal: -axis,
+                distance: l - a,
+            });
+        }
+    }
+    // Rim edge of an open end: the nearest point q of the circle to d.
+    let rim = |end: f64, id: u32, f: &mut dyn FnMut(SurfacePoint)| {
+        let q = axis * end + e * radius;
+        let v = d - q;
+        let dist = v.length();
+        let normal = if dist > 0.0 { v / dist } else { -e };
+        f(SurfacePoint {
+            id,
+            normal,
+            distance: dist,
+        });
+    };
+    if !bottom_closed && a < -l {
+        rim(-l, 3, &mut f);
+    }
+    if !top_closed && a > l {
+        rim(l, 4, &mut f);
     }
 }
 

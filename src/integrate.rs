@@ -37,9 +37,11 @@ pub fn positions(bodies: &mut Bodies, h: f64) {
         });
 }
 
-/// Moves the kinematic boundaries by their prescribed velocity.
-pub fn boundaries(boundaries: &mut [Boundary], h: f64) {
+/// Moves the kinematic boundaries over the step that starts at time `t` by
+/// their prescribed velocity (zero before their `start_time`). Rotation about
+/// a cylinder's own axis leaves its geometry unchanged, so only the origin moves.
+pub fn boundaries(boundaries: &mut [Boundary], t: f64, h: f64) {
     for b in boundaries {
-        b.origin += b.velocity * h;
+        b.origin += b.motion_at(t).0 * h;
     }
 }

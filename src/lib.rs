@@ -7,6 +7,7 @@ pub mod collision;
 pub mod compare;
 pub mod cone;
 pub mod gpu;
+pub mod inlet;
 pub mod integrate;
 pub mod material;
 pub mod measure;

@@ -357,7 +357,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             json,
         } => {
             use repose::solve::{problem_files, problem_name, solve_problem, table, SolveOptions};
-            if !(tol > 0.0) || max_iter == 0 || !(time_limit > 0.0) {
+            if tol.is_nan()
+                || tol <= 0.0
+                || max_iter == 0
+                || time_limit.is_nan()
+                || time_limit <= 0.0
+            {
                 anyhow::bail!("--tol and --time-limit must be > 0 and --max-iter ≥ 1");
             }
             let opts = |method| SolveOptions {

@@ -45,18 +45,21 @@ pub enum BackendChoice {
     Gpu,
 }
 
-/// Opens the chosen backend for a scene's solver settings: the f32 and GPU
-/// backends run only the Jacobi method (under either contact law), so `auto`
-/// then picks the CPU (and says why) and an explicit choice is an error that
-/// says what to change.
+/// Opens the chosen backend for a scene's solver settings and rotating
+/// boundary (the name of the first boundary with a non-zero angular
+/// velocity, if any): the f32 and GPU backends run only the Jacobi method
+/// (under either contact law), and their contact records carry no torque
+/// bias, so they cannot see a spinning wall. `auto` then picks the CPU (and
+/// says why) and an explicit choice is an error that says what to change.
 pub fn open_backend_for(
     choice: BackendChoice,
     solver: &SolverSettings,
+    rotating_boundary: Option<&str>,
 ) -> Result<(Backend, String)> {
     let unsupported = if solver.method != SolverMethod::Jacobi {
         Some(format!("solver method {}", solver.method))
     } else {
-        None
+        rotating_boundary.map(|name| format!("the rotating boundary {name:?}"))
     };
     match (choice, unsupported) {
         (BackendChoice::Auto, Some(what)) => Ok((
@@ -64,7 +67,7 @@ pub fn open_backend_for(
             format!("cpu: the scene uses {what}, which only the cpu backend runs"),
         )),
         (BackendChoice::Gpu | BackendChoice::CpuF32, Some(what)) => anyhow::bail!(
-            "--backend {}: the scene uses {what}, but this backend runs only the jacobi method; use --backend cpu",
+            "--backend {}: the scene uses {what}, but this backend runs only the jacobi method and no rotating boundaries; use --backend cpu",
             if choice == BackendChoice::Gpu { "gpu" } else { "cpu-f32" }
         ),
         _ => open_backend(choice),
@@ -147,7 +150,12 @@ pub fn scene_floor(boundaries: &[Boundary], bodies: &Bodies) -> Option<f64> {
 pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
     let mut world = scene.build()?;
-    let (backend, why) = open_backend_for(opts.backend, &world.solver)?;
+    let rotating = world
+        .boundaries
+        .iter()
+        .find(|b| b.angular_velocity != glam::DVec3::ZERO)
+        .map(|b| b.name.as_str());
+    let (backend, why) = open_backend_for(opts.backend, &world.solver, rotating)?;
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;
@@ -155,9 +163,10 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let frame_every = scene.frame_every();
     log::info!("backend {why}");
     log::info!(
-        "scene {:?}: {} spheres, {} boundaries, h = {} s, {} steps",
+        "scene {:?}: {} spheres (+{} from inlets), {} boundaries, h = {} s, {} steps",
         scene.name,
         world.bodies.len(),
+        scene.inlet_count(),
         world.boundaries.len(),
         world.time_step,
         steps
@@ -278,6 +287,16 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     }
     write_final_csv(out.join("final.csv"), &world.bodies)
         .with_context(|| format!("cannot write {}", out.join("final.csv").display()))?;
+    // Inlets grow the body count during the run: report the final count.
+    summary.bodies = world.bodies.len();
+    if !world.inlets.is_empty() {
+        let emitted: usize = world.inlets.iter().map(|i| i.emitted).sum();
+        let wanted: usize = world.inlets.iter().map(|i| i.count).sum();
+        summary
+            .extra
+            .insert("inlet_emitted".into(), serde_json::Value::from(emitted));
+        log::info!("inlets emitted {emitted} of {wanted} spheres");
+    }
     if scene.output.picture.enabled && !opts.no_picture {
         let t_pic = Instant::now();
         write_picture(scene, &world, &out.join("final.png"));

@@ -1,9 +1,12 @@
 //! One time step as a sequence of named stages, each timed.
 //!
 //! ```text
-//! forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
+//! emit ─► forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
 //! ```
 //!
+//! * `emit`: particle inlets append the spheres due by the end of this step
+//!   to the bodies ([`crate::inlet`]); the rest of the step sees them like
+//!   any other body. Existing ids never change, so warm-start keys stay valid.
 //! * `forces`: free velocities v + h g (seed 000 eq. 37, k̃ = M v + h f).
 //! * `collide`: grid broadphase and narrowphase → contact geometry.
 //! * `assemble`: the [`ContactProblem`] (frames, arms, cones, bias, CSR).
@@ -118,6 +121,16 @@ pub enum StepError {
         /// `{:#}` does not print it twice).
         error: GpuError,
     },
+    /// The f32 backends cannot see a spinning boundary: their contact records
+    /// carry only the force rows of the bias, and dropping the torque rows
+    /// would silently remove the wall's spin from rolling/spinning friction.
+    #[error("step {step}: the {backend} backend cannot run a scene with a rotating boundary (its contact records carry no torque bias); use --backend cpu")]
+    RotatingBoundary {
+        /// Index of the failing step.
+        step: u64,
+        /// The backend.
+        backend: String,
+    },
     /// The backend cannot run the asked-for method.
     #[error(
         "the {backend} backend runs only the jacobi method, not {method}; use the cpu backend"
@@ -199,12 +212,25 @@ impl Stepper {
     pub fn step(&mut self, world: &mut World) -> Result<StepReport, StepError> {
         let h = world.time_step;
         let timers = &mut self.timers;
+        if !world.inlets.is_empty() {
+            let envelope = world.envelope();
+            let t_end = world.time + h;
+            timers.time("emit", || {
+                crate::inlet::emit_all(
+                    &mut world.inlets,
+                    &mut world.bodies,
+                    &world.boundaries,
+                    t_end,
+                    envelope,
+                )
+            });
+        }
         let (v_free, w_free) = timers.time("forces", || {
             integrate::free_velocities(&world.bodies, world.gravity, h)
         });
         let envelope = world.envelope();
         let contacts = timers.time("collide", || {
-            collision::detect(&world.bodies, &world.boundaries, envelope)
+            collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
         });
         let problem = timers.time("assemble", || {
             let mut p = ContactProblem::assemble(
@@ -256,6 +282,14 @@ impl Stepper {
                 return Err(StepError::Unsupported {
                     backend: backend.describe(),
                     method: settings.method,
+                });
+            }
+            // `pack` keeps only the force rows of the bias: refuse rather
+            // than drop a spinning wall's torque rows.
+            if problem.has_torque_bias() {
+                return Err(StepError::RotatingBoundary {
+                    step: step_index,
+                    backend: backend.describe(),
                 });
             }
             let mut packed = pack(&problem, gamma);
@@ -336,7 +370,7 @@ impl Stepper {
             std::mem::swap(&mut b.vel, new_vel);
             std::mem::swap(&mut b.omega, new_omega);
             integrate::positions(b, h);
-            integrate::boundaries(&mut world.boundaries, h);
+            integrate::boundaries(&mut world.boundaries, time, h);
             Ok(())
         })?;
         world.time += h;

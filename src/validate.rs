@@ -6,7 +6,7 @@
 use glam::DVec3;
 
 use crate::bodies::{Bodies, SphereInit};
-use crate::boundary::{Boundary, Shape};
+use crate::boundary::{Boundary, Caps, Shape};
 use crate::collision::NO_BODY;
 use crate::material::Material;
 use crate::step::Stepper;
@@ -65,16 +65,40 @@ pub type Case = fn(MakeStepper) -> Vec<Check>;
 pub fn cases() -> Vec<(&'static str, Case)> {
     vec![
         ("rest_on_plane", |m| {
-            rest_on_floor(m, "rest_on_plane", false, 0.0, 0.0)
+            rest_on_floor(m, "rest_on_plane", Floor::Plane, 0.0, 0.0)
         }),
         ("rest_on_plane_rolling_spinning", |m| {
-            rest_on_floor(m, "rest_on_plane_rolling_spinning", false, 0.01, 0.01)
+            rest_on_floor(
+                m,
+                "rest_on_plane_rolling_spinning",
+                Floor::Plane,
+                0.01,
+                0.01,
+            )
         }),
         ("rest_on_box_floor", |m| {
-            rest_on_floor(m, "rest_on_box_floor", true, 0.0, 0.0)
+            rest_on_floor(m, "rest_on_box_floor", Floor::Box, 0.0, 0.0)
         }),
         ("rest_on_box_floor_rolling_spinning", |m| {
-            rest_on_floor(m, "rest_on_box_floor_rolling_spinning", true, 0.01, 0.01)
+            rest_on_floor(
+                m,
+                "rest_on_box_floor_rolling_spinning",
+                Floor::Box,
+                0.01,
+                0.01,
+            )
+        }),
+        ("rest_on_cylinder_cap", |m| {
+            rest_on_floor(m, "rest_on_cylinder_cap", Floor::CylinderCap, 0.0, 0.0)
+        }),
+        ("rest_on_cylinder_cap_rolling_spinning", |m| {
+            rest_on_floor(
+                m,
+                "rest_on_cylinder_cap_rolling_spinning",
+                Floor::CylinderCap,
+                0.01,
+                0.01,
+            )
         }),
         ("slide_to_roll", slide_to_roll),
         ("rolling_resistance", rolling_resistance),
@@ -152,6 +176,8 @@ fn floor_plane() -> Boundary {
         shape: Shape::Plane { normal: DVec3::Z },
         origin: DVec3::ZERO,
         velocity: DVec3::ZERO,
+        angular_velocity: DVec3::ZERO,
+        start_time: 0.0,
         material: 0,
     }
 }
@@ -165,8 +191,37 @@ fn floor_box(half: f64) -> Boundary {
         },
         origin: DVec3::new(0.0, 0.0, half),
         velocity: DVec3::ZERO,
+        angular_velocity: DVec3::ZERO,
+        start_time: 0.0,
         material: 0,
     }
+}
+
+/// A cup (cylinder closed at the bottom) whose bottom cap is the floor z = 0:
+/// axis +z, radius and half length `half`.
+fn floor_cup(half: f64) -> Boundary {
+    Boundary {
+        name: "cup".into(),
+        shape: Shape::Cylinder {
+            axis: DVec3::Z,
+            radius: half,
+            half_length: half,
+            caps: Caps::Bottom,
+        },
+        origin: DVec3::new(0.0, 0.0, half),
+        velocity: DVec3::ZERO,
+        angular_velocity: DVec3::ZERO,
+        start_time: 0.0,
+        material: 0,
+    }
+}
+
+/// Which floor z = 0 a resting-sphere case stands on.
+#[derive(Clone, Copy)]
+enum Floor {
+    Plane,
+    Box,
+    CylinderCap,
 }
 
 /// One sphere on a floor, with a tight solver tolerance.
@@ -196,14 +251,18 @@ fn wall_force(st: &Stepper, h: f64) -> DVec3 {
 fn rest_on_floor(
     mk: MakeStepper,
     case: &'static str,
-    boxed: bool,
+    floor: Floor,
     rho: f64,
     sigma: f64,
 ) -> Vec<Check> {
     let r = 0.05;
     let h = 1e-3;
     let s = ball(DVec3::new(0.0, 0.0, r), r, DVec3::ZERO, DVec3::ZERO);
-    let floor = if boxed { floor_box(0.5) } else { floor_plane() };
+    let floor = match floor {
+        Floor::Plane => floor_plane(),
+        Floor::Box => floor_box(0.5),
+        Floor::CylinderCap => floor_cup(0.5),
+    };
     let mut w = single(s, floor, material(0.5, rho, sigma), h);
     let weight = s.mass * G;
     let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
@@ -466,6 +525,8 @@ fn column_reaction(mk: MakeStepper) -> Vec<Check> {
             },
             origin: DVec3::new(0.0, 0.0, 10.0 * r * n as f64),
             velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+            start_time: 0.0,
             material: 0,
         }],
         vec![material(0.5, 0.001, 0.001)],

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bodies::Bodies;
 use crate::boundary::Boundary;
+use crate::inlet::Inlet;
 use crate::material::{FrictionLaw, Material};
 use crate::solver::SolverSettings;
 
@@ -72,6 +73,9 @@ pub struct World {
     pub solver: SolverSettings,
     /// Warm-start impulses keyed by contact pair.
     pub warm: HashMap<u64, WarmImpulse>,
+    /// Particle inlets: they append spheres to `bodies` during the run
+    /// (the `emit` stage of a step).
+    pub inlets: Vec<Inlet>,
 }
 
 impl World {
@@ -88,13 +92,19 @@ impl World {
             contact: ContactSettings::default(),
             solver: SolverSettings::default(),
             warm: HashMap::new(),
+            inlets: Vec::new(),
         }
     }
 
-    /// The collision envelope in effect (m).
+    /// The collision envelope in effect (m): as set, or 0.1 × the largest
+    /// radius of the bodies and of the spheres the inlets will emit (so it
+    /// does not change as an inlet fills the world).
     pub fn envelope(&self) -> f64 {
-        self.contact
-            .envelope
-            .unwrap_or(0.1 * self.bodies.max_radius())
+        let r_max = self
+            .inlets
+            .iter()
+            .map(|i| i.radius_max)
+            .fold(self.bodies.max_radius(), f64::max);
+        self.contact.envelope.unwrap_or(0.1 * r_max)
     }
 }

@@ -68,6 +68,8 @@ on_every_backend! {
     sphere_stays_at_rest_on_incline_below_tan_alpha_rho_over_r => "incline_at_rest";
     sphere_rolls_down_steeper_incline_at_five_sevenths_reduced_gravity => "incline_rolling_down";
     spinning_friction_stops_spin_at_predicted_time => "spinning_friction";
+    sphere_rests_on_cylinder_cap_and_carries_its_weight => "rest_on_cylinder_cap";
+    sphere_rests_on_cylinder_cap_with_rolling_and_spinning_friction => "rest_on_cylinder_cap_rolling_spinning";
     column_in_box_wall_and_floor_reaction_equals_total_weight => "column_reaction";
 }
 

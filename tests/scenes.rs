@@ -1,7 +1,9 @@
 //! Every shipped scene (`scenes/*.ron`, found by listing the directory, so
 //! new scenes are picked up) loads, builds and takes 3 steps with its own
 //! settings, on the CPU and — when an adapter exists — on the GPU, ending
-//! with finite positions and velocities.
+//! with finite positions and velocities. Scenes with a rotating boundary
+//! (a spinning drum) run on the CPU only: the GPU's contact records carry no
+//! torque bias, and `repose run` routes them to the CPU (tests/cylinder.rs).
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +34,9 @@ fn scene_files() -> Vec<PathBuf> {
 fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
     let scene = Scene::load(path, &[]).map_err(|e| format!("load: {e}"))?;
     let mut world = scene.build().map_err(|e| format!("build: {e}"))?;
+    if stepper.backend.is_f32() && has_rotating_boundary(&world) {
+        return Ok(());
+    }
     let n = world.bodies.len();
     if n == 0 {
         return Err("the scene has no bodies".into());
@@ -65,6 +70,13 @@ fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn has_rotating_boundary(world: &repose::world::World) -> bool {
+    world
+        .boundaries
+        .iter()
+        .any(|b| b.angular_velocity != glam::DVec3::ZERO)
 }
 
 fn assert_all_ok(results: Vec<(PathBuf, Result<(), String>)>, backend: &str) {

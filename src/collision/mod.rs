@@ -15,7 +15,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::bodies::Bodies;
-use crate::boundary::Boundary;
+use crate::boundary::{Boundary, SurfacePoint};
 
 /// Marker for "end B is a kinematic boundary, not a body".
 pub const NO_BODY: u32 = u32::MAX;
@@ -39,6 +39,8 @@ pub struct ContactGeom {
     pub material_b: u32,
     /// Velocity of end B's surface at the contact point when B is a boundary (m/s).
     pub wall_velocity: DVec3,
+    /// Angular velocity of end B when B is a boundary (rad/s; a spinning drum).
+    pub wall_omega: DVec3,
 }
 
 /// Key of a sphere–sphere pair (a < b).
@@ -51,10 +53,17 @@ pub fn wall_key(a: u32, boundary: usize, face: u32) -> u64 {
     (1u64 << 63) | ((a as u64) << 32) | ((boundary as u64) << 4) | face as u64
 }
 
-/// Finds all contacts with gap below `envelope`, in canonical order.
-pub fn detect(bodies: &Bodies, boundaries: &[Boundary], envelope: f64) -> Vec<ContactGeom> {
+/// Finds all contacts with gap below `envelope`, in canonical order, at
+/// simulated time `time` (which decides whether a boundary's prescribed
+/// motion has started; see [`Boundary::motion_at`]).
+pub fn detect(
+    bodies: &Bodies,
+    boundaries: &[Boundary],
+    envelope: f64,
+    time: f64,
+) -> Vec<ContactGeom> {
     let mut out = sphere_sphere(bodies, envelope);
-    out.extend(sphere_boundary(bodies, boundaries, envelope));
+    out.extend(sphere_boundary(bodies, boundaries, envelope, time));
     out
 }
 
@@ -119,6 +128,7 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Vec<ContactGeom> {
                                 gap,
                                 material_b: bodies.material[j],
                                 wall_velocity: DVec3::ZERO,
+                                wall_omega: DVec3::ZERO,
                             });
                         }
                     }
@@ -131,47 +141,59 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Vec<ContactGeom> {
     per_body.into_iter().flatten().collect()
 }
 
-/// Sphere–boundary contacts: every sphere against every face of every boundary.
+/// Sphere–boundary contacts: every sphere against every surface of every
+/// boundary (planar faces, cylinder walls, caps and rims; see
+/// [`crate::boundary`]), at simulated time `time`. The wall's surface
+/// velocity at the contact point is v + ω × (p − origin).
 pub fn sphere_boundary(
     bodies: &Bodies,
     boundaries: &[Boundary],
     envelope: f64,
+    time: f64,
 ) -> Vec<ContactGeom> {
-    let faces: Vec<(usize, u32, crate::boundary::Face, u32, DVec3)> = boundaries
-        .iter()
-        .enumerate()
-        .flat_map(|(bi, b)| {
-            b.faces()
-                .into_iter()
-                .map(move |(fid, f)| (bi, fid, f, b.material, b.velocity))
-        })
-        .collect();
+    // Planar faces are computed once per step; cylinders per sphere.
+    let faces: Vec<Vec<(u32, crate::boundary::Face)>> =
+        boundaries.iter().map(|b| b.faces()).collect();
     let per_body: Vec<Vec<ContactGeom>> = (0..bodies.len())
         .into_par_iter()
         .map(|i| {
             let x = bodies.pos[i];
             let r = bodies.radius[i];
             let mut found = Vec::new();
-            for &(bi, fid, ref f, mat, vel) in &faces {
-                if !f.applies(x) {
-                    continue;
+            for (bi, b) in boundaries.iter().enumerate() {
+                let mut add = |s: SurfacePoint| {
+                    let gap = s.distance - r;
+                    if gap >= envelope {
+                        return;
+                    }
+                    let normal = -s.normal; // from the sphere toward the wall
+                    let point = x + normal * (r + 0.5 * gap);
+                    let (_, omega) = b.motion_at(time);
+                    found.push(ContactGeom {
+                        a: i as u32,
+                        b: NO_BODY,
+                        key: wall_key(i as u32, bi, s.id),
+                        normal,
+                        point,
+                        gap,
+                        material_b: b.material,
+                        wall_velocity: b.surface_velocity(point, time),
+                        wall_omega: omega,
+                    });
+                };
+                if b.is_planar() {
+                    for (id, f) in &faces[bi] {
+                        if f.applies(x) {
+                            add(SurfacePoint {
+                                id: *id,
+                                normal: f.normal,
+                                distance: (x - f.point).dot(f.normal),
+                            });
+                        }
+                    }
+                } else {
+                    b.surfaces(x, add);
                 }
-                let dist = (x - f.point).dot(f.normal);
-                let gap = dist - r;
-                if gap >= envelope {
-                    continue;
-                }
-                let normal = -f.normal; // from the sphere toward the wall
-                found.push(ContactGeom {
-                    a: i as u32,
-                    b: crate::collision::NO_BODY,
-                    key: wall_key(i as u32, bi, fid),
-                    normal,
-                    point: x + normal * (r + 0.5 * gap),
-                    gap,
-                    material_b: mat,
-                    wall_velocity: vel,
-                });
             }
             found
         })
@@ -183,6 +205,7 @@ pub fn sphere_boundary(
 mod tests {
     use super::*;
     use crate::bodies::SphereInit;
+    use crate::boundary::{Caps, Shape};
 
     fn sphere(pos: DVec3, radius: f64) -> SphereInit {
         SphereInit {
@@ -252,5 +275,194 @@ mod tests {
         );
         assert_eq!(c[0].normal, DVec3::X);
         assert!((c[0].point - DVec3::new(1.25, 0.0, 0.0)).length() < 1e-15);
+    }
+
+    fn cylinder(origin: DVec3, axis: DVec3, radius: f64, half_length: f64, caps: Caps) -> Boundary {
+        Boundary {
+            name: "cyl".into(),
+            shape: Shape::Cylinder {
+                axis,
+                radius,
+                half_length,
+                caps,
+            },
+            origin,
+            velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+            start_time: 0.0,
+            material: 0,
+        }
+    }
+
+    /// The boundary contacts of one sphere, sorted by face id (low key bits).
+    fn wall_contacts(b: &Boundary, x: DVec3, r: f64, env: f64) -> Vec<ContactGeom> {
+        let bodies = Bodies::from_inits(&[sphere(x, r)]);
+        let mut c = sphere_boundary(&bodies, std::slice::from_ref(b), env, 0.0);
+        c.sort_by_key(|g| g.key & 0xf);
+        c
+    }
+
+    fn assert_close(what: &str, got: DVec3, want: DVec3) {
+        assert!(
+            (got - want).length() < 1e-12,
+            "{what}: got {got}, expected {want}"
+        );
+    }
+
+    fn assert_near(what: &str, got: f64, want: f64) {
+        assert!(
+            (got - want).abs() < 1e-12,
+            "{what}: got {got}, expected {want}"
+        );
+    }
+
+    /// A sphere near the curved wall of a vertical drum (R = 1, L = 1) at
+    /// ϱ = 0.7, r = 0.2: gap 1 − 0.7 − 0.2 = 0.1, normal +x toward the wall,
+    /// point at x = 0.7 + 0.2 + 0.05 = 0.95; the caps (gap 0.8) are out of reach.
+    #[test]
+    fn cylinder_wall_gap_normal_and_point_match_hand_values() {
+        let b = cylinder(DVec3::ZERO, DVec3::Z, 1.0, 1.0, Caps::Both);
+        let c = wall_contacts(&b, DVec3::new(0.7, 0.0, 0.0), 0.2, 0.2);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_near("gap", c[0].gap, 0.1);
+        assert_close("normal", c[0].normal, DVec3::X);
+        assert_close("point", c[0].point, DVec3::new(0.95, 0.0, 0.0));
+        assert_eq!(c[0].key & 0xf, 0, "face id of the wall");
+        // A centre outside the tube (ϱ > R) touches nothing: the wall acts from inside only.
+        assert!(wall_contacts(&b, DVec3::new(1.1, 0.0, 0.0), 0.2, 0.2).is_empty());
+    }
+
+    /// Bottom cap at z = −1: a sphere of r = 0.1 at z = −0.85 has gap 0.05,
+    /// normal −z, point z = −0.85 − 0.1 − 0.025 = −0.975. Near the corner
+    /// (ϱ = 0.85) both the wall (gap 0.05) and the cap (gap 0.05) apply.
+    #[test]
+    fn cylinder_caps_and_corner_match_hand_values() {
+        let b = cylinder(DVec3::ZERO, DVec3::Z, 1.0, 1.0, Caps::Both);
+        let c = wall_contacts(&b, DVec3::new(0.0, 0.0, -0.85), 0.1, 0.1);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_near("gap", c[0].gap, 0.05);
+        assert_close("normal", c[0].normal, -DVec3::Z);
+        assert_close("point", c[0].point, DVec3::new(0.0, 0.0, -0.975));
+        assert_eq!(c[0].key & 0xf, 1, "face id of the bottom cap");
+        // Top cap at z = +1.
+        let c = wall_contacts(&b, DVec3::new(0.0, 0.0, 0.85), 0.1, 0.1);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_close("top normal", c[0].normal, DVec3::Z);
+        assert_eq!(c[0].key & 0xf, 2, "face id of the top cap");
+        // Corner: wall and bottom cap together.
+        let c = wall_contacts(&b, DVec3::new(0.0, 0.85, -0.85), 0.1, 0.1);
+        assert_eq!(c.len(), 2, "contacts {c:?}");
+        assert_close("wall normal", c[0].normal, DVec3::Y);
+        assert_close("cap normal", c[1].normal, -DVec3::Z);
+        assert_near("wall gap", c[0].gap, 0.05);
+        assert_near("cap gap", c[1].gap, 0.05);
+        // An open tube has no caps there.
+        let open = cylinder(DVec3::ZERO, DVec3::Z, 1.0, 1.0, Caps::Open);
+        assert!(wall_contacts(&open, DVec3::new(0.0, 0.0, -0.85), 0.1, 0.1).is_empty());
+    }
+
+    /// Rim of an open end: centre (0.9, 0, 1.1), r = 0.2 beyond the top
+    /// (a = 1.1 > L = 1): nearest rim point q = (1, 0, 1), distance 0.1·√2,
+    /// gap 0.1·√2 − 0.2, normal (q − x)/|q − x| = (1, 0, −1)/√2. At a = L
+    /// exactly, the rim's gap equals the wall's (continuity).
+    #[test]
+    fn cylinder_rim_edge_matches_hand_values() {
+        let b = cylinder(DVec3::ZERO, DVec3::Z, 1.0, 1.0, Caps::Bottom);
+        let x = DVec3::new(0.9, 0.0, 1.1);
+        let c = wall_contacts(&b, x, 0.2, 0.05);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        let d = 0.1 * 2f64.sqrt();
+        assert_near("gap", c[0].gap, d - 0.2);
+        let n = DVec3::new(1.0, 0.0, -1.0) / 2f64.sqrt();
+        assert_close("normal", c[0].normal, n);
+        assert_close("point", c[0].point, x + n * (0.2 + 0.5 * (d - 0.2)));
+        assert_eq!(c[0].key & 0xf, 4, "face id of the top rim");
+        // The bottom end of an open tube has a rim too (id 3), seen from below.
+        let open = cylinder(DVec3::ZERO, DVec3::Z, 1.0, 1.0, Caps::Open);
+        let c = wall_contacts(&open, DVec3::new(0.9, 0.0, -1.1), 0.2, 0.05);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_eq!(c[0].key & 0xf, 3, "face id of the bottom rim");
+        assert_close(
+            "bottom rim normal",
+            c[0].normal,
+            n * DVec3::new(1.0, 1.0, -1.0),
+        );
+        // Continuity at the end of the wall: just inside and just beyond a = L.
+        let inside = wall_contacts(&b, DVec3::new(0.9, 0.0, 1.0 - 1e-9), 0.15, 0.1);
+        let beyond = wall_contacts(&b, DVec3::new(0.9, 0.0, 1.0 + 1e-9), 0.15, 0.1);
+        assert!(
+            (inside[0].gap - beyond[0].gap).abs() < 1e-8,
+            "wall gap {} vs rim gap {} across the end",
+            inside[0].gap,
+            beyond[0].gap
+        );
+    }
+
+    /// Arbitrary axis â = (1, 2, 2)/3 through (1, −1, 0.5), R = 0.5, L = 2:
+    /// with ê = (2, 1, −2)/3 ⟂ â, a centre at origin + â + 0.3 ê (r = 0.1)
+    /// has wall gap 0.5 − 0.3 − 0.1 = 0.1, normal ê, point origin + â + 0.45 ê;
+    /// a centre at origin − 1.9 â + 0.1 ê (r = 0.05) has bottom-cap gap
+    /// 0.1 − 0.05 = 0.05 and normal −â.
+    #[test]
+    fn cylinder_with_arbitrary_axis_matches_hand_values() {
+        let axis = DVec3::new(1.0, 2.0, 2.0) / 3.0;
+        let e = DVec3::new(2.0, 1.0, -2.0) / 3.0;
+        let o = DVec3::new(1.0, -1.0, 0.5);
+        let b = cylinder(o, axis, 0.5, 2.0, Caps::Both);
+        let c = wall_contacts(&b, o + axis + e * 0.3, 0.1, 0.15);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_near("wall gap", c[0].gap, 0.1);
+        assert_close("wall normal", c[0].normal, e);
+        assert_close("wall point", c[0].point, o + axis + e * 0.45);
+        let c = wall_contacts(&b, o - axis * 1.9 + e * 0.1, 0.05, 0.15);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_near("cap gap", c[0].gap, 0.05);
+        assert_close("cap normal", c[0].normal, -axis);
+        assert_close("cap point", c[0].point, o - axis * 1.975 + e * 0.1);
+    }
+
+    /// A drum spinning at ω = 2 rad/s about +z: the wall at the contact point
+    /// (0.95, 0, 0) moves at ω ẑ × p = (0, 1.9, 0), the contact carries the
+    /// wall's spin, and the assembled bias has the spin in its torque rows.
+    /// Before `start_time` the wall is at rest.
+    #[test]
+    fn spinning_drum_gives_surface_velocity_and_torque_bias() {
+        let mut b = cylinder(DVec3::ZERO, DVec3::Z, 1.0, 1.0, Caps::Both);
+        b.angular_velocity = DVec3::new(0.0, 0.0, 2.0);
+        b.start_time = 0.5;
+        let bodies = Bodies::from_inits(&[sphere(DVec3::new(0.7, 0.0, 0.0), 0.2)]);
+        let at_rest = sphere_boundary(&bodies, std::slice::from_ref(&b), 0.2, 0.25);
+        assert_eq!(at_rest[0].wall_velocity, DVec3::ZERO);
+        assert_eq!(at_rest[0].wall_omega, DVec3::ZERO);
+        let c = sphere_boundary(&bodies, std::slice::from_ref(&b), 0.2, 0.5);
+        assert_close(
+            "wall velocity",
+            c[0].wall_velocity,
+            DVec3::new(0.0, 1.9, 0.0),
+        );
+        assert_close("wall spin", c[0].wall_omega, DVec3::new(0.0, 0.0, 2.0));
+        let mats = vec![crate::material::Material {
+            name: "m".into(),
+            friction: 0.5,
+            rolling: 0.0,
+            spinning: 0.0,
+            density: 1000.0,
+        }];
+        let p = crate::problem::ContactProblem::assemble(
+            &bodies,
+            &c,
+            &mats,
+            vec![DVec3::ZERO],
+            vec![DVec3::ZERO],
+            1e-3,
+            0.5,
+        );
+        let [n, u, w] = p.frame[0];
+        let spin = DVec3::new(0.0, 0.0, 2.0);
+        let want = [n.dot(spin), u.dot(spin), w.dot(spin)];
+        for (k, want) in want.iter().enumerate() {
+            assert_near("torque bias", p.bias[0][3 + k], *want);
+        }
+        assert!(p.has_torque_bias());
     }
 }

@@ -31,7 +31,8 @@
 //! N = Dᵀ M⁻¹ D, r = Dᵀ M⁻¹ k̃ + b = Dᵀ v_free + b: find γ ∈ Y with
 //! Nγ + r ∈ −Y° and γ ⊥ Nγ + r. Here b_i = (max(Φ_i/h, −v_rec), 0, …, 0) plus
 //! the boundary's velocity seen in the contact frame (a moving wall is end B
-//! with infinite mass: its velocity enters the twist as a constant).
+//! with infinite mass: its surface velocity at the contact point enters the
+//! force rows and its angular velocity the torque rows as constants).
 
 use glam::DVec3;
 use rayon::prelude::*;
@@ -148,14 +149,18 @@ impl ContactProblem {
             let mat_b = &materials[c.material_b as usize];
             // Stabilisation (seed 000 eq. 18, b = Φ/h) with the recovery-speed clamp.
             let stab = (c.gap / h).max(-max_recovery_speed);
+            // End B = a boundary with infinite mass: its surface velocity
+            // enters v_rel = v_B,surface − (v_A + ω_A × s_A) and its angular
+            // velocity ω_rel = ω_B − ω_A as constants (both zero for spheres).
             let vw = c.wall_velocity;
+            let ww = c.wall_omega;
             p.bias.push([
                 stab + frame[0].dot(vw),
                 frame[1].dot(vw),
                 frame[2].dot(vw),
-                0.0,
-                0.0,
-                0.0,
+                frame[0].dot(ww),
+                frame[1].dot(ww),
+                frame[2].dot(ww),
             ]);
             p.body_a.push(c.a);
             p.body_b.push(c.b);
@@ -198,6 +203,15 @@ impl ContactProblem {
         }
         self.csr_offsets = counts;
         self.csr_slots = slots;
+    }
+
+    /// Whether any contact has a non-zero torque-row bias (a spinning
+    /// boundary): the f32/GPU records carry only the force rows, so such a
+    /// problem must be solved by the f64 CPU solver.
+    pub fn has_torque_bias(&self) -> bool {
+        self.bias
+            .iter()
+            .any(|b| b[3] != 0.0 || b[4] != 0.0 || b[5] != 0.0)
     }
 
     /// Contact i's twist Dᵢᵀ v + bᵢ for the given body velocities.

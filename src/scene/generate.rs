@@ -45,6 +45,8 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
             }
             SphereSource::Lattice(l) => Ok(lattice(scene, l)),
             SphereSource::RandomBox(b) => random_box(scene, b),
+            // Inlets emit during the run (crate::inlet), not at build.
+            SphereSource::Inlet(_) => Ok(Vec::new()),
         };
         match inits {
             Ok(inits) => {
@@ -78,6 +80,7 @@ pub(crate) fn source_count(src: &SphereSource) -> usize {
         SphereSource::Sphere(_) => 1,
         SphereSource::Lattice(l) => l.count.iter().fold(1usize, |a, &c| a.saturating_mul(c)),
         SphereSource::RandomBox(b) => b.count,
+        SphereSource::Inlet(i) => i.count,
     }
 }
 

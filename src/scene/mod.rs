@@ -44,7 +44,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::AnalysisSettings;
 use crate::bodies::{Bodies, SphereInit};
+pub use crate::boundary::Caps;
 use crate::boundary::{Boundary, Shape};
+pub use crate::inlet::InletRegion;
+use crate::inlet::{Inlet, InletSettings};
 use crate::material::Material;
 use crate::render::ColourBy;
 use crate::solver::SolverSettings;
@@ -52,6 +55,7 @@ use crate::world::{ContactSettings, World};
 
 pub use error::{Issue, SceneError};
 pub use generate::PlacedSphere;
+pub(crate) use generate::SpatialHash;
 pub use overrides::{apply_override, parse_set};
 
 /// The scene format version this build reads.
@@ -164,15 +168,19 @@ pub enum SphereSource {
     Lattice(LatticeSpec),
     /// Non-overlapping spheres at seeded random places inside a box.
     RandomBox(RandomBoxSpec),
+    /// Spheres emitted during the run at a rate (pluviation); they get the
+    /// body ids after every other source's.
+    Inlet(InletSpec),
 }
 
 impl SphereSource {
-    /// The variant name as written in the file (`Sphere`, `Lattice`, `RandomBox`).
+    /// The variant name as written in the file (`Sphere`, `Lattice`, `RandomBox`, `Inlet`).
     pub fn kind(&self) -> &'static str {
         match self {
             SphereSource::Sphere(_) => "Sphere",
             SphereSource::Lattice(_) => "Lattice",
             SphereSource::RandomBox(_) => "RandomBox",
+            SphereSource::Inlet(_) => "Inlet",
         }
     }
 }
@@ -274,6 +282,47 @@ pub struct RandomBoxSpec {
     pub density: Option<f64>,
 }
 
+/// A particle inlet (see [`crate::inlet`]): from `start_time` on, emits
+/// spheres at `rate` per second, centres uniformly random in `region`, each
+/// placed without overlapping any sphere or boundary (deferred to the next
+/// step when no place is found), until `count` have been emitted. Radii are
+/// uniform in [`radius`, `radius_max`]; velocities are `velocity` plus a
+/// uniform offset in ±`velocity_jitter` per component.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InletSpec {
+    /// Where centres are placed: `Box(min: …, max: …)` or
+    /// `Disk(center: …, normal: …, radius: …)`.
+    pub region: InletRegion,
+    /// Spheres per second (> 0).
+    pub rate: f64,
+    /// Spheres in all (≥ 1).
+    pub count: usize,
+    /// Radius, or the smallest radius when `radius_max` is given (m, > 0).
+    pub radius: f64,
+    /// Largest radius (m, ≥ `radius`); `None`: all spheres have `radius`.
+    #[serde(default)]
+    pub radius_max: Option<f64>,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Density (kg/m³, > 0) overriding the material's.
+    #[serde(default)]
+    pub density: Option<f64>,
+    /// Initial velocity (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Uniform random offset per velocity component, ±this (m/s, ≥ 0; default 0).
+    #[serde(default)]
+    pub velocity_jitter: f64,
+    /// Seed of the draws (default 0).
+    #[serde(default)]
+    pub seed: u64,
+    /// Simulated time at which emission starts (s, ≥ 0; default 0).
+    #[serde(default)]
+    pub start_time: f64,
+}
+
 /// One kinematic boundary.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -282,14 +331,17 @@ pub enum BoundarySpec {
     Plane(PlaneSpec),
     /// An axis-aligned box container (spheres inside).
     Box(BoxSpec),
+    /// A cylinder (tube, cup or drum; spheres inside).
+    Cylinder(CylinderSpec),
 }
 
 impl BoundarySpec {
-    /// The variant name as written in the file (`Plane`, `Box`).
+    /// The variant name as written in the file (`Plane`, `Box`, `Cylinder`).
     pub fn kind(&self) -> &'static str {
         match self {
             BoundarySpec::Plane(_) => "Plane",
             BoundarySpec::Box(_) => "Box",
+            BoundarySpec::Cylinder(_) => "Cylinder",
         }
     }
 
@@ -298,6 +350,7 @@ impl BoundarySpec {
         match self {
             BoundarySpec::Plane(p) => &p.name,
             BoundarySpec::Box(b) => &b.name,
+            BoundarySpec::Cylinder(c) => &c.name,
         }
     }
 
@@ -306,6 +359,7 @@ impl BoundarySpec {
         match self {
             BoundarySpec::Plane(p) => p.material,
             BoundarySpec::Box(b) => b.material,
+            BoundarySpec::Cylinder(c) => c.material,
         }
     }
 }
@@ -350,6 +404,43 @@ pub struct BoxSpec {
     /// Prescribed constant velocity (m/s; default zero).
     #[serde(default)]
     pub velocity: DVec3,
+}
+
+/// The inside of a cylinder: radius `radius` around the line through
+/// `center` along `axis`, from −`half_length` to +`half_length` along it
+/// (the "bottom" is the −axis end), closed as `caps` says. It moves with
+/// `velocity` and spins about its own axis at `angular_velocity` (rad/s,
+/// right-handed about `axis`), both from `start_time` on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CylinderSpec {
+    /// Name for logs and errors; empty: `cylinder<i>` with i its index in `boundaries`.
+    #[serde(default)]
+    pub name: String,
+    /// Centre of the cylinder, midway between its ends (m).
+    pub center: DVec3,
+    /// Axis direction; normalised on load (must not be zero).
+    pub axis: DVec3,
+    /// Inner radius (m, > 0).
+    pub radius: f64,
+    /// Half the length along the axis (m, > 0).
+    pub half_length: f64,
+    /// Which ends are closed: `Open` (a tube), `Bottom` (a cup) or `Both` (a drum).
+    #[serde(default)]
+    pub caps: Caps,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Prescribed constant velocity (m/s; default zero), e.g. lifting a tube along its axis.
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Spin about the axis (rad/s; default 0), right-handed about `axis`.
+    #[serde(default)]
+    pub angular_velocity: f64,
+    /// Simulated time (s, ≥ 0; default 0) at which `velocity` and
+    /// `angular_velocity` switch on; the cylinder is at rest before.
+    #[serde(default)]
+    pub start_time: f64,
 }
 
 /// The RON options the loader uses (see the module docs).
@@ -466,7 +557,47 @@ impl Scene {
         world.time_step = self.time_step;
         world.contact = self.contact.clone();
         world.solver = self.solver.clone();
+        world.inlets = self.inlets();
         Ok(world)
+    }
+
+    /// The scene's inlets, ready to run (nothing emitted). Assumes a
+    /// validated scene.
+    pub fn inlets(&self) -> Vec<Inlet> {
+        self.spheres
+            .iter()
+            .enumerate()
+            .filter_map(|(i, src)| match src {
+                SphereSource::Inlet(s) => Some(Inlet::new(InletSettings {
+                    name: format!("spheres[{i}] (Inlet)"),
+                    region: s.region.clone(),
+                    rate: s.rate,
+                    count: s.count,
+                    radius: s.radius,
+                    radius_max: s.radius_max.unwrap_or(s.radius),
+                    material: s.material,
+                    density: s
+                        .density
+                        .unwrap_or(self.materials[s.material as usize].density),
+                    velocity: s.velocity,
+                    velocity_jitter: s.velocity_jitter,
+                    seed: s.seed,
+                    start_time: s.start_time,
+                })),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Spheres the inlets will add during the run (beyond the built bodies).
+    pub fn inlet_count(&self) -> usize {
+        self.spheres
+            .iter()
+            .map(|s| match s {
+                SphereSource::Inlet(i) => i.count,
+                _ => 0,
+            })
+            .fold(0usize, usize::saturating_add)
     }
 
     /// The boundaries as the simulation sees them (normals normalised,
@@ -485,6 +616,8 @@ impl Scene {
                         },
                         origin: p.point,
                         velocity: p.velocity,
+                        angular_velocity: DVec3::ZERO,
+                        start_time: 0.0,
                         material: p.material,
                     },
                     BoundarySpec::Box(bx) => Boundary {
@@ -495,14 +628,33 @@ impl Scene {
                         },
                         origin: bx.center,
                         velocity: bx.velocity,
+                        angular_velocity: DVec3::ZERO,
+                        start_time: 0.0,
                         material: bx.material,
                     },
+                    BoundarySpec::Cylinder(c) => {
+                        let axis = c.axis.normalize_or_zero();
+                        Boundary {
+                            name,
+                            shape: Shape::Cylinder {
+                                axis,
+                                radius: c.radius,
+                                half_length: c.half_length,
+                                caps: c.caps,
+                            },
+                            origin: c.center,
+                            velocity: c.velocity,
+                            angular_velocity: axis * c.angular_velocity,
+                            start_time: c.start_time,
+                            material: c.material,
+                        }
+                    }
                 }
             })
             .collect()
     }
 
-    /// The name of boundary `i`: as given, or `plane<i>` / `box<i>`.
+    /// The name of boundary `i`: as given, or `plane<i>` / `box<i>` / `cylinder<i>`.
     pub fn boundary_name(&self, i: usize) -> String {
         let b = &self.boundaries[i];
         if b.given_name().is_empty() {

@@ -7,7 +7,7 @@ use glam::DVec3;
 
 use super::error::{Issue, SceneError};
 use super::generate::{self, PlacedSphere, SpatialHash};
-use super::{BoundarySpec, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
+use super::{BoundarySpec, InletRegion, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
 
 /// Collects issues; every check first rejects NaN and ±∞.
 struct Checker {
@@ -163,7 +163,7 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
     if scene.spheres.is_empty() {
         c.push(
             "spheres",
-            "the scene has no spheres (add a Sphere, Lattice or RandomBox)",
+            "the scene has no spheres (add a Sphere, Lattice, RandomBox or Inlet)",
         );
     }
     let mut total: usize = 0;
@@ -256,6 +256,53 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                     }
                 }
             }
+            SphereSource::Inlet(inl) => {
+                match &inl.region {
+                    InletRegion::Box { min, max } => {
+                        let ok = c.vec_finite(&f("region.min"), *min)
+                            & c.vec_finite(&f("region.max"), *max);
+                        if ok && max.cmplt(*min).any() {
+                            c.push(
+                                f("region.max"),
+                                format!(
+                                    "must be ≥ region.min on every axis (got min {} .. max {})",
+                                    fmt_vec(*min),
+                                    fmt_vec(*max)
+                                ),
+                            );
+                        }
+                    }
+                    InletRegion::Disk {
+                        center,
+                        normal,
+                        radius,
+                    } => {
+                        c.vec_finite(&f("region.center"), *center);
+                        if c.vec_finite(&f("region.normal"), *normal) && normal.length() == 0.0 {
+                            c.push(f("region.normal"), "must not be zero (got (0, 0, 0))");
+                        }
+                        c.positive(&f("region.radius"), *radius);
+                    }
+                }
+                c.positive(&f("rate"), inl.rate);
+                if inl.count == 0 {
+                    c.push(f("count"), "must be ≥ 1 (got 0)");
+                }
+                c.positive(&f("radius"), inl.radius);
+                if let Some(rm) = inl.radius_max {
+                    if c.finite(&f("radius_max"), rm) && rm < inl.radius {
+                        c.push(
+                            f("radius_max"),
+                            format!("must be ≥ radius = {} (got {rm})", inl.radius),
+                        );
+                    }
+                }
+                c.material(&f("material"), inl.material);
+                c.opt_positive(&f("density"), inl.density);
+                c.vec_finite(&f("velocity"), inl.velocity);
+                c.non_negative(&f("velocity_jitter"), inl.velocity_jitter);
+                c.non_negative(&f("start_time"), inl.start_time);
+            }
         }
         let n = generate::source_count(src);
         total = total.saturating_add(n);
@@ -298,6 +345,18 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 }
                 c.material(&f("material"), bx.material);
                 c.vec_finite(&f("velocity"), bx.velocity);
+            }
+            BoundarySpec::Cylinder(cy) => {
+                c.vec_finite(&f("center"), cy.center);
+                if c.vec_finite(&f("axis"), cy.axis) && cy.axis.length() == 0.0 {
+                    c.push(f("axis"), "must not be zero (got (0, 0, 0))");
+                }
+                c.positive(&f("radius"), cy.radius);
+                c.positive(&f("half_length"), cy.half_length);
+                c.material(&f("material"), cy.material);
+                c.vec_finite(&f("velocity"), cy.velocity);
+                c.finite(&f("angular_velocity"), cy.angular_velocity);
+                c.non_negative(&f("start_time"), cy.start_time);
             }
         }
         let name = scene.boundary_name(i);
@@ -345,6 +404,21 @@ pub(crate) fn check(scene: &Scene) -> Result<Vec<PlacedSphere>, SceneError> {
         // Per source: the first sphere outside, and how many more.
         let mut outside: Vec<(usize, &PlacedSphere)> = Vec::new(); // (count, first)
         let mut overlapping = 0usize;
+        if let crate::boundary::Shape::Cylinder { radius, .. } = b.shape {
+            if let Some(p) = placed.iter().find(|p| p.init.radius >= radius) {
+                issues.push(Issue::new(
+                    format!("boundaries[{bi}].radius"),
+                    format!(
+                        "cylinder {:?} of radius {radius} cannot hold spheres[{}] ({}) of radius {}",
+                        b.name,
+                        p.source,
+                        scene.spheres[p.source].kind(),
+                        p.init.radius
+                    ),
+                ));
+                continue;
+            }
+        }
         for p in &placed {
             match b.clearance(p.init.pos) {
                 Some(d) if d >= 0.0 => {
@@ -388,14 +462,15 @@ pub(crate) fn check(scene: &Scene) -> Result<Vec<PlacedSphere>, SceneError> {
         }
     }
 
+    // Inlets add their spheres after the built ones: ids up to the total.
+    let total = placed.len().saturating_add(scene.inlet_count());
     for (i, &id) in scene.output.track.iter().enumerate() {
-        if id >= placed.len() {
+        if id >= total {
             issues.push(Issue::new(
                 format!("output.track[{i}]"),
                 format!(
-                    "body id {id} is out of range (the scene has {} spheres, ids 0..={})",
-                    placed.len(),
-                    placed.len().saturating_sub(1)
+                    "body id {id} is out of range (the scene has {total} spheres, ids 0..={})",
+                    total.saturating_sub(1)
                 ),
             ));
         }

@@ -76,7 +76,11 @@ fn v4(v: DVec3, w: f64) -> [f32; 4] {
 /// Packs a problem for the f32 solvers. `gamma0` is the starting impulse
 /// (warm start); the body records get v = v_free + M⁻¹Dγ₀ computed in f64.
 /// The frame's w is recomputed as n × u (as [`tangent_frame`] builds it) and
-/// the torque rows of the bias must be zero (no rotating walls yet).
+/// the torque rows of the bias must be zero: callers check
+/// [`ContactProblem::has_torque_bias`] first (the step returns
+/// `StepError::RotatingBoundary`, and `run::open_backend_for` routes scenes
+/// with spinning boundaries to the f64 CPU solver), so a spinning wall is
+/// never dropped silently.
 ///
 /// [`tangent_frame`]: crate::problem::tangent_frame
 pub fn pack(problem: &ContactProblem, gamma0: &[[f64; 6]]) -> PackedProblem {

@@ -86,6 +86,8 @@ fn pile_in_box(inits: &[SphereInit], lo: f64, half: f64, rho: f64, sigma: f64) -
             },
             origin: DVec3::splat(half) + DVec3::splat(lo),
             velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+            start_time: 0.0,
             material: 0,
         }],
         vec![Material {
