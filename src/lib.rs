@@ -17,5 +17,6 @@ pub mod run;
 pub mod scene;
 pub mod solver;
 pub mod step;
+pub mod sweep;
 pub mod validate;
 pub mod world;
