@@ -134,8 +134,10 @@ pub struct Vary {
 impl Vary {
     /// Parses `path=a:b:n` (n values linearly from a to b inclusive; n = 1
     /// gives a) or `path=v1,v2,…` (an explicit list; one value is a list of
-    /// one). Range values are written as the shortest text that reads back
-    /// to the same `f64`; the last one is b exactly.
+    /// one). Inner range values are rounded to 13 significant digits (so
+    /// `0.1:0.5:5` gives 0.3, not 0.30000000000000004) and written as the
+    /// shortest text that reads back to the same `f64`; the ends are a and
+    /// b exactly.
     pub fn parse(arg: &str) -> Result<Vary> {
         let (path, spec) = parse_set(arg).map_err(|e| anyhow::anyhow!("--vary {e}"))?;
         let fail = |reason: String| anyhow::anyhow!("--vary {arg}: {reason}");
@@ -179,7 +181,9 @@ impl Vary {
                     } else if i == n - 1 {
                         b
                     } else {
-                        a + (b - a) * (i as f64 / (n - 1) as f64)
+                        let v = a + (b - a) * (i as f64 / (n - 1) as f64);
+                        // Drop the rounding noise of the interpolation.
+                        format!("{v:.12e}").parse().unwrap_or(v)
                     };
                     format!("{v}")
                 })
