@@ -20,5 +20,6 @@ pub mod siconos;
 pub mod solve;
 pub mod solver;
 pub mod step;
+pub mod sweep;
 pub mod validate;
 pub mod world;

@@ -15,6 +15,7 @@ use repose::run::{open_backend, run_file, BackendChoice, RunOptions};
 use repose::scene::parse_set;
 use repose::solver::SolverMethod;
 use repose::step::Stepper;
+use repose::sweep::{self, Shard, SweepOptions, SweepReport, SweepSpec};
 
 /// Granular dynamics with nonsmooth contact: sliding, rolling and spinning
 /// friction in one 6-D cone per contact.
@@ -49,6 +50,50 @@ enum Command {
         /// Solver method (overrides the scene's `solver.method`).
         #[arg(long, value_enum)]
         solver: Option<SolverMethod>,
+    },
+    /// Run a scene over a grid of parameter values and seeds: DIR/sweep.csv
+    /// (one row per run), DIR/sweep.png (angle vs the first varied
+    /// parameter), DIR/contact_sheet.png and DIR/runs/<run>/. Exit code 2
+    /// when some runs failed (their rows say why).
+    Sweep {
+        /// The scene file (RON).
+        scene: PathBuf,
+        /// A varied parameter: `path=a:b:n` (n values from a to b inclusive)
+        /// or `path=v1,v2,…` (repeatable; several make a grid, the first
+        /// varying slowest).
+        #[arg(long = "vary", value_name = "PATH=SPEC", required = true)]
+        vary: Vec<String>,
+        /// Seeds per grid point: every seeded sphere source gets seed + s,
+        /// s = 0…k−1 (1: the scene's own seeds).
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
+        /// Runs at once (each with its share of the CPU threads).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Run only shard i of n (1-based): the runs whose index ≡ i−1 mod n;
+        /// join the shards with `repose merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        /// The sweep directory (default: out/<scene name>_sweep/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Keep the VTU frames of every run (off by default in sweeps).
+        #[arg(long)]
+        frames: bool,
+        /// Solver backend of every run.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+        backend: BackendChoice,
+    },
+    /// Join the directories of a sharded sweep (checked to be shards of one
+    /// sweep, every run present once) into one sweep.csv, sweep.png and
+    /// contact_sheet.png.
+    Merge {
+        /// The shard directories (each with sweep.csv and sweep.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where the joined files go (default: out/<scene name>_sweep/).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Render a run's final.csv as a picture (side and top view of the
     /// spheres): DIR/final.png unless --out.
@@ -186,6 +231,33 @@ fn main() -> ExitCode {
     }
 }
 
+/// The default sweep directory of a scene: `out/<name>_sweep/`.
+fn default_sweep_dir(scene_name: &str) -> PathBuf {
+    PathBuf::from("out").join(format!("{scene_name}_sweep"))
+}
+
+/// Prints the summary line and the files of a sweep or merge; exit code 2
+/// when some runs failed.
+fn report_sweep(r: &SweepReport, what: &str) -> ExitCode {
+    println!(
+        "{what}: {} runs, {} failed; outputs in {}",
+        r.rows.len(),
+        r.failed,
+        r.out_dir.display()
+    );
+    for f in &r.files {
+        println!("{}", f.display());
+    }
+    if r.failed > 0 {
+        for row in r.rows.iter().filter(|row| !row.error.is_empty()) {
+            eprintln!("run {} failed: {}", row.run, row.error);
+        }
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run {
@@ -238,6 +310,54 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 );
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Sweep {
+            scene,
+            vary,
+            seeds,
+            jobs,
+            shard,
+            out,
+            frames,
+            backend,
+        } => {
+            let spec = SweepSpec::parse(&vary, seeds)?;
+            let shard = match shard {
+                Some(s) => Shard::parse(&s)?,
+                None => Shard::ALL,
+            };
+            if jobs == 0 {
+                anyhow::bail!("--jobs must be at least 1 (got 0)");
+            }
+            let prepared = sweep::prepare(&scene, spec)?;
+            let out_dir = out.unwrap_or_else(|| default_sweep_dir(&prepared.base.name));
+            let opts = SweepOptions {
+                out_dir,
+                jobs,
+                shard,
+                frames,
+                backend,
+                progress: std::io::stderr().is_terminal(),
+            };
+            let report = sweep::run_sweep(&prepared, &opts)?;
+            Ok(report_sweep(
+                &report,
+                &format!("shard {shard} of the sweep"),
+            ))
+        }
+        Command::Merge { dirs, out } => {
+            let out = match out {
+                Some(o) => o,
+                None => {
+                    let m = sweep::Manifest::read(&dirs[0])?;
+                    default_sweep_dir(&m.scene_name)
+                }
+            };
+            let report = sweep::merge(&dirs, &out)?;
+            Ok(report_sweep(
+                &report,
+                &format!("merged {} directories", dirs.len()),
+            ))
         }
         Command::Render {
             dir,

@@ -37,9 +37,15 @@ fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
     if stepper.backend.is_f32() && has_rotating_boundary(&world) {
         return Ok(());
     }
+    // The f32 backends run Jacobi only: a scene that asks for another method
+    // runs there as `--backend gpu --solver jacobi` would run it.
+    if stepper.backend.is_f32() {
+        world.solver.method = repose::solver::SolverMethod::Jacobi;
+    }
     let n = world.bodies.len();
-    if n == 0 {
-        return Err("the scene has no bodies".into());
+    let inlets = scene.inlet_count() > 0;
+    if n == 0 && !inlets {
+        return Err("the scene has no bodies and no inlet".into());
     }
     for k in 0..STEPS {
         stepper
@@ -56,7 +62,8 @@ fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
     if (world.time - t).abs() > 1e-12 * t.max(1.0) {
         return Err(format!("time: expected {t}, got {}", world.time));
     }
-    if world.bodies.len() != n {
+    // Inlets add bodies as the run goes; otherwise the count is fixed.
+    if (inlets && world.bodies.len() < n) || (!inlets && world.bodies.len() != n) {
         return Err(format!("bodies: expected {n}, got {}", world.bodies.len()));
     }
     let b = &world.bodies;
