@@ -66,10 +66,13 @@ pub struct SolveReport {
     pub timed_out: bool,
 }
 
-/// Iterations per chunk between time-limit checks (the solver restarts its
-/// momentum / step adaptation between chunks, warm-started from the last
+/// Most iterations per chunk between time-limit checks (the solver restarts
+/// its momentum / step adaptation between chunks, warm-started from the last
 /// iterate, so chunks are long).
 const CHUNK: usize = 10_000;
+/// Wall-clock seconds a chunk aims at, so the time limit is overshot by
+/// about this much at most.
+const CHUNK_SECONDS: f64 = 3.0;
 
 /// Solves `p` (named `name` in the report) from zero reactions.
 pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveReport {
@@ -79,8 +82,10 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
     let t0 = Instant::now();
     let mut done = 0;
     let mut timed_out = false;
+    // The first chunk measures the cost of an iteration.
+    let mut chunk_size = 100;
     loop {
-        let chunk = CHUNK.min(o.max_iterations - done);
+        let chunk = chunk_size.min(o.max_iterations - done);
         let s = SolverSettings {
             method: o.method,
             tolerance: o.tolerance,
@@ -94,10 +99,14 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
         if stats.converged || done >= o.max_iterations {
             break;
         }
-        if t0.elapsed().as_secs_f64() > o.time_limit {
+        let elapsed = t0.elapsed().as_secs_f64();
+        if elapsed > o.time_limit {
             timed_out = true;
             break;
         }
+        let per_iteration = elapsed / done.max(1) as f64;
+        let budget = CHUNK_SECONDS.min(o.time_limit - elapsed);
+        chunk_size = ((budget / per_iteration) as usize).clamp(100, CHUNK);
     }
     let seconds = t0.elapsed().as_secs_f64();
     let err = p.error(&p.extract(&gamma));
