@@ -133,17 +133,7 @@ impl Delassus for ExplicitDelassus {
                     *s += self.blocks[k][r].iter().map(|v| v.abs()).sum::<f64>();
                 }
             }
-            let f = sums[..3].iter().copied().fold(0.0, f64::max);
-            let t = sums[3..].iter().copied().fold(0.0, f64::max);
-            let inv = |x: f64| if x > 0.0 { 1.0 / x } else { 0.0 };
-            let (mut bf, mut bt) = (inv(f), inv(t));
-            if bf == 0.0 {
-                bf = if bt > 0.0 { bt } else { 1.0 };
-            }
-            if bt == 0.0 {
-                bt = bf;
-            }
-            out.push((bf, bt));
+            out.push(crate::solver::gershgorin_scales(&sums));
         }
     }
 }

@@ -38,7 +38,7 @@
 
 use rayon::prelude::*;
 
-use super::{is_check, nothing_to_solve, Metric, SolveStats, SolverSettings, Workspace};
+use super::{begin, check_stop, is_check, Metric, SolveStats, SolverSettings, Workspace};
 use crate::material::FrictionLaw;
 use crate::problem::{Delassus, Vec6};
 
@@ -72,17 +72,10 @@ pub fn solve<D: Delassus + Sync>(
     s: &SolverSettings,
     ws: &mut Workspace,
 ) -> SolveStats {
-    let n = op.n_contacts();
-    assert_eq!(
-        gamma.len(),
-        n,
-        "gamma has {} entries for {n} contacts",
-        gamma.len()
-    );
-    if n == 0 {
-        return nothing_to_solve();
-    }
-    ws.prepare(op, s);
+    let n = match begin(op, gamma, s, ws) {
+        Ok(n) => n,
+        Err(done) => return done,
+    };
     let m = std::mem::take(&mut ws.metric);
     let mut nx = std::mem::take(&mut ws.y);
     let [mut x, mut v, mut gv, mut xn, mut nxn, _] = std::mem::take(&mut ws.v);
@@ -107,14 +100,7 @@ pub fn solve<D: Delassus + Sync>(
     let mut it = 0;
     loop {
         if is_check(it, s) {
-            let (abs, rel) = ws.measure(op, s, &x, &nx);
-            stats.residual_abs = abs;
-            stats.residual_rel = rel;
-            if rel <= s.tolerance {
-                stats.converged = true;
-                break;
-            }
-            if it == s.max_iterations {
+            if check_stop(op, s, ws, it, &x, &nx, &mut stats) {
                 break;
             }
             if desaxce && it > 0 {

@@ -22,7 +22,7 @@
 
 use rayon::prelude::*;
 
-use super::{is_check, nothing_to_solve, Metric, SolveStats, SolverSettings, Workspace};
+use super::{begin, check_stop, is_check, Metric, SolveStats, SolverSettings, Workspace};
 use crate::problem::{Delassus, Vec6};
 
 const MIN_LEN: usize = 512;
@@ -78,17 +78,9 @@ pub fn solve<D: Delassus + Sync>(
     ws: &mut Workspace,
     extra_gradient: bool,
 ) -> SolveStats {
-    let n = op.n_contacts();
-    assert_eq!(
-        gamma.len(),
-        n,
-        "gamma has {} entries for {n} contacts",
-        gamma.len()
-    );
-    if n == 0 {
-        return nothing_to_solve();
+    if let Err(done) = begin(op, gamma, s, ws) {
+        return done;
     }
-    ws.prepare(op, s);
     let m = std::mem::take(&mut ws.metric);
     let mut y = std::mem::take(&mut ws.y);
     let [mut f, mut pb, mut yb, mut fb, v4, v5] = std::mem::take(&mut ws.v);
@@ -105,17 +97,8 @@ pub fn solve<D: Delassus + Sync>(
     let mut stats = SolveStats::default();
     let mut it = 0;
     loop {
-        if is_check(it, s) {
-            let (abs, rel) = ws.measure(op, s, gamma, &y);
-            stats.residual_abs = abs;
-            stats.residual_rel = rel;
-            if rel <= s.tolerance {
-                stats.converged = true;
-                break;
-            }
-            if it == s.max_iterations {
-                break;
-            }
+        if is_check(it, s) && check_stop(op, s, ws, it, gamma, &y, &mut stats) {
+            break;
         }
         // Predictor p̄ with an accepted step.
         let mut r = 0.0;

@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 pub use super::residual;
-use super::{is_check, nothing_to_solve, SolveStats, SolverSettings, Workspace};
+use super::{begin, check_stop, is_check, SolveStats, SolverSettings, Workspace};
 use crate::problem::{Delassus, Vec6};
 
 /// Solves the CCP with the projected Jacobi iteration, starting from `gamma`
@@ -27,18 +27,9 @@ pub fn solve<D: Delassus + Sync>(
     s: &SolverSettings,
     ws: &mut Workspace,
 ) -> SolveStats {
-    let n = op.n_contacts();
-    assert_eq!(
-        gamma.len(),
-        n,
-        "gamma has {} entries for {} contacts",
-        gamma.len(),
-        n
-    );
-    if n == 0 {
-        return nothing_to_solve();
+    if let Err(done) = begin(op, gamma, s, ws) {
+        return done;
     }
-    ws.prepare(op, s);
     let (omega, lambda) = (s.omega, s.lambda);
     let mut stats = SolveStats::default();
     let metric = std::mem::take(&mut ws.metric);
@@ -52,14 +43,7 @@ pub fn solve<D: Delassus + Sync>(
     loop {
         if is_check(it, s) {
             op.apply(gamma, &mut y);
-            let (abs, rel) = ws.measure(op, s, gamma, &y);
-            stats.residual_abs = abs;
-            stats.residual_rel = rel;
-            if rel <= s.tolerance {
-                stats.converged = true;
-                break;
-            }
-            if it == s.max_iterations {
+            if check_stop(op, s, ws, it, gamma, &y, &mut stats) {
                 break;
             }
             gamma

@@ -361,12 +361,69 @@ impl Workspace {
     }
 }
 
-/// The empty problem's answer.
-pub(crate) fn nothing_to_solve() -> SolveStats {
-    SolveStats {
-        converged: true,
-        ..Default::default()
+/// The start of every solve: checks that `gamma` has one entry per contact
+/// and prepares the workspace; `Err` carries the answer for an empty
+/// problem (nothing to solve: converged).
+pub(crate) fn begin<D: Delassus + ?Sized>(
+    op: &mut D,
+    gamma: &[Vec6],
+    s: &SolverSettings,
+    ws: &mut Workspace,
+) -> Result<usize, SolveStats> {
+    let n = op.n_contacts();
+    assert_eq!(
+        gamma.len(),
+        n,
+        "gamma has {} entries for {n} contacts",
+        gamma.len()
+    );
+    if n == 0 {
+        return Err(SolveStats {
+            converged: true,
+            ..Default::default()
+        });
     }
+    ws.prepare(op, s);
+    Ok(n)
+}
+
+/// Records the residual of γ (given y = Nγ + r) in `stats`; true when the
+/// solve should stop (tolerance met, or `it` is the last iteration).
+pub(crate) fn check_stop<D: Delassus + Sync + ?Sized>(
+    op: &D,
+    s: &SolverSettings,
+    ws: &Workspace,
+    it: usize,
+    gamma: &[Vec6],
+    y: &[Vec6],
+    stats: &mut SolveStats,
+) -> bool {
+    let (abs, rel) = ws.measure(op, s, gamma, y);
+    stats.residual_abs = abs;
+    stats.residual_rel = rel;
+    if rel <= s.tolerance {
+        stats.converged = true;
+        return true;
+    }
+    it == s.max_iterations
+}
+
+/// Gershgorin step scales (b_f, b_t) from the absolute row sums of a
+/// contact's rows of N: 1 / the largest sum among the force rows and among
+/// the torque rows, so every row of BN sums to at most 1 and λ_max(BN) ≤ 1.
+/// A group whose rows are all zero takes the other's value (1 if both are).
+pub fn gershgorin_scales(row_sums: &[f64; 6]) -> (f64, f64) {
+    let f = row_sums[..3].iter().copied().fold(0.0, f64::max);
+    let t = row_sums[3..].iter().copied().fold(0.0, f64::max);
+    let inv = |x: f64| if x > 0.0 { 1.0 / x } else { 0.0 };
+    let (mut bf, mut bt) = (inv(f), inv(t));
+    if bf == 0.0 {
+        bf = if bt > 0.0 { bt } else { 1.0 };
+    }
+    if bt == 0.0 {
+        bt = bf;
+    }
+    (bf, bt)
 }
 
 /// Whether iteration `it` (of at most `max`) computes the residual.

@@ -16,7 +16,9 @@
 //! laws (ŷ = y + g(y) under De Saxcé's). Sequential, so deterministic, and
 //! usually the fewest sweeps; one sweep costs about one apply of W.
 
-use super::{is_check, nothing_to_solve, SolveStats, SolverSettings, Workspace};
+use super::{
+    begin, check_stop, gershgorin_scales, is_check, SolveStats, SolverSettings, Workspace,
+};
 use crate::problem::{Delassus, Vec6};
 
 /// Local fixed-point iterations per visit, at most.
@@ -24,21 +26,9 @@ const LOCAL_MAX: usize = 100;
 /// Local stopping tolerance (relative change of the contact's reaction).
 const LOCAL_TOL: f64 = 1e-12;
 
-/// Gershgorin scales of one 6×6 block: 1 / the largest absolute row sum of
-/// the force rows and of the torque rows (a zero group takes the other's).
+/// Gershgorin scales of one 6×6 block (see [`gershgorin_scales`]).
 fn block_scales(w: &[[f64; 6]; 6]) -> (f64, f64) {
-    let sum = |r: usize| w[r].iter().map(|v| v.abs()).sum::<f64>();
-    let f = (0..3).map(sum).fold(0.0, f64::max);
-    let t = (3..6).map(sum).fold(0.0, f64::max);
-    let inv = |x: f64| if x > 0.0 { 1.0 / x } else { 0.0 };
-    let (mut bf, mut bt) = (inv(f), inv(t));
-    if bf == 0.0 {
-        bf = if bt > 0.0 { bt } else { 1.0 };
-    }
-    if bt == 0.0 {
-        bt = bf;
-    }
-    (bf, bt)
+    gershgorin_scales(&std::array::from_fn(|r| w[r].iter().map(|v| v.abs()).sum()))
 }
 
 fn mat_vec(w: &[[f64; 6]; 6], p: &Vec6) -> Vec6 {
@@ -53,17 +43,10 @@ pub fn solve<D: Delassus + Sync>(
     s: &SolverSettings,
     ws: &mut Workspace,
 ) -> SolveStats {
-    let n = op.n_contacts();
-    assert_eq!(
-        gamma.len(),
-        n,
-        "gamma has {} entries for {n} contacts",
-        gamma.len()
-    );
-    if n == 0 {
-        return nothing_to_solve();
-    }
-    ws.prepare(op, s);
+    let n = match begin(op, gamma, s, ws) {
+        Ok(n) => n,
+        Err(done) => return done,
+    };
     let mut y = std::mem::take(&mut ws.y);
     // The local metric: the same cones, scales from each diagonal block.
     let mut local = std::mem::take(&mut ws.metric);
@@ -95,14 +78,7 @@ pub fn solve<D: Delassus + Sync>(
     loop {
         if is_check(it, s) {
             op.apply(gamma, &mut y);
-            let (abs, rel) = ws.measure(op, s, gamma, &y);
-            stats.residual_abs = abs;
-            stats.residual_rel = rel;
-            if rel <= s.tolerance {
-                stats.converged = true;
-                break;
-            }
-            if it == s.max_iterations {
+            if check_stop(op, s, ws, it, gamma, &y, &mut stats) {
                 break;
             }
         }
