@@ -15,7 +15,8 @@
 //! `scene.ron`; the sweep's own files are a summary of those directories.
 //!
 //! **The grid.** `--vary path=a:b:n` gives n values linearly from a to b
-//! inclusive (n = 1 gives a), `--vary path=v1,v2,v3` an explicit list. Several
+//! inclusive (n = 1 gives a), `--vary path=v1,v2,v3` an explicit list;
+//! `path1+path2=…` sets several paths to the same value (ρ = σ sweeps). Several
 //! `--vary` make the full cartesian product, enumerated like nested loops in
 //! the order the options were given: the *first* varied parameter changes
 //! slowest, the last one fastest, and the seed fastest of all. A run's
@@ -132,6 +133,12 @@ pub struct Vary {
 }
 
 impl Vary {
+    /// The scene paths this parameter sets: `a+b+c` sets each of a, b and c
+    /// to the same value (e.g. rolling and spinning friction together).
+    pub fn linked_paths(&self) -> impl Iterator<Item = &str> {
+        self.path.split('+')
+    }
+
     /// Parses `path=a:b:n` (n values linearly from a to b inclusive; n = 1
     /// gives a) or `path=v1,v2,…` (an explicit list; one value is a list of
     /// one). Inner range values are rounded to 13 significant digits (so
@@ -813,7 +820,7 @@ pub fn prepare(scene_file: &Path, spec: SweepSpec) -> Result<PreparedSweep> {
                     .vary
                     .iter()
                     .zip(&p.values)
-                    .map(|(v, value)| (v.path.clone(), value.clone()))
+                    .flat_map(|(v, value)| v.linked_paths().map(|p| (p.to_string(), value.clone())))
                     .collect();
                 let s = base
                     .with_overrides(&overrides)

@@ -582,3 +582,24 @@ fn cli_sweeps_shards_and_merges_and_rejects_bad_specs_before_running() {
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     assert!(stderr(&o).contains("--shard 3/2"), "{}", show(&o));
 }
+
+/// `a+b=…` varies two paths together: every run's scene has both set to the
+/// run's value (the ρ = σ sweeps of seed 000).
+#[test]
+fn linked_paths_take_the_same_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tiny_scene(tmp.path(), "t.ron", &[]);
+    let sp = spec(&["materials.0.rolling+materials.0.spinning=0:0.002:3"], 1);
+    let prepared = prepare(&path, sp).unwrap();
+    let got: Vec<(f64, f64)> = prepared
+        .runs
+        .iter()
+        .map(|(_, sc)| (sc.materials[0].rolling, sc.materials[0].spinning))
+        .collect();
+    assert_eq!(got, [(0.0, 0.0), (0.001, 0.001), (0.002, 0.002)]);
+    assert!(
+        SweepSpec::parse(&["materials.0.rolling+nonsense.path=0:1:2".to_string()], 1)
+            .and_then(|sp| prepare(&path, sp))
+            .is_err()
+    );
+}
