@@ -127,6 +127,19 @@ pub struct Face {
 }
 
 impl Boundary {
+    /// A boundary at rest (no velocity, no spin) with this shape and origin.
+    pub fn fixed(name: &str, shape: Shape, origin: DVec3, material: u32) -> Self {
+        Boundary {
+            name: name.into(),
+            shape,
+            origin,
+            velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+            start_time: 0.0,
+            material,
+        }
+    }
+
     /// The faces of this boundary at its current position, with a face id
     /// that is stable over time (used to match contacts for warm starting).
     /// Cylinders have no planar faces (an empty list; see [`Boundary::surfaces`]).

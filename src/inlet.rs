@@ -101,28 +101,8 @@ impl InletRegion {
 /// An inlet as the simulation runs it: its settings and its state.
 #[derive(Clone, Debug)]
 pub struct Inlet {
-    /// Name for logs (`spheres[i] (Inlet)`).
-    pub name: String,
-    /// Where centres are placed.
-    pub region: InletRegion,
-    /// Spheres per second (> 0).
-    pub rate: f64,
-    /// Spheres to emit in all.
-    pub count: usize,
-    /// Smallest radius (m).
-    pub radius: f64,
-    /// Largest radius (m, ≥ `radius`).
-    pub radius_max: f64,
-    /// Material index of the spheres.
-    pub material: u32,
-    /// Density of the spheres (kg/m³); mass (4/3)π r³ ρ, inertia (2/5) m r².
-    pub density: f64,
-    /// Initial velocity (m/s).
-    pub velocity: DVec3,
-    /// Each velocity component gets a uniform random offset in ±this (m/s).
-    pub velocity_jitter: f64,
-    /// Simulated time at which emission starts (s).
-    pub start_time: f64,
+    /// What the scene gave (`radius_max` ≥ `radius`).
+    pub settings: InletSettings,
     /// Spheres emitted so far.
     pub emitted: usize,
     rng: Rng,
@@ -164,21 +144,12 @@ pub struct InletSettings {
 
 impl Inlet {
     /// A fresh inlet (nothing emitted yet).
-    pub fn new(s: InletSettings) -> Self {
+    pub fn new(mut s: InletSettings) -> Self {
+        s.radius_max = s.radius_max.max(s.radius);
         Inlet {
-            name: s.name,
-            region: s.region,
-            rate: s.rate,
-            count: s.count,
-            radius: s.radius,
-            radius_max: s.radius_max.max(s.radius),
-            material: s.material,
-            density: s.density,
-            velocity: s.velocity,
-            velocity_jitter: s.velocity_jitter,
-            start_time: s.start_time,
-            emitted: 0,
             rng: Rng::new(s.seed),
+            settings: s,
+            emitted: 0,
             deferred_steps: 0,
             warned: false,
             last_t_end: f64::NEG_INFINITY,
@@ -188,20 +159,20 @@ impl Inlet {
     /// How many spheres are due by simulated time `t`:
     /// min(count, ⌊rate · (t − start_time)⌋), 0 before `start_time`.
     pub fn due_by(&self, t: f64) -> usize {
-        let elapsed = t - self.start_time;
+        let elapsed = t - self.settings.start_time;
         if elapsed < 0.0 {
             return 0;
         }
-        let n = self.rate * elapsed;
+        let n = self.settings.rate * elapsed;
         // Slack for the rounding of t = Σ h: 0.25 · 4000 · 1e-3 may come out
         // as 0.999…; never more than one part in 10⁹.
         let n = (n + 1e-9 * n.max(1.0)).floor();
-        (n as usize).min(self.count)
+        (n as usize).min(self.settings.count)
     }
 
     /// Whether every sphere has been emitted.
     pub fn finished(&self) -> bool {
-        self.emitted >= self.count
+        self.emitted >= self.settings.count
     }
 
     /// Emits the spheres due by time `t_end` (the end of the coming step)
@@ -225,9 +196,9 @@ impl Inlet {
         }
         // Neighbour search: the bodies near the region in a spatial hash
         // whose cell is the largest possible contact distance.
-        let r_max = bodies.max_radius().max(self.radius_max);
+        let r_max = bodies.max_radius().max(self.settings.radius_max);
         let reach = 2.0 * r_max + envelope.max(0.0);
-        let (lo, hi) = self.region.bounds();
+        let (lo, hi) = self.settings.region.bounds();
         let (lo, hi) = (lo - DVec3::splat(reach), hi + DVec3::splat(reach));
         let mut hash = crate::scene::SpatialHash::new(2.0 * r_max);
         for (i, p) in bodies.pos.iter().enumerate() {
@@ -237,14 +208,15 @@ impl Inlet {
         }
         let mut placed = 0;
         while self.emitted < due {
-            let r = if self.radius_max > self.radius {
-                self.rng.uniform(self.radius, self.radius_max)
+            let r = if self.settings.radius_max > self.settings.radius {
+                self.rng
+                    .uniform(self.settings.radius, self.settings.radius_max)
             } else {
-                self.radius
+                self.settings.radius
             };
             let mut found = None;
             for _ in 0..INLET_TRIES {
-                let x = self.region.sample(&mut self.rng);
+                let x = self.settings.region.sample(&mut self.rng);
                 let hits_sphere = hash.any_near(x, |j| {
                     let rr = r + bodies.radius[j];
                     x.distance_squared(bodies.pos[j]) < rr * rr
@@ -258,7 +230,7 @@ impl Inlet {
                 log::debug!(
                     "inlet {}: no free place for sphere {} after {INLET_TRIES} tries; \
                      deferring {} spheres to the next step",
-                    self.name,
+                    self.settings.name,
                     self.emitted,
                     due - self.emitted
                 );
@@ -269,26 +241,26 @@ impl Inlet {
                         "inlet {} falls behind its rate of {} spheres/s: the region is \
                          crowded ({} of {} due spheres emitted by t = {t_end:.4} s); \
                          enlarge the region, lower the rate or give the spheres more velocity",
-                        self.name,
-                        self.rate,
+                        self.settings.name,
+                        self.settings.rate,
                         self.emitted,
                         due
                     );
                 }
                 return placed;
             };
-            let j = self.velocity_jitter;
+            let j = self.settings.velocity_jitter;
             let vel = if j > 0.0 {
-                self.velocity
+                self.settings.velocity
                     + DVec3::new(
                         self.rng.uniform(-j, j),
                         self.rng.uniform(-j, j),
                         self.rng.uniform(-j, j),
                     )
             } else {
-                self.velocity
+                self.settings.velocity
             };
-            let mass = SphereInit::solid_mass(r, self.density);
+            let mass = SphereInit::solid_mass(r, self.settings.density);
             let id = bodies.push(&SphereInit {
                 pos,
                 radius: r,
@@ -296,7 +268,7 @@ impl Inlet {
                 inertia: SphereInit::solid_inertia(mass, r),
                 vel,
                 omega: DVec3::ZERO,
-                material: self.material,
+                material: self.settings.material,
             });
             hash.insert(pos, id);
             self.emitted += 1;

@@ -291,7 +291,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     summary.bodies = world.bodies.len();
     if !world.inlets.is_empty() {
         let emitted: usize = world.inlets.iter().map(|i| i.emitted).sum();
-        let wanted: usize = world.inlets.iter().map(|i| i.count).sum();
+        let wanted: usize = world.inlets.iter().map(|i| i.settings.count).sum();
         summary
             .extra
             .insert("inlet_emitted".into(), serde_json::Value::from(emitted));

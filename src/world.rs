@@ -103,7 +103,7 @@ impl World {
         let r_max = self
             .inlets
             .iter()
-            .map(|i| i.radius_max)
+            .map(|i| i.settings.radius_max)
             .fold(self.bodies.max_radius(), f64::max);
         self.contact.envelope.unwrap_or(0.1 * r_max)
     }

@@ -30,20 +30,13 @@ fn ball(pos: DVec3, r: f64) -> SphereInit {
 }
 
 fn cylinder(origin: DVec3, axis: DVec3, radius: f64, half_length: f64, caps: Caps) -> Boundary {
-    Boundary {
-        name: "drum".into(),
-        shape: Shape::Cylinder {
-            axis,
-            radius,
-            half_length,
-            caps,
-        },
-        origin,
-        velocity: DVec3::ZERO,
-        angular_velocity: DVec3::ZERO,
-        start_time: 0.0,
-        material: 0,
-    }
+    let shape = Shape::Cylinder {
+        axis,
+        radius,
+        half_length,
+        caps,
+    };
+    Boundary::fixed("drum", shape, origin, 0)
 }
 
 fn material(mu: f64, rho: f64, sigma: f64) -> Material {

@@ -278,20 +278,13 @@ mod tests {
     }
 
     fn cylinder(origin: DVec3, axis: DVec3, radius: f64, half_length: f64, caps: Caps) -> Boundary {
-        Boundary {
-            name: "cyl".into(),
-            shape: Shape::Cylinder {
-                axis,
-                radius,
-                half_length,
-                caps,
-            },
-            origin,
-            velocity: DVec3::ZERO,
-            angular_velocity: DVec3::ZERO,
-            start_time: 0.0,
-            material: 0,
-        }
+        let shape = Shape::Cylinder {
+            axis,
+            radius,
+            half_length,
+            caps,
+        };
+        Boundary::fixed("cyl", shape, origin, 0)
     }
 
     /// The boundary contacts of one sphere, sorted by face id (low key bits).
