@@ -78,7 +78,7 @@ pub fn solve<D: Delassus + Sync>(
     };
     let m = std::mem::take(&mut ws.metric);
     let mut nx = std::mem::take(&mut ws.y);
-    let [mut x, mut v, mut gv, mut xn, mut nxn, _] = std::mem::take(&mut ws.v);
+    let [mut x, mut v, mut gv, mut xn, mut nxn, spare] = std::mem::take(&mut ws.v);
     let desaxce = m.law == FrictionLaw::DeSaxce;
     let mut shift = vec![0.0; n];
 
@@ -170,6 +170,6 @@ pub fn solve<D: Delassus + Sync>(
     stats.iterations = it;
     ws.metric = m;
     ws.y = nx;
-    ws.v = [x, v, gv, xn, nxn, Vec::new()];
+    ws.v = [x, v, gv, xn, nxn, spare];
     stats
 }
