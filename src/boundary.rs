@@ -1,6 +1,6 @@
-//! Kinematic boundaries: half-spaces, box containers and cylinders (tubes
-//! and drums), fixed or moving with a prescribed constant velocity and, for
-//! cylinders, spinning about their own axis.
+//! Kinematic boundaries: half-spaces, box containers, finite horizontal
+//! plates and cylinders (tubes and drums), fixed or moving with a prescribed
+//! constant velocity and, for cylinders, spinning about their own axis.
 //!
 //! Boundaries have infinite mass; the solver sees them only through the
 //! contact's bias term (their surface velocity at the contact point and, for
@@ -9,7 +9,20 @@
 //! spheres live); a [`Shape::BoxContainer`] holds spheres *inside* an
 //! axis-aligned box and `open_top` removes its +z face (z is "up" for boxes);
 //! a [`Shape::Cylinder`] holds spheres *inside* a tube around `axis` through
-//! `origin`, with end caps as [`Caps`] says.
+//! `origin`, with end caps as [`Caps`] says; a [`Shape::Plate`] is a
+//! horizontal rectangle of no thickness that spheres rest on from above and
+//! fall off at its edges.
+//!
+//! # Plate geometry
+//!
+//! With d = x − origin and q the point of the rectangle |q_x| ≤ h_x,
+//! |q_y| ≤ h_y, q_z = 0 nearest to d (d's x and y clamped to the
+//! rectangle): over the plate (d's x, y inside) the surface is the face,
+//! id 0, with n = +z and δ = d_z, applying while d_z ≥ 0 (a centre under
+//! the face is on the plate's far side, which nothing reaches from above);
+//! beyond it the surface is the edge, id 1, with n = (d − q)/‖d − q‖ and
+//! δ = ‖d − q‖. At the rim the two agree (d − q = d_z ẑ), so a sphere
+//! rolling off the plate turns smoothly about its edge.
 //!
 //! # Cylinder geometry
 //!
@@ -74,6 +87,14 @@ pub enum Shape {
         half_length: f64,
         /// Which ends are closed.
         caps: Caps,
+    },
+    /// A horizontal rectangle `origin ± (h_x, h_y, 0)` of no thickness,
+    /// touched from above and at its edges (see the module docs).
+    Plate {
+        /// Half extent along x (m).
+        half_x: f64,
+        /// Half extent along y (m).
+        half_y: f64,
     },
 }
 
@@ -145,7 +166,7 @@ impl Boundary {
     /// Cylinders have no planar faces (an empty list; see [`Boundary::surfaces`]).
     pub fn faces(&self) -> Vec<(u32, Face)> {
         match &self.shape {
-            Shape::Cylinder { .. } => Vec::new(),
+            Shape::Cylinder { .. } | Shape::Plate { .. } => Vec::new(),
             Shape::Plane { normal } => vec![(
                 0,
                 Face {
@@ -223,6 +244,11 @@ impl Boundary {
             }
             return Some(c);
         }
+        if let Shape::Plate { .. } = self.shape {
+            let mut c = None;
+            self.surfaces(x, |s| c = Some(s.distance));
+            return c;
+        }
         self.faces()
             .iter()
             .filter(|(_, f)| f.applies(x))
@@ -232,7 +258,7 @@ impl Boundary {
 
     /// Whether the boundary is planar (made of [`Face`]s): planes and boxes.
     pub fn is_planar(&self) -> bool {
-        !matches!(self.shape, Shape::Cylinder { .. })
+        matches!(self.shape, Shape::Plane { .. } | Shape::BoxContainer { .. })
     }
 
     /// Calls `f` for every surface of this boundary that applies to a sphere
@@ -246,6 +272,11 @@ impl Boundary {
                 half_length,
                 caps,
             } => cylinder_surfaces(x - self.origin, axis, radius, half_length, caps, f),
+            Shape::Plate { half_x, half_y } => {
+                if let Some(s) = plate_surface(x - self.origin, half_x, half_y) {
+                    f(s)
+                }
+            }
             _ => {
                 for (id, face) in self.faces() {
                     if face.applies(x) {
@@ -347,6 +378,29 @@ fn cylinder_surfaces(
     if !top_closed && a > l {
         rim(l, 4, &mut f);
     }
+}
+
+/// The surface of a plate (centred at the origin, half extents `hx`, `hy`)
+/// nearest to a centre at `d` — the plate geometry in the module docs; `None`
+/// for a centre under the face.
+fn plate_surface(d: DVec3, hx: f64, hy: f64) -> Option<SurfacePoint> {
+    let q = DVec3::new(d.x.clamp(-hx, hx), d.y.clamp(-hy, hy), 0.0);
+    if q.x == d.x && q.y == d.y {
+        // Over the face: a contact from above (a centre under the face is
+        // on the plate's far side, which no sphere reaches from above).
+        return (d.z >= 0.0).then_some(SurfacePoint {
+            id: 0,
+            normal: DVec3::Z,
+            distance: d.z,
+        });
+    }
+    let v = d - q;
+    let dist = v.length();
+    Some(SurfacePoint {
+        id: 1,
+        normal: v / dist,
+        distance: dist,
+    })
 }
 
 impl Face {

@@ -278,7 +278,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             let opts = RunOptions {
                 out_dir: out,
-                progress: std::io::stderr().is_terminal(),
+                // The bar draws only on a terminal; otherwise the run logs
+                // a progress line every 30 s.
+                progress: true,
                 no_frames,
                 backend,
                 no_picture,

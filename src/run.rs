@@ -13,13 +13,14 @@
 //! Outputs are written as the run goes, each file atomically, so a run that
 //! stops with an error (a diverging solver, say) leaves valid files behind.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::analysis::{measure_heap, SettleDetector};
+use crate::analysis::{measure_heap, measure_pile, SettleDetector};
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, Shape};
 use crate::gpu::GpuContext;
@@ -109,7 +110,8 @@ pub fn open_backend(choice: BackendChoice) -> Result<(Backend, String)> {
 pub struct RunOptions {
     /// Output directory; `None` = `out/<scene name>/`.
     pub out_dir: Option<PathBuf>,
-    /// Show a progress bar (only drawn when stderr is a terminal).
+    /// Report progress: a bar when stderr is a terminal, else a log line
+    /// every 30 s.
     pub progress: bool,
     /// Write no VTU frames (final.csv and summary.json only).
     pub no_frames: bool,
@@ -205,11 +207,8 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         ProgressBar::hidden()
     };
 
-    let n_bodies = world.bodies.len().max(1) as f64;
     let mut settle = {
-        let b = &world.bodies;
-        let mean_mass = b.inv_mass.iter().map(|im| 1.0 / im).sum::<f64>() / n_bodies;
-        let mean_radius = b.radius.iter().sum::<f64>() / n_bodies;
+        let (mean_mass, mean_radius) = grain_scales(&world);
         match scene.analysis.settle.resolve(
             mean_mass,
             mean_radius,
@@ -239,6 +238,10 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         t.record(world.time, &world.bodies)?;
     }
     let mut failure = None;
+    // Without a terminal (a batch job, a redirected log) the bar is not
+    // drawn; a log line every PROGRESS_LOG_SECONDS takes its place.
+    let mut log_progress = (opts.progress && !std::io::stderr().is_terminal()).then(Instant::now);
+    let run_start = Instant::now();
     for k in 1..=steps {
         match stepper.step(&mut world) {
             Ok(rep) => {
@@ -253,6 +256,23 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
                         rep.contacts, s.iterations, s.residual_rel
                     ));
                 }
+                if let Some(last) = &mut log_progress {
+                    if last.elapsed().as_secs_f64() >= PROGRESS_LOG_SECONDS {
+                        *last = Instant::now();
+                        let wall = run_start.elapsed().as_secs_f64();
+                        let eta = wall / k as f64 * (steps - k) as f64;
+                        log::info!(
+                            "step {k}/{steps} (t = {:.3} s): {} bodies, {} contacts, {} it, res {:.1e}; {:.0} s elapsed, ETA {:.0} s",
+                            world.time,
+                            world.bodies.len(),
+                            rep.contacts,
+                            s.iterations,
+                            s.residual_rel,
+                            wall,
+                            eta
+                        );
+                    }
+                }
             }
             Err(e) => {
                 failure = Some(e);
@@ -260,7 +280,14 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
             }
         }
         if let Some(d) = &mut settle {
-            let ke = world.bodies.kinetic_energy() / n_bodies;
+            // A pile still being poured is not settled, however quiet: the
+            // sample is loud (infinite) until every inlet has finished.
+            let pouring = world.inlets.iter().any(|i| !i.finished());
+            let ke = if pouring || world.bodies.is_empty() {
+                f64::INFINITY
+            } else {
+                world.bodies.kinetic_energy() / world.bodies.len() as f64
+            };
             stopped = d.update(world.time, ke) && stop_when_settled;
         }
         let t_out = Instant::now();
@@ -388,6 +415,9 @@ fn record_analysis(
                 // A stopped run has said so already.
                 Some(t) if !stopped => log::info!("pile settled at t = {t:.4} s"),
                 Some(_) => {}
+                None if world.inlets.iter().any(|i| !i.finished()) => log::info!(
+                    "pile not settled at the end: the inlets were still emitting"
+                ),
                 None => log::info!(
                     "pile not settled at the end (mean kinetic energy per particle {:.3e} J, threshold {:.3e} J for {:.3} s)",
                     r.ke_per_particle_final_j.unwrap_or(f64::NAN),
@@ -406,6 +436,33 @@ fn record_analysis(
         .or_else(|| scene_floor(&world.boundaries, &world.bodies));
     if let Some(z) = floor {
         extra.insert("floor_z".into(), z.into());
+        // The pile's size (seed 001 Fig. 5) needs no fit: recorded whenever
+        // the floor is known, even for a layer too flat for an angle.
+        if completed && !world.bodies.is_empty() {
+            let b = &world.bodies;
+            match measure_pile(&b.pos, &b.radius, z) {
+                Ok(p) => {
+                    log::info!(
+                        "pile: height {:.4} m = {:.2} diameters; {} spheres on the floor, mean radius {:.4} m = {:.2} diameters{}",
+                        p.height,
+                        p.height_over_diameter,
+                        p.bottom_spheres,
+                        p.bottom_mean_radius,
+                        p.bottom_mean_radius_over_diameter,
+                        if p.spheres_below_floor > 0 {
+                            format!("; {} spheres fell below the floor", p.spheres_below_floor)
+                        } else {
+                            String::new()
+                        }
+                    );
+                    extra.insert(
+                        "pile".into(),
+                        serde_json::to_value(p).unwrap_or(serde_json::Value::Null),
+                    );
+                }
+                Err(e) => log::warn!("cannot measure the pile: {e}"),
+            }
+        }
     }
     let Some(heap) = &scene.analysis.heap else {
         return;
@@ -440,5 +497,37 @@ fn record_analysis(
             log::warn!("cannot measure the heap: {e}");
             extra.insert("angle_of_repose_error".into(), e.to_string().into());
         }
+    }
+}
+
+/// Seconds between progress log lines when no terminal shows the bar.
+const PROGRESS_LOG_SECONDS: f64 = 30.0;
+
+/// The mean grain mass (kg) and radius (m) that scale the settling
+/// criterion: over the bodies present at the start and the spheres the
+/// inlets will emit (radii uniform in `[radius, radius_max]`, so the mean
+/// mass takes E[r³] = (b⁴ − a⁴) / 4(b − a)). Zeros when there are no grains.
+fn grain_scales(world: &crate::world::World) -> (f64, f64) {
+    let b = &world.bodies;
+    let mut n = b.len() as f64;
+    let mut mass: f64 = b.inv_mass.iter().map(|im| 1.0 / im).sum();
+    let mut radius: f64 = b.radius.iter().sum();
+    for inlet in &world.inlets {
+        let s = &inlet.settings;
+        let (a, c) = (s.radius, s.radius_max.max(s.radius));
+        let r3 = if c > a {
+            (c.powi(4) - a.powi(4)) / (4.0 * (c - a))
+        } else {
+            a.powi(3)
+        };
+        let k = s.count as f64;
+        n += k;
+        radius += k * 0.5 * (a + c);
+        mass += k * s.density * 4.0 / 3.0 * std::f64::consts::PI * r3;
+    }
+    if n > 0.0 {
+        (mass / n, radius / n)
+    } else {
+        (0.0, 0.0)
     }
 }

@@ -933,6 +933,8 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<SweepRow>> = Mutex::new(Vec::with_capacity(mine.len()));
     let failed_count = AtomicUsize::new(0);
+    let done_count = AtomicUsize::new(0);
+    let sweep_start = std::time::Instant::now();
     let worker = || {
         let pool = if jobs > 1 {
             rayon::ThreadPoolBuilder::new()
@@ -956,8 +958,12 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
             if !row.error.is_empty() {
                 failed_count.fetch_add(1, Ordering::SeqCst);
             }
+            let done = done_count.fetch_add(1, Ordering::SeqCst) + 1;
+            let elapsed = sweep_start.elapsed().as_secs_f64();
+            let eta = elapsed / done as f64 * (mine.len() - done) as f64;
             let line = format!(
-                "run {} ({}): {}, {} s wall",
+                "[{done}/{}, ETA {eta:.0} s] run {} ({}): {}, {} s wall",
+                mine.len(),
                 p.index,
                 sweep.spec.caption(p),
                 if row.error.is_empty() {

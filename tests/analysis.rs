@@ -5,8 +5,8 @@
 
 use glam::{DVec2, DVec3};
 use repose::analysis::{
-    measure_heap, AnalysisError, Axis, HeapMeasurement, HeapMethod, HeapSettings, SettleCriterion,
-    SettleDetector, SettleSettings,
+    measure_heap, measure_pile, AnalysisError, Axis, HeapMeasurement, HeapMethod, HeapSettings,
+    SettleCriterion, SettleDetector, SettleSettings,
 };
 
 mod common;
@@ -542,4 +542,81 @@ fn scene_analysis_values_out_of_range_are_errors_naming_the_field() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("a.ron:") && e.contains("hepa"), "{e}");
+}
+
+/// Seed 001 §6.2's mean radius: the spheres touching the floor, their
+/// horizontal centroid, their mean distance from it. Fifteen rings of 40
+/// floor spheres at ρ = 0.02 k (centred off the origin) have mean radius
+/// exactly 0.16; a 30° cone of rings stacked on them, and spheres that fell
+/// off the plate below the floor, do not count.
+#[test]
+fn bottom_mean_radius_is_the_mean_distance_of_the_floor_spheres_from_their_centroid() {
+    let c = DVec2::new(0.7, -0.2);
+    let n = 40;
+    let ring = |z: f64, rho: f64, turn: f64| {
+        (0..n).map(move |k| {
+            let a = std::f64::consts::TAU * (k as f64 + turn) / n as f64;
+            (c + rho * DVec2::new(a.cos(), a.sin())).extend(z)
+        })
+    };
+    let tan30 = 30f64.to_radians().tan();
+    let mut p: Vec<DVec3> = Vec::new();
+    for k in 1..=15 {
+        let rho = 0.02 * k as f64;
+        p.extend(ring(R, rho, 0.0));
+        if k < 15 {
+            p.extend(ring(R + tan30 * (0.3 - rho), rho, 0.5)); // the cone's surface
+        }
+    }
+    let stacked = p.len();
+    p.extend(ring(-1.0, 1.5, 0.0)); // on a catch floor 1 m below the plate
+    let m = measure_pile(&p, &radii(&p), 0.0).unwrap();
+    assert_eq!(m.bottom_spheres, 15 * n, "{m:?}");
+    assert_eq!(m.spheres_below_floor, n, "{m:?}");
+    assert_eq!(m.spheres, stacked);
+    let h = measure_heap(&p, &radii(&p), 0.0, &HeapSettings::default()).unwrap();
+    assert_eq!(h.spheres_below_floor, n, "the heap leaves them out too");
+    assert!((h.height - m.height).abs() < 1e-12);
+    assert!(
+        (m.bottom_mean_radius - 0.16).abs() < 1e-9,
+        "mean radius {} vs the rings' 0.16",
+        m.bottom_mean_radius
+    );
+    let want = 0.16 / (2.0 * R);
+    assert!(
+        (m.bottom_mean_radius_over_diameter - want).abs() < 1e-9,
+        "normalised mean radius {} vs {want}",
+        m.bottom_mean_radius_over_diameter
+    );
+    // The highest top: the ring at ρ = 0.02, 0.28 tan 30° + 2R up.
+    let want = (tan30 * 0.28 + 2.0 * R) / (2.0 * R);
+    assert!(
+        (m.height_over_diameter - want).abs() < 1e-9,
+        "normalised height {} vs {want}",
+        m.height_over_diameter
+    );
+}
+
+/// A single layer is one diameter high (seed 001 Fig. 5's first regime),
+/// and a filled disc of radius a has mean radius 2a/3.
+#[test]
+fn flat_layer_is_one_diameter_high_with_mean_radius_two_thirds_of_its_radius() {
+    let a = 0.2;
+    let p: Vec<DVec3> = fcc(DVec2::ZERO, a, 2.0 * R, DVec2::ZERO)
+        .into_iter()
+        .filter(|q| q.truncate().length() <= a)
+        .collect();
+    let m = measure_pile(&p, &radii(&p), 0.0).unwrap();
+    assert!(
+        (m.height_over_diameter - 1.0).abs() < 1e-9,
+        "normalised height {} vs 1",
+        m.height_over_diameter
+    );
+    let want = 2.0 * a / 3.0;
+    assert!(
+        (m.bottom_mean_radius - want).abs() < 2.0 * R,
+        "mean radius {} vs 2a/3 = {want} (within a diameter {})",
+        m.bottom_mean_radius,
+        2.0 * R
+    );
 }

@@ -203,6 +203,10 @@ pub struct HeapMeasurement {
     pub height_base_angle_deg: f64,
     /// Number of spheres measured.
     pub spheres: usize,
+    /// Spheres left out because their centre is below the floor (fallen
+    /// off a plate).
+    #[serde(default)]
+    pub spheres_below_floor: usize,
     /// Spheres in the floor layer (centre at most one mean diameter above
     /// the floor).
     pub floor_layer_spheres: usize,
@@ -221,6 +225,29 @@ pub struct HeapMeasurement {
     pub flank_window: [f64; 2],
     /// The settings measured with (for re-measuring the same way).
     pub settings: HeapSettings,
+}
+
+/// A sphere touches the floor when the gap under it is at most this
+/// fraction of its radius (resting spheres overlap or float by far less;
+/// the next layer up is ≈ 0.6 radius or more above the floor).
+pub const TOUCH_GAP: f64 = 0.05;
+
+/// Serialises a non-finite `f64` as JSON `null` and reads `null` back as
+/// NaN (JSON has no NaN).
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
 }
 
 /// One profile bin: its highest sphere top above the floor, and that
@@ -267,27 +294,15 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
     v[rank - 1]
 }
 
-/// Measures the heap formed by spheres with centres `positions` and radii
-/// `radii` resting on the horizontal floor at height `floor_z` (z is up),
-/// as described in the [module docs](super).
-///
-/// Errors (never a panic, never NaN): no spheres; `positions` and `radii`
-/// of different lengths; a non-finite position, a radius that is not finite
-/// and > 0; a non-finite floor; invalid settings; no sphere top above the
-/// floor or no sphere resting on it; too few profile bins in the flank
-/// window for a line fit (a single sphere, a pile a few grains wide).
-pub fn measure_heap(
+/// Checks the spheres and the floor, and keeps the spheres on the floor:
+/// those whose centre is below it are not (they fell off a plate onto
+/// whatever catches them). Returns the kept centres and radii and how many
+/// were left out.
+fn on_floor(
     positions: &[DVec3],
     radii: &[f64],
     floor_z: f64,
-    settings: &HeapSettings,
-) -> Result<HeapMeasurement, AnalysisError> {
-    if let Some((field, reason)) = settings.problems().into_iter().next() {
-        return Err(AnalysisError::InvalidSetting {
-            field: format!("heap.{field}"),
-            reason,
-        });
-    }
+) -> Result<(Vec<DVec3>, Vec<f64>, usize), AnalysisError> {
     if positions.len() != radii.len() {
         return Err(AnalysisError::LengthMismatch {
             positions: positions.len(),
@@ -317,6 +332,118 @@ pub fn measure_heap(
             });
         }
     }
+    let (kept, kept_r): (Vec<DVec3>, Vec<f64>) = positions
+        .iter()
+        .zip(radii)
+        .filter(|(p, _)| p.z >= floor_z)
+        .map(|(p, r)| (*p, *r))
+        .unzip();
+    if kept.is_empty() {
+        return Err(AnalysisError::Degenerate(format!(
+            "no sphere top is above the floor at z = {floor_z}: all {} sphere centres are below it (is the floor right?)",
+            positions.len()
+        )));
+    }
+    let below = positions.len() - kept.len();
+    Ok((kept, kept_r, below))
+}
+
+/// The size of a pile as seed 001 §6.2 measures it (Fig. 5): its height and
+/// the mean radius of its bottom, both also over the mean diameter. Unlike
+/// the angle it needs no slope to fit, so a single layer has one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PileSize {
+    /// Height of the floor (m).
+    pub floor_z: f64,
+    /// Spheres on the floor (centre at or above it).
+    pub spheres: usize,
+    /// Spheres left out because their centre is below the floor (fallen
+    /// off a plate).
+    pub spheres_below_floor: usize,
+    /// Mean sphere diameter (m), the unit of the normalised sizes.
+    pub mean_diameter: f64,
+    /// Top of the highest sphere above the floor (m).
+    pub height: f64,
+    /// Height over the mean diameter (1 for a single layer).
+    pub height_over_diameter: f64,
+    /// Spheres in contact with the floor (gap ≤ [`TOUCH_GAP`] × radius):
+    /// the bottom of the pile.
+    pub bottom_spheres: usize,
+    /// Mean horizontal distance (m) of the bottom spheres' centres from
+    /// their centroid: seed 001's "mean radius" of the pile. NaN (written
+    /// `null`) when no sphere touches the floor.
+    #[serde(with = "nan_as_null")]
+    pub bottom_mean_radius: f64,
+    /// The same over the mean diameter.
+    #[serde(with = "nan_as_null")]
+    pub bottom_mean_radius_over_diameter: f64,
+}
+
+/// Measures the [`PileSize`] of spheres on the floor at `floor_z`.
+///
+/// Errors (never a panic): as [`measure_heap`] for the spheres and the
+/// floor; no sphere top above the floor.
+pub fn measure_pile(
+    positions: &[DVec3],
+    radii: &[f64],
+    floor_z: f64,
+) -> Result<PileSize, AnalysisError> {
+    let (positions, radii, spheres_below_floor) = on_floor(positions, radii, floor_z)?;
+    let n = positions.len();
+    let mean_d = 2.0 * radii.iter().sum::<f64>() / n as f64;
+    let height = (0..n)
+        .map(|i| positions[i].z + radii[i] - floor_z)
+        .fold(f64::NEG_INFINITY, f64::max);
+    // "The spheres that are in contact with the horizontal surface, which
+    // constitute the bottom of the pile. The centroid of [these] is computed
+    // in the horizontal plane and the mean radius is the average distance
+    // to the centroid" (seed 001 §6.2).
+    let touching: Vec<DVec2> = (0..n)
+        .filter(|&i| positions[i].z - radii[i] - floor_z <= TOUCH_GAP * radii[i])
+        .map(|i| positions[i].truncate())
+        .collect();
+    let bottom_mean_radius = if touching.is_empty() {
+        f64::NAN
+    } else {
+        let k = touching.len() as f64;
+        let c = touching.iter().sum::<DVec2>() / k;
+        touching.iter().map(|p| (*p - c).length()).sum::<f64>() / k
+    };
+    Ok(PileSize {
+        floor_z,
+        spheres: n,
+        spheres_below_floor,
+        mean_diameter: mean_d,
+        height,
+        height_over_diameter: height / mean_d,
+        bottom_spheres: touching.len(),
+        bottom_mean_radius,
+        bottom_mean_radius_over_diameter: bottom_mean_radius / mean_d,
+    })
+}
+
+/// Measures the heap formed by spheres with centres `positions` and radii
+/// `radii` resting on the horizontal floor at height `floor_z` (z is up),
+/// as described in the [module docs](super).
+///
+/// Errors (never a panic, never NaN): no spheres; `positions` and `radii`
+/// of different lengths; a non-finite position, a radius that is not finite
+/// and > 0; a non-finite floor; invalid settings; no sphere top above the
+/// floor or no sphere resting on it; too few profile bins in the flank
+/// window for a line fit (a single sphere, a pile a few grains wide).
+pub fn measure_heap(
+    positions: &[DVec3],
+    radii: &[f64],
+    floor_z: f64,
+    settings: &HeapSettings,
+) -> Result<HeapMeasurement, AnalysisError> {
+    if let Some((field, reason)) = settings.problems().into_iter().next() {
+        return Err(AnalysisError::InvalidSetting {
+            field: format!("heap.{field}"),
+            reason,
+        });
+    }
+    let (positions, radii, spheres_below_floor) = on_floor(positions, radii, floor_z)?;
     let n = positions.len();
     let mean_r = radii.iter().sum::<f64>() / n as f64;
     let w = settings.bin_width.unwrap_or(2.0 * mean_r);
@@ -479,6 +606,7 @@ pub fn measure_heap(
         base_radius,
         height_base_angle_deg: (height / base_radius).atan().to_degrees(),
         spheres: n,
+        spheres_below_floor,
         floor_layer_spheres,
         bins_total: sides.iter().map(|(_, b)| b.len()).sum(),
         center,

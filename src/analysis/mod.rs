@@ -87,8 +87,9 @@ use thiserror::Error;
 
 pub use fit::{fit_line, LineFit};
 pub use heap::{
-    measure_heap, Axis, FlankFit, HeapMeasurement, HeapMethod, HeapSettings, DEFAULT_BASE_QUANTILE,
-    DEFAULT_FLANK_FROM, DEFAULT_FLANK_TO, DEFAULT_MIN_BINS,
+    measure_heap, measure_pile, Axis, FlankFit, HeapMeasurement, HeapMethod, HeapSettings,
+    PileSize, DEFAULT_BASE_QUANTILE, DEFAULT_FLANK_FROM, DEFAULT_FLANK_TO, DEFAULT_MIN_BINS,
+    TOUCH_GAP,
 };
 pub use settle::{
     SettleCriterion, SettleDetector, SettleReport, SettleSettings, DEFAULT_HOLD_GRAIN_TIMES,

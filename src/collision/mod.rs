@@ -309,6 +309,55 @@ mod tests {
         );
     }
 
+    /// A 2 × 1 plate at z = 0.5 (half extents 1, 0.5, centre (0, 0, 0.5)).
+    fn plate() -> Boundary {
+        let shape = Shape::Plate {
+            half_x: 1.0,
+            half_y: 0.5,
+        };
+        Boundary::fixed("plate", shape, DVec3::new(0.0, 0.0, 0.5), 0)
+    }
+
+    /// Over the plate, r = 0.1 at height 0.15 above it: gap 0.05, normal −z
+    /// (sphere toward plate), point 0.5 + 0.025. Under it: no contact.
+    #[test]
+    fn plate_face_gap_normal_and_point_match_hand_values() {
+        let c = wall_contacts(&plate(), DVec3::new(0.3, -0.2, 0.65), 0.1, 0.1);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_near("gap", c[0].gap, 0.05);
+        assert_close("normal", c[0].normal, -DVec3::Z);
+        assert_close("point", c[0].point, DVec3::new(0.3, -0.2, 0.525));
+        assert_eq!(c[0].key & 0xf, 0, "face id");
+        assert!(
+            wall_contacts(&plate(), DVec3::new(0.3, -0.2, 0.45), 0.1, 0.1).is_empty(),
+            "a centre under the plate touches nothing"
+        );
+    }
+
+    /// Beyond the +x edge (x = 1) by 0.06 and above it by 0.08: the edge is
+    /// 0.1 away along (0.6, 0, 0.8); r = 0.08 gives gap 0.02. Beyond the
+    /// (+x, +y) corner by (0.03, 0.04) at the plate's height: distance 0.05.
+    /// Exactly at the rim the face and edge agree (no jump).
+    #[test]
+    fn plate_edge_and_corner_match_hand_values() {
+        let c = wall_contacts(&plate(), DVec3::new(1.06, 0.1, 0.58), 0.08, 0.1);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_near("gap", c[0].gap, 0.02);
+        assert_close("normal", c[0].normal, -DVec3::new(0.6, 0.0, 0.8));
+        assert_eq!(c[0].key & 0xf, 1, "edge id");
+        let c = wall_contacts(&plate(), DVec3::new(1.03, 0.54, 0.5), 0.04, 0.1);
+        assert_eq!(c.len(), 1, "contacts {c:?}");
+        assert_near("corner gap", c[0].gap, 0.01);
+        assert_close("corner normal", c[0].normal, -DVec3::new(0.6, 0.8, 0.0));
+        // Across the rim x = 1 at height 0.1 above the plate.
+        let inside = wall_contacts(&plate(), DVec3::new(1.0, 0.0, 0.6), 0.09, 0.1);
+        let outside = wall_contacts(&plate(), DVec3::new(1.0 + 1e-9, 0.0, 0.6), 0.09, 0.1);
+        assert!((inside[0].gap - outside[0].gap).abs() < 1e-12);
+        assert!((inside[0].normal - outside[0].normal).length() < 1e-6);
+        // Far below and beside the plate (fallen off): no contact.
+        assert!(wall_contacts(&plate(), DVec3::new(2.0, 0.0, -1.0), 0.1, 0.1).is_empty());
+    }
+
     /// A sphere near the curved wall of a vertical drum (R = 1, L = 1) at
     /// ϱ = 0.7, r = 0.2: gap 1 − 0.7 − 0.2 = 0.1, normal +x toward the wall,
     /// point at x = 0.7 + 0.2 + 0.05 = 0.95; the caps (gap 0.8) are out of reach.

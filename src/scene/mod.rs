@@ -39,7 +39,7 @@ mod validate;
 
 use std::path::{Path, PathBuf};
 
-use glam::DVec3;
+use glam::{DVec2, DVec3};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::AnalysisSettings;
@@ -333,6 +333,8 @@ pub enum BoundarySpec {
     Box(BoxSpec),
     /// A cylinder (tube, cup or drum; spheres inside).
     Cylinder(CylinderSpec),
+    /// A finite horizontal plate (spheres on top; they fall off its edges).
+    Plate(PlateSpec),
 }
 
 impl BoundarySpec {
@@ -342,6 +344,7 @@ impl BoundarySpec {
             BoundarySpec::Plane(_) => "Plane",
             BoundarySpec::Box(_) => "Box",
             BoundarySpec::Cylinder(_) => "Cylinder",
+            BoundarySpec::Plate(_) => "Plate",
         }
     }
 
@@ -351,6 +354,7 @@ impl BoundarySpec {
             BoundarySpec::Plane(p) => &p.name,
             BoundarySpec::Box(b) => &b.name,
             BoundarySpec::Cylinder(c) => &c.name,
+            BoundarySpec::Plate(p) => &p.name,
         }
     }
 
@@ -360,6 +364,7 @@ impl BoundarySpec {
             BoundarySpec::Plane(p) => p.material,
             BoundarySpec::Box(b) => b.material,
             BoundarySpec::Cylinder(c) => c.material,
+            BoundarySpec::Plate(p) => p.material,
         }
     }
 }
@@ -376,6 +381,29 @@ pub struct PlaneSpec {
     pub point: DVec3,
     /// Normal pointing into the free side; normalised on load (must not be zero).
     pub normal: DVec3,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Prescribed constant velocity (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+}
+
+/// A horizontal rectangle of no thickness, `center ± (half_extents.x,
+/// half_extents.y, 0)`, touched from above and at its edges: spheres rest on
+/// it and roll off it (seed 001 §6.2's fixed plate). Put a floor below to
+/// catch what falls off, and give `analysis.floor` the plate's height so
+/// the heap is measured on the plate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlateSpec {
+    /// Name for logs and errors; empty: `plate<i>` with i its index in `boundaries`.
+    #[serde(default)]
+    pub name: String,
+    /// Centre of the plate (m); its top face is at `center.z`.
+    pub center: DVec3,
+    /// Half extents along x and y (m, each > 0).
+    pub half_extents: DVec2,
     /// Material index (default 0).
     #[serde(default)]
     pub material: u32,
@@ -632,6 +660,18 @@ impl Scene {
                         start_time: 0.0,
                         material: bx.material,
                     },
+                    BoundarySpec::Plate(p) => Boundary {
+                        name,
+                        shape: Shape::Plate {
+                            half_x: p.half_extents.x,
+                            half_y: p.half_extents.y,
+                        },
+                        origin: p.center,
+                        velocity: p.velocity,
+                        angular_velocity: DVec3::ZERO,
+                        start_time: 0.0,
+                        material: p.material,
+                    },
                     BoundarySpec::Cylinder(c) => {
                         let axis = c.axis.normalize_or_zero();
                         Boundary {
@@ -654,7 +694,8 @@ impl Scene {
             .collect()
     }
 
-    /// The name of boundary `i`: as given, or `plane<i>` / `box<i>` / `cylinder<i>`.
+    /// The name of boundary `i`: as given, or `plane<i>` / `box<i>` /
+    /// `cylinder<i>` / `plate<i>`.
     pub fn boundary_name(&self, i: usize) -> String {
         let b = &self.boundaries[i];
         if b.given_name().is_empty() {

@@ -346,6 +346,21 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 c.material(&f("material"), bx.material);
                 c.vec_finite(&f("velocity"), bx.velocity);
             }
+            BoundarySpec::Plate(pl) => {
+                c.vec_finite(&f("center"), pl.center);
+                let h = pl.half_extents;
+                if !(h.x.is_finite() && h.y.is_finite() && h.x > 0.0 && h.y > 0.0) {
+                    c.push(
+                        f("half_extents"),
+                        format!(
+                            "both half extents must be finite and > 0 (got ({}, {}))",
+                            h.x, h.y
+                        ),
+                    );
+                }
+                c.material(&f("material"), pl.material);
+                c.vec_finite(&f("velocity"), pl.velocity);
+            }
             BoundarySpec::Cylinder(cy) => {
                 c.vec_finite(&f("center"), cy.center);
                 if c.vec_finite(&f("axis"), cy.axis) && cy.axis.length() == 0.0 {
