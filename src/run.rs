@@ -20,7 +20,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::analysis::{measure_heap, measure_pile, SettleDetector};
+use crate::analysis::{measure_heap, measure_pile, DrumFrame, DrumSampler, SettleDetector};
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, Shape};
 use crate::gpu::GpuContext;
@@ -222,6 +222,10 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
             }
         }
     };
+    let mut drum = match &scene.analysis.drum {
+        Some(d) => Some(drum_sampler(scene, &world, d)?),
+        None => None,
+    };
     let stop_when_settled = scene.analysis.stop_when_settled && settle.is_some();
     let mut stopped = false;
 
@@ -291,6 +295,11 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
             stopped = d.update(world.time, ke) && stop_when_settled;
         }
         let t_out = Instant::now();
+        if let Some(d) = &mut drum {
+            if k % frame_every == 0 || k == steps {
+                d.sample(&world.bodies.pos, &world.bodies.radius, world.time);
+            }
+        }
         if k % frame_every == 0 || k == steps || stopped {
             write_frame(&mut frames, &world)?;
         }
@@ -336,6 +345,9 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         summary.add_stage_seconds(&k, v);
     }
     summary.kinetic_energy_final = world.bodies.kinetic_energy();
+    if let Some(d) = drum {
+        record_dynamic_angle(d, failure.is_none(), &mut summary);
+    }
     record_analysis(
         scene,
         &world,
@@ -529,5 +541,82 @@ fn grain_scales(world: &crate::world::World) -> (f64, f64) {
         (mass / n, radius / n)
     } else {
         (0.0, 0.0)
+    }
+}
+
+/// The sampler of `analysis.drum`: the named cylinder (or the first that
+/// spins), sampled from `from_time` (default: half the duration).
+fn drum_sampler(
+    scene: &Scene,
+    world: &crate::world::World,
+    d: &crate::analysis::DrumSettings,
+) -> Result<DrumSampler> {
+    let cylinders = || {
+        world
+            .boundaries
+            .iter()
+            .filter(|b| matches!(b.shape, Shape::Cylinder { .. }))
+    };
+    let found = match &d.boundary {
+        Some(name) => cylinders().find(|b| &b.name == name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: analysis.drum.boundary: no cylinder named {name:?} (cylinders: {:?})",
+                scene.file,
+                cylinders().map(|b| b.name.as_str()).collect::<Vec<_>>()
+            )
+        })?,
+        None => cylinders()
+            .find(|b| b.angular_velocity != glam::DVec3::ZERO)
+            .or_else(|| cylinders().next())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: analysis.drum: the scene has no cylinder boundary to measure",
+                    scene.file
+                )
+            })?,
+    };
+    let Shape::Cylinder { axis, .. } = found.shape else {
+        unreachable!("filtered to cylinders")
+    };
+    let frame = DrumFrame::new(
+        found.origin,
+        axis,
+        found.angular_velocity.dot(axis),
+        world.gravity,
+    )
+    .map_err(|e| anyhow::anyhow!("{}: analysis.drum: {e}", scene.file))?;
+    let from = d.from_time.unwrap_or(0.5 * scene.duration);
+    Ok(DrumSampler::new(found.name.clone(), frame, d.clone(), from))
+}
+
+/// Writes `extra.dynamic_angle` (or `dynamic_angle_error`).
+fn record_dynamic_angle(d: DrumSampler, completed: bool, summary: &mut Summary) {
+    if !completed {
+        log::warn!("the run failed: the dynamic angle is not reported");
+        return;
+    }
+    match d.finish() {
+        Ok(a) => {
+            log::info!(
+                "dynamic angle of drum {:?}: {:.2}° (sd {:.2}° over {} samples from t = {:.3} s to {:.3} s; {} of them rising toward the wall's rising side)",
+                a.boundary,
+                a.angle_deg,
+                a.angle_sd_deg,
+                a.samples,
+                a.window_s[0],
+                a.window_s[1],
+                a.samples_rising_with_the_wall
+            );
+            summary.extra.insert(
+                "dynamic_angle".into(),
+                serde_json::to_value(a).unwrap_or(serde_json::Value::Null),
+            );
+        }
+        Err(e) => {
+            log::warn!("cannot measure the dynamic angle: {e}");
+            summary
+                .extra
+                .insert("dynamic_angle_error".into(), e.to_string().into());
+        }
     }
 }

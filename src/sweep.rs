@@ -70,6 +70,8 @@
 //! DIR/sweep.csv           one row per run, sorted by run index
 //! DIR/sweep.json          the manifest
 //! DIR/sweep.png           angle vs the first varied parameter, mean ± sd over seeds
+//! DIR/sweep_height.png    height / mean diameter, the same way (seed 001 Fig. 5a)
+//! DIR/sweep_mean_radius.png  bottom mean radius / mean diameter (seed 001 Fig. 5b)
 //! DIR/contact_sheet.png   every run's final.png with its values and seed
 //! DIR/runs/<name>/        each run's directory (name: see run_dir_name)
 //! ```
@@ -103,13 +105,16 @@ pub const LEADING_COLUMNS: [&str; 1] = ["run"];
 
 /// Columns of `sweep.csv` after the varied paths (one column per varied
 /// path, headed by the path, sits between `run` and `seed`).
-pub const SWEEP_CSV_COLUMNS: [&str; 11] = [
+pub const SWEEP_CSV_COLUMNS: [&str; 14] = [
     "seed",
     "angle_deg",
     "angle_stderr_deg",
     "height",
     "base_radius",
     "height_base_angle_deg",
+    "height_over_diameter",
+    "bottom_mean_radius",
+    "bottom_mean_radius_over_diameter",
     "settle_time_s",
     "settled",
     "wall_time_s",
@@ -502,6 +507,13 @@ pub struct SweepRow {
     pub base_radius: Option<f64>,
     /// atan(height / base radius) (°).
     pub height_base_angle_deg: Option<f64>,
+    /// Height over the mean diameter (seed 001 Fig. 5).
+    pub height_over_diameter: Option<f64>,
+    /// Mean distance of the floor-touching spheres from their centroid (m;
+    /// seed 001's mean radius).
+    pub bottom_mean_radius: Option<f64>,
+    /// The same over the mean diameter (seed 001 Fig. 5).
+    pub bottom_mean_radius_over_diameter: Option<f64>,
     /// When the pile settled (s of simulated time).
     pub settle_time_s: Option<f64>,
     /// Whether it was settled at the end.
@@ -531,12 +543,20 @@ impl SweepRow {
                 .and_then(serde_json::Value::as_f64)
                 .filter(|x| x.is_finite())
         };
-        let a = s.extra.get("angle_of_repose");
+        // The heap's angle, or a drum's dynamic angle.
+        let a = s
+            .extra
+            .get("angle_of_repose")
+            .or_else(|| s.extra.get("dynamic_angle"));
         row.angle_deg = num(a, "angle_deg");
         row.angle_stderr_deg = num(a, "angle_stderr_deg");
-        row.height = num(a, "height");
         row.base_radius = num(a, "base_radius");
         row.height_base_angle_deg = num(a, "height_base_angle_deg");
+        let pile = s.extra.get("pile");
+        row.height = num(a, "height").or_else(|| num(pile, "height"));
+        row.height_over_diameter = num(pile, "height_over_diameter");
+        row.bottom_mean_radius = num(pile, "bottom_mean_radius");
+        row.bottom_mean_radius_over_diameter = num(pile, "bottom_mean_radius_over_diameter");
         let st = s.extra.get("settling");
         row.settle_time_s = num(st, "settle_time_s");
         row.settled = st
@@ -548,6 +568,13 @@ impl SweepRow {
             .and_then(serde_json::Value::as_str)
         {
             row.error = format!("cannot measure the heap: {e}");
+        }
+        if let Some(e) = s
+            .extra
+            .get("dynamic_angle_error")
+            .and_then(serde_json::Value::as_str)
+        {
+            row.error = format!("cannot measure the dynamic angle: {e}");
         }
         row
     }
@@ -607,6 +634,9 @@ pub fn write_sweep_csv(path: &Path, paths: &[String], rows: &[SweepRow]) -> Resu
                 r.height,
                 r.base_radius,
                 r.height_base_angle_deg,
+                r.height_over_diameter,
+                r.bottom_mean_radius,
+                r.bottom_mean_radius_over_diameter,
                 r.settle_time_s,
             ] {
                 cells.push(opt_num(v));
@@ -755,7 +785,7 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
             })
         };
         let t = 1 + n_vary; // index of `seed`
-        let settled = match rec[t + 7].trim() {
+        let settled = match rec[t + 10].trim() {
             "" => None,
             "true" => Some(true),
             "false" => Some(false),
@@ -775,11 +805,14 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
             height: opt(t + 3)?,
             base_radius: opt(t + 4)?,
             height_base_angle_deg: opt(t + 5)?,
-            settle_time_s: opt(t + 6)?,
+            height_over_diameter: opt(t + 6)?,
+            bottom_mean_radius: opt(t + 7)?,
+            bottom_mean_radius_over_diameter: opt(t + 8)?,
+            settle_time_s: opt(t + 9)?,
             settled,
-            wall_time_s: opt(t + 8)?,
-            backend: rec[t + 9].clone(),
-            error: rec[t + 10].clone(),
+            wall_time_s: opt(t + 11)?,
+            backend: rec[t + 12].clone(),
+            error: rec[t + 13].clone(),
         });
     }
     Ok((paths, rows))
@@ -1057,12 +1090,18 @@ fn write_outputs(
     manifest.write(out)?;
     let mut files = vec![csv, out.join("sweep.json")];
     if whole {
-        let png = out.join("sweep.png");
-        match sweep_plot(&manifest.spec, &manifest.scene_name, rows)
-            .and_then(|img| write_png(&png, &img).map_err(anyhow::Error::new))
-        {
-            Ok(()) => files.push(png),
-            Err(e) => log::warn!("no {}: {e:#}", png.display()),
+        for metric in SweepMetric::ALL {
+            // The pile-size plots only when some run has the numbers.
+            if metric != SweepMetric::Angle && !rows.iter().any(|r| metric.of(r).is_some()) {
+                continue;
+            }
+            let png = out.join(metric.file_name());
+            match sweep_plot_of(&manifest.spec, &manifest.scene_name, rows, metric)
+                .and_then(|img| write_png(&png, &img).map_err(anyhow::Error::new))
+            {
+                Ok(()) => files.push(png),
+                Err(e) => log::warn!("no {}: {e:#}", png.display()),
+            }
         }
         let sheet = out.join("contact_sheet.png");
         match sweep_contact_sheet(out, manifest, rows)
@@ -1103,6 +1142,80 @@ pub fn mean_sd(xs: &[f64]) -> Option<(f64, f64)> {
 /// are not numbers are plotted at their position in the list (0, 1, …).
 /// Without varied parameters, one point at x = 0.
 pub fn sweep_series(spec: &SweepSpec, rows: &[SweepRow]) -> Vec<Series> {
+    sweep_series_of(spec, rows, &SweepMetric::Angle)
+}
+
+/// What a sweep plot shows on its y axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepMetric {
+    /// The angle of repose (°): `sweep.png`.
+    Angle,
+    /// The height over the mean diameter (seed 001 Fig. 5a): `sweep_height.png`.
+    HeightOverDiameter,
+    /// The bottom's mean radius over the mean diameter (seed 001 Fig. 5b):
+    /// `sweep_mean_radius.png`.
+    MeanRadiusOverDiameter,
+}
+
+impl SweepMetric {
+    /// Every metric, in the order the plots are written.
+    pub const ALL: [SweepMetric; 3] = [
+        SweepMetric::Angle,
+        SweepMetric::HeightOverDiameter,
+        SweepMetric::MeanRadiusOverDiameter,
+    ];
+
+    /// The metric's value in a row.
+    pub fn of(self, r: &SweepRow) -> Option<f64> {
+        match self {
+            SweepMetric::Angle => r.angle_deg,
+            SweepMetric::HeightOverDiameter => r.height_over_diameter,
+            SweepMetric::MeanRadiusOverDiameter => r.bottom_mean_radius_over_diameter,
+        }
+    }
+
+    /// The plot's file name.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            SweepMetric::Angle => "sweep.png",
+            SweepMetric::HeightOverDiameter => "sweep_height.png",
+            SweepMetric::MeanRadiusOverDiameter => "sweep_mean_radius.png",
+        }
+    }
+
+    /// The y-axis label (and the title's subject).
+    pub fn label(self) -> &'static str {
+        match self {
+            SweepMetric::Angle => "angle of repose (°)",
+            SweepMetric::HeightOverDiameter => "pile height / mean diameter",
+            SweepMetric::MeanRadiusOverDiameter => "mean radius of the bottom / mean diameter",
+        }
+    }
+}
+
+/// Whether the first varied parameter is drawn on a log₁₀ axis: all its
+/// values are numbers > 0 spanning at least two decades (seed 001's
+/// 1e-5 … 1 rolling coefficients).
+pub fn sweep_log_x(spec: &SweepSpec) -> bool {
+    let Some(v) = spec.vary.first() else {
+        return false;
+    };
+    let xs: Option<Vec<f64>> = v.values.iter().map(|x| x.parse::<f64>().ok()).collect();
+    match xs {
+        Some(xs) if !xs.is_empty() && xs.iter().all(|x| *x > 0.0 && x.is_finite()) => {
+            let (lo, hi) = xs
+                .iter()
+                .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+            hi / lo >= 100.0
+        }
+        _ => false,
+    }
+}
+
+/// [`sweep_series`] for any [`SweepMetric`]; x is log₁₀ of the value when
+/// [`sweep_log_x`].
+pub fn sweep_series_of(spec: &SweepSpec, rows: &[SweepRow], metric: &SweepMetric) -> Vec<Series> {
+    let log_x = sweep_log_x(spec);
     let first: Vec<String> = spec
         .vary
         .first()
@@ -1111,7 +1224,12 @@ pub fn sweep_series(spec: &SweepSpec, rows: &[SweepRow]) -> Vec<Series> {
     let numeric = first.iter().all(|v| v.parse::<f64>().is_ok());
     let x_of = |k: usize| {
         if numeric {
-            first[k].parse::<f64>().unwrap_or(f64::NAN)
+            let x = first[k].parse::<f64>().unwrap_or(f64::NAN);
+            if log_x {
+                x.log10()
+            } else {
+                x
+            }
         } else {
             k as f64
         }
@@ -1149,7 +1267,7 @@ pub fn sweep_series(spec: &SweepSpec, rows: &[SweepRow]) -> Vec<Series> {
         } else {
             index_of(0, &r.values[0])
         };
-        if let Some(a) = r.angle_deg.filter(|a| a.is_finite() && r.error.is_empty()) {
+        if let Some(a) = metric.of(r).filter(|a| a.is_finite() && r.error.is_empty()) {
             groups
                 .entry(rest)
                 .or_default()
@@ -1185,22 +1303,34 @@ pub fn sweep_series(spec: &SweepSpec, rows: &[SweepRow]) -> Vec<Series> {
 /// `sweep.png`: [`sweep_series`] drawn with [`plot_lines`], titled with the
 /// scene name.
 pub fn sweep_plot(spec: &SweepSpec, scene_name: &str, rows: &[SweepRow]) -> Result<Image> {
+    sweep_plot_of(spec, scene_name, rows, SweepMetric::Angle)
+}
+
+/// The plot of one [`SweepMetric`] (`sweep.png` for the angle).
+pub fn sweep_plot_of(
+    spec: &SweepSpec,
+    scene_name: &str,
+    rows: &[SweepRow],
+    metric: SweepMetric,
+) -> Result<Image> {
     let x_label = match spec.vary.first() {
+        Some(v) if sweep_log_x(spec) => format!("log10 {}", v.path),
         Some(v) if v.values.iter().all(|x| x.parse::<f64>().is_ok()) => v.path.clone(),
         Some(v) => format!("{} (position in the list)", v.path),
         None => "(nothing varied)".to_string(),
     };
     let opts = PlotOptions {
         title: format!(
-            "{scene_name}: angle of repose, mean ± sd over {} seed{}",
+            "{scene_name}: {}, mean ± sd over {} seed{}",
+            metric.label(),
             spec.seeds,
             if spec.seeds == 1 { "" } else { "s" }
         ),
         x_label,
-        y_label: "angle of repose (°)".to_string(),
+        y_label: metric.label().to_string(),
         ..PlotOptions::default()
     };
-    Ok(plot_lines(&sweep_series(spec, rows), &opts)?)
+    Ok(plot_lines(&sweep_series_of(spec, rows, &metric), &opts)?)
 }
 
 /// A compact caption for a thumbnail: `name=value … s<seed>`, each path

@@ -620,3 +620,77 @@ fn flat_layer_is_one_diameter_high_with_mean_radius_two_thirds_of_its_radius() {
         2.0 * R
     );
 }
+
+/// A drum bed by construction: a square lattice of spheres (spacing 2R) in
+/// the cross-section of a drum of radius 0.3 m (30 diameters) about x,
+/// below the line through the centre tilted by `deg` (rising toward +y), 3
+/// layers deep along the axis.
+fn drum_bed(deg: f64) -> Vec<DVec3> {
+    let t = deg.to_radians().tan();
+    let big = 0.3;
+    let mut p = Vec::new();
+    let n = (big / (2.0 * R)) as i64;
+    for ix in 0..3 {
+        for iy in -n..=n {
+            for iz in -n..=n {
+                let (y, z) = (iy as f64 * 2.0 * R, iz as f64 * 2.0 * R);
+                if y * y + z * z <= (big - R) * (big - R) && z + R <= t * y {
+                    p.push(DVec3::new(ix as f64 * 2.0 * R, y, z));
+                }
+            }
+        }
+    }
+    p
+}
+
+/// The drum's surface fit returns the construction angle within 1° at 20°,
+/// 30° and 40°, and says which side it rises toward. A drum spinning at
+/// ω > 0 about +x moves its wall at the bottom along ω x̂ × (−ẑ) = +ω ŷ,
+/// so it lifts the bed on the +y side, where this bed is high.
+#[test]
+fn drum_surface_fit_measures_the_bed_angle_within_one_degree() {
+    use repose::analysis::{fit_drum_surface, DrumFrame, DrumSettings};
+    let gravity = DVec3::new(0.0, 0.0, -9.81);
+    for deg in [20.0, 30.0, 40.0] {
+        let p = drum_bed(deg);
+        let spinning = DrumFrame::new(DVec3::ZERO, DVec3::X, 1.0, gravity).unwrap();
+        let f = fit_drum_surface(&p, &radii(&p), &spinning, &DrumSettings::default(), 0.0)
+            .unwrap_or_else(|e| panic!("{deg}°: {e}"));
+        assert!(
+            (f.angle_deg - deg).abs() <= 1.0,
+            "bed of {deg}°: measured {:.3}° ± {:.3}° over {} bins",
+            f.angle_deg,
+            f.angle_stderr_deg,
+            f.bins
+        );
+        assert!(f.rises_with_the_wall, "{deg}°: slope {} for ω > 0", f.slope);
+        let reversed = DrumFrame::new(DVec3::ZERO, DVec3::X, -1.0, gravity).unwrap();
+        let g = fit_drum_surface(&p, &radii(&p), &reversed, &DrumSettings::default(), 0.0).unwrap();
+        assert!(
+            !g.rises_with_the_wall,
+            "{deg}°: a drum spinning the other way lifts the −y side"
+        );
+    }
+}
+
+/// A vertical drum axis has no surface slope; a bed of two spheres has too
+/// few bins; bad settings are named.
+#[test]
+fn drum_measurement_refuses_what_it_cannot_measure() {
+    use repose::analysis::{fit_drum_surface, DrumFrame, DrumSettings};
+    let g = DVec3::new(0.0, 0.0, -9.81);
+    let e = DrumFrame::new(DVec3::ZERO, DVec3::Z, 1.0, g).unwrap_err();
+    assert!(e.to_string().contains("no surface slope"), "{e}");
+    let frame = DrumFrame::new(DVec3::ZERO, DVec3::X, 1.0, g).unwrap();
+    let two = [DVec3::ZERO, DVec3::new(0.0, 0.02, 0.0)];
+    let e =
+        fit_drum_surface(&two, &radii(&two), &frame, &DrumSettings::default(), 0.0).unwrap_err();
+    assert!(e.to_string().contains("need at least 3"), "{e}");
+    let bad = DrumSettings {
+        central_fraction: 1.5,
+        ..DrumSettings::default()
+    };
+    let p = drum_bed(30.0);
+    let e = fit_drum_surface(&p, &radii(&p), &frame, &bad, 0.0).unwrap_err();
+    assert!(e.to_string().contains("drum.central_fraction"), "{e}");
+}

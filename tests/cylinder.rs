@@ -314,3 +314,73 @@ fn bad_cylinders_are_named_errors() {
     let e = error_of(&SCENE.replace("caps: Both", "caps: Both, lenght: 1"));
     assert!(e.contains("lenght"), "{e}");
 }
+
+/// A small drum (radius 4 cm, beads of 4 mm) about x, half filled.
+const SMALL_DRUM: &str = r#"Scene(
+    version: 1,
+    name: "small_drum",
+    time_step: 2e-3,
+    duration: 2.0,
+    solver: (max_iterations: 100),
+    output: (frame_interval: 0.05, picture: (enabled: false)),
+    analysis: (drum: (from_time: 1.0)),
+    materials: [
+        (name: "glass", friction: 0.5, rolling: 0.0004, spinning: 0.0002, density: 2500.0),
+        (name: "wall", friction: 0.8, rolling: 0.0004, spinning: 0.0002, density: 7800.0),
+    ],
+    spheres: [
+        Lattice(origin: (-0.0082, -0.0246, 0.025), count: (3, 7, 4), spacing: 0.0082,
+                radius: 0.004, jitter: 0.01, seed: 5),
+    ],
+    boundaries: [
+        Cylinder(name: "drum", center: (0.0, 0.0, 0.05), axis: (1.0, 0.0, 0.0), radius: 0.04,
+                 half_length: 0.0125, caps: Both, material: 1, angular_velocity: OMEGA),
+    ],
+)"#;
+
+/// Runs the small drum at `omega` rad/s and returns its dynamic angle.
+fn drum_angle(omega: f64) -> repose::analysis::DynamicAngle {
+    let text = SMALL_DRUM.replace("OMEGA", &format!("{omega:?}"));
+    let scene = Scene::from_str(&text, "small_drum.ron", &[]).expect("valid scene");
+    let dir = tempfile::tempdir().unwrap();
+    let opts = repose::run::RunOptions {
+        out_dir: Some(dir.path().to_path_buf()),
+        progress: false,
+        no_frames: true,
+        backend: BackendChoice::Cpu,
+        no_picture: true,
+    };
+    let summary = repose::run::run_scene(&scene, &opts).expect("run");
+    let v = summary
+        .extra
+        .get("dynamic_angle")
+        .unwrap_or_else(|| panic!("no dynamic angle at ω = {omega}: {:?}", summary.extra));
+    serde_json::from_value(v.clone()).unwrap()
+}
+
+/// A turning drum lifts its bed on the side where its wall rises and the
+/// surface stands at a steep angle; the same drum at rest leaves the bed
+/// nearly level (the lattice it starts from, settled).
+#[test]
+fn turning_drum_tilts_its_bed_up_on_the_rising_wall_side_and_a_drum_at_rest_does_not() {
+    let turning = drum_angle(3.0);
+    assert!(
+        turning.angle_deg > 15.0,
+        "turning drum: dynamic angle {:.2}° (sd {:.2}°), expected a steep surface > 15°",
+        turning.angle_deg,
+        turning.angle_sd_deg
+    );
+    assert!(
+        turning.samples_rising_with_the_wall * 10 >= turning.samples * 9,
+        "turning drum: only {} of {} samples rise toward the wall's rising side",
+        turning.samples_rising_with_the_wall,
+        turning.samples
+    );
+    let resting = drum_angle(0.0);
+    assert!(
+        resting.angle_deg < 8.0 && resting.angle_deg < turning.angle_deg - 10.0,
+        "drum at rest: angle {:.2}°, expected a nearly level bed (< 8°, and 10° below the turning drum's {:.2}°)",
+        resting.angle_deg,
+        turning.angle_deg
+    );
+}

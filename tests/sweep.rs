@@ -375,7 +375,7 @@ fn outputs_parse_back_with_the_documented_columns_and_pictures_decode() {
     let header = text.lines().next().unwrap();
     assert_eq!(
         header,
-        "run,materials.0.friction,materials.0.rolling,seed,angle_deg,angle_stderr_deg,height,base_radius,height_base_angle_deg,settle_time_s,settled,wall_time_s,backend,error"
+        "run,materials.0.friction,materials.0.rolling,seed,angle_deg,angle_stderr_deg,height,base_radius,height_base_angle_deg,height_over_diameter,bottom_mean_radius,bottom_mean_radius_over_diameter,settle_time_s,settled,wall_time_s,backend,error"
     );
     assert_eq!(
         header.split(',').skip(3).collect::<Vec<_>>(),
@@ -430,7 +430,7 @@ fn outputs_parse_back_with_the_documented_columns_and_pictures_decode() {
     fs::write(&p, format!("{header}\n1,2\n")).unwrap();
     let e = read_sweep_csv(&p).unwrap_err().to_string();
     assert!(
-        e.contains("odd.csv:2") && e.contains("2 fields, expected 14"),
+        e.contains("odd.csv:2") && e.contains("2 fields, expected 17"),
         "{e}"
     );
 }
@@ -502,7 +502,7 @@ fn cli_sweeps_shards_and_merges_and_rejects_bad_specs_before_running() {
     assert!(stdout.contains("4 runs, 0 failed"), "{}", show(&o));
     let err = stderr(&o);
     assert_eq!(
-        err.matches("repose::sweep] run ").count(),
+        err.matches("repose::sweep] [").count(),
         4,
         "a log line per run\n{err}"
     );
@@ -602,4 +602,43 @@ fn linked_paths_take_the_same_value() {
             .and_then(|sp| prepare(&path, sp))
             .is_err()
     );
+}
+
+/// Seed 001's rolling coefficients (1e-5 … 1) are drawn on a log₁₀ axis;
+/// a linear range (0 … 0.01) or non-numbers are not. The height and mean
+/// radius plots group the rows' pile sizes like the angle plot.
+#[test]
+fn values_spanning_decades_go_on_a_log_axis_and_pile_sizes_are_plotted() {
+    use repose::sweep::{sweep_log_x, sweep_series_of, SweepMetric};
+    let decades = spec(&["materials.0.rolling=0.00001,0.001,0.1,1"], 1);
+    assert!(sweep_log_x(&decades));
+    assert!(!sweep_log_x(&spec(&["materials.0.rolling=0:0.01:6"], 1)));
+    assert!(!sweep_log_x(&spec(&["materials.0.rolling=0.001,0.01"], 1)));
+    assert!(!sweep_log_x(&spec(&["solver.method=Jacobi,Apgd"], 1)));
+    let rows: Vec<SweepRow> = decades
+        .points()
+        .iter()
+        .enumerate()
+        .map(|(k, p)| SweepRow {
+            run: p.index,
+            values: p.values.clone(),
+            seed: p.seed,
+            height_over_diameter: Some(1.0 + k as f64),
+            bottom_mean_radius_over_diameter: Some(10.0 - k as f64),
+            ..SweepRow::default()
+        })
+        .collect();
+    let h = sweep_series_of(&decades, &rows, &SweepMetric::HeightOverDiameter);
+    let xy: Vec<(f64, f64)> = h[0].points.iter().map(|p| (p.x, p.y)).collect();
+    let want = [(-5.0, 1.0), (-3.0, 2.0), (-1.0, 3.0), (0.0, 4.0)];
+    for ((x, y), (wx, wy)) in xy.iter().zip(want) {
+        assert!(
+            (x - wx).abs() < 1e-12 && (y - wy).abs() < 1e-12,
+            "height series {xy:?}, expected {want:?}"
+        );
+    }
+    let r = sweep_series_of(&decades, &rows, &SweepMetric::MeanRadiusOverDiameter);
+    assert_eq!(r[0].points[3].y, 7.0);
+    let a = sweep_series_of(&decades, &rows, &SweepMetric::Angle);
+    assert!(a[0].points.iter().all(|p| p.y.is_nan()), "no angles: gaps");
 }

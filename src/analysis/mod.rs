@@ -74,10 +74,26 @@
 //! the construction angle within ±1°; the remaining error is the lattice's
 //! own staircase.
 //!
+//! # Pile size
+//!
+//! [`measure_pile`] gives what seed 001 §6.2 plots (Fig. 5): the height and
+//! the "mean radius" of the pile — the mean horizontal distance of the
+//! spheres touching the floor from their centroid — both also over the mean
+//! diameter. It needs no fit, so a single layer (height 1 diameter) has one.
+//! Spheres whose centre is below the floor (fallen off a plate) are left
+//! out of both measurements.
+//!
+//! # Dynamic angle
+//!
+//! In a rotating drum the angle is that of the flowing surface, sampled
+//! during the run and averaged ([`DrumSampler`], [`fit_drum_surface`]; the
+//! method is in the `drum` module's source docs).
+//!
 //! Bad input — no spheres, one sphere, NaN coordinates, a floor above the
 //! heap, a pile too small for a fit — is an [`AnalysisError`] saying what
 //! and why, never a panic or a NaN.
 
+mod drum;
 mod fit;
 mod heap;
 mod settle;
@@ -85,6 +101,10 @@ mod settle;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use drum::{
+    fit_drum_surface, DrumFrame, DrumSampler, DrumSettings, DynamicAngle, SurfaceFit,
+    DEFAULT_CENTRAL_FRACTION,
+};
 pub use fit::{fit_line, LineFit};
 pub use heap::{
     measure_heap, measure_pile, Axis, FlankFit, HeapMeasurement, HeapMethod, HeapSettings,
@@ -105,6 +125,9 @@ pub struct AnalysisSettings {
     /// Measure the heap (angle of repose) at the end of the run with these
     /// settings; `None` (default): no measurement.
     pub heap: Option<HeapSettings>,
+    /// Measure the dynamic angle of a rotating drum's free surface during
+    /// the run with these settings; `None` (default): no measurement.
+    pub drum: Option<DrumSettings>,
     /// Height of the floor the heap rests on (m). `None`: the highest
     /// horizontal floor of the scene's boundaries (an upward plane or a
     /// box floor) at or below the spheres, else the lowest sphere bottom.
@@ -125,6 +148,13 @@ impl AnalysisSettings {
                 h.problems()
                     .into_iter()
                     .map(|(f, r)| (format!("heap.{f}"), r)),
+            );
+        }
+        if let Some(d) = &self.drum {
+            p.extend(
+                d.problems()
+                    .into_iter()
+                    .map(|(f, r)| (format!("drum.{f}"), r)),
             );
         }
         if let Some(f) = self.floor {
