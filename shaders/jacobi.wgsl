@@ -287,6 +287,11 @@ fn record(sums: vec4<f32>) -> bool {
     if (scale > 1.1920929e-7) {
         rel = abs_res / scale;
     }
+    // An overflowed sum (a diverging solve) is never converged: infinite
+    // or NaN sums fail these comparisons.
+    if (!(abs_res <= 3.4028235e38 && scale <= 3.4028235e38)) {
+        rel = 3.4028235e38;
+    }
     control.residual_abs = abs_res;
     control.residual_rel = rel;
     control.gamma_norm = gn;

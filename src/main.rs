@@ -248,8 +248,16 @@ fn report_sweep(r: &SweepReport, what: &str) -> ExitCode {
     for f in &r.files {
         println!("{}", f.display());
     }
+    let unmeasured = r
+        .rows
+        .iter()
+        .filter(|row| !row.error.is_empty() && !row.run_failed())
+        .count();
+    if unmeasured > 0 {
+        println!("{unmeasured} runs could not be measured in full (their `error` says why)");
+    }
     if r.failed > 0 {
-        for row in r.rows.iter().filter(|row| !row.error.is_empty()) {
+        for row in r.rows.iter().filter(|row| row.run_failed()) {
             eprintln!("run {} failed: {}", row.run, row.error);
         }
         ExitCode::from(2)

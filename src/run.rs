@@ -381,17 +381,32 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
 fn write_picture(scene: &Scene, world: &crate::world::World, path: &Path) {
     let pic = &scene.output.picture;
     let b = &world.bodies;
+    // With analysis.floor given, spheres below it (fallen off a plate) are
+    // not part of the pile and would only shrink it in the frame.
+    let shown: Vec<usize> = match scene.analysis.floor {
+        Some(z) => (0..b.len()).filter(|&i| b.pos[i].z >= z).collect(),
+        None => (0..b.len()).collect(),
+    };
+    if shown.len() < b.len() {
+        log::info!(
+            "picture: {} spheres below the floor (analysis.floor) left out",
+            b.len() - shown.len()
+        );
+    }
+    let pos: Vec<glam::DVec3> = shown.iter().map(|&i| b.pos[i]).collect();
+    let vel: Vec<glam::DVec3> = shown.iter().map(|&i| b.vel[i]).collect();
+    let radius: Vec<f64> = shown.iter().map(|&i| b.radius[i]).collect();
     let result = pic
         .colour
-        .values(&b.pos, &b.vel)
+        .values(&pos, &vel)
         .and_then(|values| {
             let opts = ParticleOptions {
                 width: pic.width,
                 height: pic.height,
                 colour_label: pic.colour.label().to_string(),
-                caption: Some(run_caption(&scene.name, world.time, b.len(), pic.colour)),
+                caption: Some(run_caption(&scene.name, world.time, pos.len(), pic.colour)),
             };
-            render_particles(&b.pos, &b.radius, &values, &opts)
+            render_particles(&pos, &radius, &values, &opts)
         })
         .map_err(anyhow::Error::new)
         .and_then(|img| write_png(path, &img).map_err(anyhow::Error::new));

@@ -351,6 +351,20 @@ impl Stepper {
                 }
             }
             let bad = |x: &[DVec3]| x.iter().position(|v| !v.is_finite());
+            // Impulses so large that their squares overflow (the residual
+            // is then not a number) are a diverged solve even while every
+            // velocity is still finite.
+            if stats.residual_rel.is_nan() {
+                let body = (0..new_vel.len())
+                    .max_by(|&i, &j| new_vel[i].length().total_cmp(&new_vel[j].length()))
+                    .unwrap_or(0);
+                return Err(NonFiniteError {
+                    step,
+                    time,
+                    what: "solver residual (the impulses overflow)",
+                    body,
+                });
+            }
             if let Some(body) = bad(new_vel) {
                 return Err(NonFiniteError {
                     step,

@@ -122,6 +122,10 @@ pub const SWEEP_CSV_COLUMNS: [&str; 14] = [
     "error",
 ];
 
+/// How the `error` of a run that ran but could not be measured begins
+/// (see [`SweepRow::run_failed`]).
+pub const MEASURE_NOTE: &str = "cannot measure";
+
 /// Version of the `sweep.json` manifest format.
 pub const MANIFEST_VERSION: u32 = 1;
 
@@ -522,7 +526,8 @@ pub struct SweepRow {
     pub wall_time_s: Option<f64>,
     /// The backend that ran it (empty when it never started).
     pub backend: String,
-    /// Why the run failed (empty: it did not).
+    /// Why the run failed, or ([`MEASURE_NOTE`] …) what could not be
+    /// measured; empty when neither.
     pub error: String,
 }
 
@@ -567,16 +572,25 @@ impl SweepRow {
             .get("angle_of_repose_error")
             .and_then(serde_json::Value::as_str)
         {
-            row.error = format!("cannot measure the heap: {e}");
+            row.error = format!("{MEASURE_NOTE} the heap: {e}");
         }
         if let Some(e) = s
             .extra
             .get("dynamic_angle_error")
             .and_then(serde_json::Value::as_str)
         {
-            row.error = format!("cannot measure the dynamic angle: {e}");
+            row.error = format!("{MEASURE_NOTE} the dynamic angle: {e}");
         }
         row
+    }
+
+    /// Whether the run itself failed (a diverging solve, a scene that could
+    /// not run). A measurement that could not be made — a heap too flat for
+    /// a slope, a pile that rolled off its plate — is noted in `error` too
+    /// (prefixed [`MEASURE_NOTE`]) but is a result, not a failure: the run's
+    /// other numbers stand and the sweep does not count it as failed.
+    pub fn run_failed(&self) -> bool {
+        !self.error.is_empty() && !self.error.starts_with(MEASURE_NOTE)
     }
 
     /// The numbers compared between runs: everything but the wall time.
@@ -988,7 +1002,7 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
                 Some(pool) => pool.install(run),
                 None => run(),
             };
-            if !row.error.is_empty() {
+            if row.run_failed() {
                 failed_count.fetch_add(1, Ordering::SeqCst);
             }
             let done = done_count.fetch_add(1, Ordering::SeqCst) + 1;
@@ -999,13 +1013,23 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
                 mine.len(),
                 p.index,
                 sweep.spec.caption(p),
-                if row.error.is_empty() {
-                    match (row.angle_deg, row.angle_stderr_deg) {
+                if row.run_failed() {
+                    format!("FAILED: {}", row.error)
+                } else {
+                    let mut what = match (row.angle_deg, row.angle_stderr_deg) {
                         (Some(a), Some(e)) => format!("angle {a:.2}° ± {e:.2}°"),
                         _ => "no angle".to_string(),
+                    };
+                    if let Some(h) = row.height_over_diameter {
+                        what += &format!(", height {h:.2} D");
                     }
-                } else {
-                    format!("FAILED: {}", row.error)
+                    if let Some(r) = row.bottom_mean_radius_over_diameter {
+                        what += &format!(", mean radius {r:.2} D");
+                    }
+                    if !row.error.is_empty() {
+                        what += &format!(" ({})", row.error);
+                    }
+                    what
                 },
                 row.wall_time_s.map(fmt_num).unwrap_or_else(|| "?".into())
             );
@@ -1112,7 +1136,7 @@ fn write_outputs(
         }
     }
     Ok(SweepReport {
-        failed: rows.iter().filter(|r| !r.error.is_empty()).count(),
+        failed: rows.iter().filter(|r| r.run_failed()).count(),
         rows: rows.to_vec(),
         out_dir: out.to_owned(),
         files,
@@ -1267,7 +1291,9 @@ pub fn sweep_series_of(spec: &SweepSpec, rows: &[SweepRow], metric: &SweepMetric
         } else {
             index_of(0, &r.values[0])
         };
-        if let Some(a) = metric.of(r).filter(|a| a.is_finite() && r.error.is_empty()) {
+        // A failed run has no numbers; a run whose heap had no slope to fit
+        // (a single layer) still has its pile size.
+        if let Some(a) = metric.of(r).filter(|a| a.is_finite()) {
             groups
                 .entry(rest)
                 .or_default()

@@ -540,8 +540,9 @@ fn gpu_backend_without_an_adapter_is_one_clear_error() {
 }
 
 /// A column of 10 spheres with the Jacobi step scale ω = 80 (far past the
-/// convergent range (0, 2)): the first step's impulses blow up to ~1e160 and
-/// the second step's solve produces NaN — a genuine divergence.
+/// convergent range (0, 2)): the first step's impulses blow up to ~1e160,
+/// whose squares overflow the residual — a genuine divergence, caught in
+/// that step (before, the second step's NaN velocities caught it).
 #[test]
 fn diverging_solve_exits_nonzero_naming_the_step_and_leaves_valid_outputs() {
     let tmp = tempfile::tempdir().unwrap();
@@ -577,8 +578,8 @@ fn diverging_solve_exits_nonzero_naming_the_step_and_leaves_valid_outputs() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("expected \": step N (t = …)\" in:\n{msg}"));
     assert!(
-        (1..10).contains(&step),
-        "expected the solve to diverge after the first step and before the end, at step {step}"
+        (0..10).contains(&step),
+        "expected the solve to diverge before the end, at step {step}"
     );
 
     // summary.json parses and counts the completed steps (0..step).

@@ -39,7 +39,7 @@ use repose::problem::{tangent_frame, BodyDelassus, ContactProblem, Delassus, Vec
 use repose::solver::jacobi_f32::{self, JacobiF32Workspace};
 use repose::solver::packed::{pack, PackedBody, PackedContact};
 use repose::solver::{jacobi, Workspace};
-use repose::solver::{SolveStats, SolverSettings};
+use repose::solver::{ResidualMeasure, SolveStats, SolverSettings};
 use repose::step::{Backend, GpuState, Stepper};
 use repose::world::World;
 
@@ -133,6 +133,9 @@ macro_rules! for_each_f32_solver {
 /// Fixed iteration count, no residual checks.
 fn iterations(k: usize) -> SolverSettings {
     SolverSettings {
+        // The f32 mirror and the GPU measure the unweighted natural map:
+        // compare like with like.
+        residual: ResidualMeasure::Contact,
         max_iterations: k,
         tolerance: 0.0,
         ..Default::default()
@@ -610,6 +613,9 @@ fn loose_pile(n: usize) -> &'static (ContactProblem, Reference) {
         let r = solve_f64(
             &p,
             &SolverSettings {
+                // The f32 mirror and the GPU measure the unweighted natural map:
+                // compare like with like.
+                residual: ResidualMeasure::Contact,
                 max_iterations: 20_000,
                 tolerance: F64_TOLERANCE,
                 ..Default::default()
@@ -742,6 +748,9 @@ fn assert_converges_to_f64(n: usize, mut solver: Solver32) {
     let star = assess(p, reference.gamma.clone());
     let what = format!("loose pile of {n}, {}", solver.name());
     let s = SolverSettings {
+        // The f32 mirror and the GPU measure the unweighted natural map:
+        // compare like with like.
+        residual: ResidualMeasure::Contact,
         max_iterations: 20_000,
         tolerance: F32_TOLERANCE,
         ..Default::default()
@@ -873,6 +882,9 @@ fn assert_runs_are_bit_identical(mut solver: Solver32) {
     for s in [
         iterations(100),
         SolverSettings {
+            // The f32 mirror and the GPU measure the unweighted natural map:
+            // compare like with like.
+            residual: ResidualMeasure::Contact,
             max_iterations: 2000,
             tolerance: 3e-3,
             check_every: 10,
@@ -1020,6 +1032,9 @@ fn assert_stats_match_mirror(mut solver: Solver32) {
     let loose = common::first_problem(common::loose_pile_world(1000, 0.001, 0.001));
     let stiff = stiff_pile(1000);
     let with_tolerance = |tolerance, max_iterations| SolverSettings {
+        // The f32 mirror and the GPU measure the unweighted natural map:
+        // compare like with like.
+        residual: ResidualMeasure::Contact,
         max_iterations,
         tolerance,
         check_every: 10,

@@ -642,3 +642,31 @@ fn values_spanning_decades_go_on_a_log_axis_and_pile_sizes_are_plotted() {
     let a = sweep_series_of(&decades, &rows, &SweepMetric::Angle);
     assert!(a[0].points.iter().all(|p| p.y.is_nan()), "no angles: gaps");
 }
+
+/// A run whose heap could not be measured (a single layer, a pile that
+/// rolled off its plate) is a result, not a failed run: its pile size still
+/// goes into the plots and the sweep does not count it as failed.
+#[test]
+fn unmeasurable_heap_is_a_note_not_a_failure() {
+    use repose::sweep::{sweep_series_of, SweepMetric, MEASURE_NOTE};
+    let s = spec(&["materials.0.rolling=0.1,0.2,0.3"], 1);
+    let mut rows: Vec<SweepRow> = s
+        .points()
+        .iter()
+        .map(|p| SweepRow {
+            run: p.index,
+            values: p.values.clone(),
+            seed: p.seed,
+            height_over_diameter: Some(1.0),
+            ..SweepRow::default()
+        })
+        .collect();
+    rows[1].error = format!("{MEASURE_NOTE} the heap: too few profile bins");
+    rows[2].error = "step 3 (t = 0.003 s): velocity is not finite".into();
+    rows[2].height_over_diameter = None;
+    assert!(!rows[0].run_failed() && !rows[1].run_failed() && rows[2].run_failed());
+    let h = sweep_series_of(&s, &rows, &SweepMetric::HeightOverDiameter);
+    let ys: Vec<f64> = h[0].points.iter().map(|p| p.y).collect();
+    assert_eq!(ys[..2], [1.0, 1.0], "{ys:?}");
+    assert!(ys[2].is_nan(), "the failed run is a gap: {ys:?}");
+}

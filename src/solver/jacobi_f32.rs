@@ -186,7 +186,8 @@ pub fn end_deltas(c: &PackedContact, dg: &[f32; 6], bodies: &[PackedBody]) -> [[
 }
 
 /// Squared natural-map residual ‖γ − Π(γ − ŷ)‖² of one contact, plus ‖γ‖²
-/// and ‖y‖² (ŷ = [`law_velocity`] of y).
+/// and ‖y‖² (ŷ = [`law_velocity`] of y): the unweighted
+/// [`ResidualMeasure::Contact`](super::ResidualMeasure::Contact).
 #[inline]
 pub fn residual_terms(c: &PackedContact, g: &[f32; 6], y: &[f32; 6], law: FrictionLaw) -> [f32; 3] {
     let yh = law_velocity(c, y, law);
@@ -248,7 +249,11 @@ pub fn solve(
             let scale = sums[1].sqrt().max(sums[2].sqrt());
             stats.residual_abs = abs;
             // Same threshold as the WGSL `record` (f32 ε).
-            stats.residual_rel = if scale > f32::EPSILON as f64 {
+            // An overflowed sum (a diverging solve) is never converged;
+            // same rule as the WGSL `record`.
+            stats.residual_rel = if !(abs <= f32::MAX as f64 && scale <= f32::MAX as f64) {
+                f64::NAN
+            } else if scale > f32::EPSILON as f64 {
                 abs / scale
             } else {
                 abs
