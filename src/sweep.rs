@@ -1162,7 +1162,7 @@ pub fn mean_sd(xs: &[f64]) -> Option<(f64, f64)> {
 /// The series of `sweep.png`: the angle against the first varied
 /// parameter, mean ± standard deviation over the runs with an angle at each
 /// value (the seeds), one series per combination of the other varied
-/// parameters (legend `path = value`). Values of the first parameter that
+/// parameters (legend `name = value`, name the last segment of the path). Values of the first parameter that
 /// are not numbers are plotted at their position in the list (0, 1, …).
 /// Without varied parameters, one point at x = 0.
 pub fn sweep_series(spec: &SweepSpec, rows: &[SweepRow]) -> Vec<Series> {
@@ -1310,7 +1310,18 @@ pub fn sweep_series_of(spec: &SweepSpec, rows: &[SweepRow], metric: &SweepMetric
                 .enumerate()
                 .map(|(j, &i)| {
                     let v = &spec.vary[j + 1];
-                    format!("{} = {}", v.path, v.values.get(i).map_or("?", |s| s))
+                    // The last segment of each linked path: the legend has
+                    // room for "friction = 0.3", not for the full path.
+                    let short: Vec<&str> = v
+                        .path
+                        .split('+')
+                        .map(|p| p.rsplit('.').next().unwrap_or(p))
+                        .collect();
+                    format!(
+                        "{} = {}",
+                        short.join("+"),
+                        v.values.get(i).map_or("?", |s| s)
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
