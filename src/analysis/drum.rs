@@ -177,15 +177,7 @@ pub fn fit_drum_surface(
             reason,
         });
     }
-    if positions.len() != radii.len() {
-        return Err(AnalysisError::LengthMismatch {
-            positions: positions.len(),
-            radii: radii.len(),
-        });
-    }
-    if positions.is_empty() {
-        return Err(AnalysisError::NoSpheres);
-    }
+    super::check_counts(positions, radii)?;
     let across = frame.across();
     let mut pts = Vec::with_capacity(positions.len());
     for (i, (p, &r)) in positions.iter().zip(radii).enumerate() {

@@ -232,24 +232,6 @@ pub struct HeapMeasurement {
 /// the next layer up is ≈ 0.6 radius or more above the floor).
 pub const TOUCH_GAP: f64 = 0.05;
 
-/// Serialises a non-finite `f64` as JSON `null` and reads `null` back as
-/// NaN (JSON has no NaN).
-mod nan_as_null {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if v.is_finite() {
-            s.serialize_f64(*v)
-        } else {
-            s.serialize_none()
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-    }
-}
-
 /// One profile bin: its highest sphere top above the floor, and that
 /// sphere's distance from the axis.
 #[derive(Clone, Copy, Debug)]
@@ -303,15 +285,7 @@ fn on_floor(
     radii: &[f64],
     floor_z: f64,
 ) -> Result<(Vec<DVec3>, Vec<f64>, usize), AnalysisError> {
-    if positions.len() != radii.len() {
-        return Err(AnalysisError::LengthMismatch {
-            positions: positions.len(),
-            radii: radii.len(),
-        });
-    }
-    if positions.is_empty() {
-        return Err(AnalysisError::NoSpheres);
-    }
+    super::check_counts(positions, radii)?;
     if !floor_z.is_finite() {
         return Err(AnalysisError::InvalidSetting {
             field: "floor".into(),
@@ -372,10 +346,10 @@ pub struct PileSize {
     /// Mean horizontal distance (m) of the bottom spheres' centres from
     /// their centroid: seed 001's "mean radius" of the pile. NaN (written
     /// `null`) when no sphere touches the floor.
-    #[serde(with = "nan_as_null")]
+    #[serde(with = "crate::output::summary::finite_or_null")]
     pub bottom_mean_radius: f64,
     /// The same over the mean diameter.
-    #[serde(with = "nan_as_null")]
+    #[serde(with = "crate::output::summary::finite_or_null")]
     pub bottom_mean_radius_over_diameter: f64,
 }
 

@@ -172,6 +172,21 @@ impl AnalysisSettings {
     }
 }
 
+/// The checks every measurement starts with: as many radii as positions,
+/// and at least one sphere.
+pub(crate) fn check_counts(positions: &[glam::DVec3], radii: &[f64]) -> Result<(), AnalysisError> {
+    if positions.len() != radii.len() {
+        return Err(AnalysisError::LengthMismatch {
+            positions: positions.len(),
+            radii: radii.len(),
+        });
+    }
+    if positions.is_empty() {
+        return Err(AnalysisError::NoSpheres);
+    }
+    Ok(())
+}
+
 /// Why an analysis could not be done.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum AnalysisError {

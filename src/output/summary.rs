@@ -21,9 +21,10 @@ use serde::{Deserialize, Serialize};
 use super::{write_atomic, ReadError};
 
 /// Serde helpers writing non-finite `f64` as `null` and reading `null` as NaN.
-mod finite_or_null {
+pub(crate) mod finite_or_null {
     use serde::{Deserialize, Deserializer, Serializer};
 
+    /// `v`, or `null` when it is not finite.
     pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
         if v.is_finite() {
             s.serialize_f64(*v)
@@ -32,6 +33,7 @@ mod finite_or_null {
         }
     }
 
+    /// The number, or NaN for `null`.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
     }
