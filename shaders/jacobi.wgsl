@@ -12,7 +12,12 @@
 // Every `check_every` iterations (when a tolerance is set) residual_pass +
 // finalize_check reduce the natural-map residual on the GPU and raise
 // `control.done` and zero the indirect dispatch sizes; later passes then
-// launch nothing (no host readback in the loop).
+// launch no workgroups (no host readback in the loop).
+//
+// Memory layout: γ and the slots are vec4 arrays (two vec4 per 6-vector),
+// and each contact loads its two body records once. Mesa's lavapipe turns
+// every storage load or store into a loop over the SIMD lanes, so the number
+// of accesses, not the bytes, sets its speed.
 
 const WG: u32 = 256u;
 const RWG: u32 = 256u;
@@ -28,7 +33,7 @@ struct Params {
     max_iterations: u32,
     n_partials: u32,
     law: u32,          // 0 = associated, 1 = De Saxcé (ŷ = y + g(y))
-    pad0: u32,
+    weighted: u32,     // residual: 1 = weighted by b_f (impulses), 0 = unweighted
     pad1: u32,
     pad2: u32,
 }
@@ -61,8 +66,8 @@ struct Control {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>;
 @group(0) @binding(2) var<storage, read_write> bodies: array<Body>;
-@group(0) @binding(3) var<storage, read_write> gamma: array<f32>;
-@group(0) @binding(4) var<storage, read_write> slots: array<f32>;
+@group(0) @binding(3) var<storage, read_write> gamma: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> slots: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> offsets: array<u32>;
 @group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> control: Control;
@@ -131,35 +136,42 @@ fn shrink(a: f32, n: f32) -> f32 {
 }
 
 fn load_gamma(i: u32) -> V6 {
-    let o = 6u * i;
-    return V6(vec3<f32>(gamma[o], gamma[o + 1u], gamma[o + 2u]),
-              vec3<f32>(gamma[o + 3u], gamma[o + 4u], gamma[o + 5u]));
+    let a = gamma[2u * i];
+    let b = gamma[2u * i + 1u];
+    return V6(a.xyz, vec3<f32>(a.w, b.xy));
 }
 
-fn store6(o: u32, f: vec3<f32>, t: vec3<f32>, is_gamma: bool) {
-    if (is_gamma) {
-        gamma[o] = f.x; gamma[o + 1u] = f.y; gamma[o + 2u] = f.z;
-        gamma[o + 3u] = t.x; gamma[o + 4u] = t.y; gamma[o + 5u] = t.z;
-    } else {
-        slots[o] = f.x; slots[o + 1u] = f.y; slots[o + 2u] = f.z;
-        slots[o + 3u] = t.x; slots[o + 4u] = t.y; slots[o + 5u] = t.z;
+// γ of contact i is two vec4s (f, t_n) and (t_u, t_w, 0, 0): on software
+// drivers every storage access costs a per-lane loop, so two vector accesses
+// beat six scalar ones (the 8 bytes of padding are cheaper than the loops).
+fn store_gamma(i: u32, f: vec3<f32>, t: vec3<f32>) {
+    gamma[2u * i] = vec4<f32>(f, t.x);
+    gamma[2u * i + 1u] = vec4<f32>(t.yz, 0.0, 0.0);
+}
+
+// The two ends' body records, loaded once per contact (a wall end reads as
+// zero velocity and zero inverse mass).
+struct Ends {
+    a: Body,
+    b: Body,
+}
+
+fn load_ends(c: Contact) -> Ends {
+    var e = Ends(bodies[c.ids.x], Body(vec4<f32>(0.0), vec4<f32>(0.0)));
+    if (c.ids.y != NONE) {
+        e.b = bodies[c.ids.y];
     }
+    return e;
 }
 
 // Twist y = Dᵀv + b: velocity of B relative to A at the contact point, and
 // relative angular velocity, in the frame (n, u, w).
-fn twist(c: Contact) -> V6 {
+fn twist(c: Contact, e: Ends) -> V6 {
     let n = c.n.xyz;
     let u = c.u.xyz;
     let w = cross(n, u);
-    let a = bodies[c.ids.x];
-    var vrel = -(a.v.xyz + cross(a.w.xyz, c.arm_a.xyz));
-    var wrel = -a.w.xyz;
-    if (c.ids.y != NONE) {
-        let b = bodies[c.ids.y];
-        vrel += b.v.xyz + cross(b.w.xyz, c.arm_b.xyz);
-        wrel += b.w.xyz;
-    }
+    let vrel = e.b.v.xyz + cross(e.b.w.xyz, c.arm_b.xyz) - (e.a.v.xyz + cross(e.a.w.xyz, c.arm_a.xyz));
+    let wrel = e.b.w.xyz - e.a.w.xyz;
     return V6(vec3<f32>(dot(n, vrel) + c.bias.x, dot(u, vrel) + c.bias.y, dot(w, vrel) + c.bias.z),
               vec3<f32>(dot(n, wrel), dot(u, wrel), dot(w, wrel)));
 }
@@ -181,12 +193,13 @@ fn flat_index(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 {
 @compute @workgroup_size(WG)
 fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat_index(gid, nwg, WG);
-    if (i >= params.n_contacts || control.done != 0u) {
+    if (i >= params.n_contacts) {
         return;
     }
     let c = contacts[i];
     let g = load_gamma(i);
-    let y = law_velocity(twist(c), c);
+    let e = load_ends(c);
+    let y = law_velocity(twist(c, e), c);
     // x = γ − ω B ŷ; torque rows scaled by r = √(b_f/b_t) for the B⁻¹-metric projection.
     let bf = c.arm_a.w;
     let bt = c.arm_b.w;
@@ -198,7 +211,7 @@ fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     p.t = p.t / r;
     let lam = params.lambda;
     let gn = V6(lam * p.f + (1.0 - lam) * g.f, lam * p.t + (1.0 - lam) * g.t);
-    store6(6u * i, gn.f, gn.t, true);
+    store_gamma(i, gn.f, gn.t);
     // Each end's velocity change M⁻¹ D_end Δγ, into the end's own slot.
     let df = gn.f - g.f;
     let dt = gn.t - g.t;
@@ -207,34 +220,54 @@ fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let w = cross(n, u);
     let f = n * df.x + u * df.y + w * df.z;
     let t = n * dt.x + u * dt.y + w * dt.z;
-    let a = bodies[c.ids.x];
-    store6(6u * c.ids.z, f * (-a.v.w), (cross(c.arm_a.xyz, f) + t) * (-a.w.w), false);
+    slots[2u * c.ids.z] = vec4<f32>(f * (-e.a.v.w), 0.0);
+    slots[2u * c.ids.z + 1u] = vec4<f32>((cross(c.arm_a.xyz, f) + t) * (-e.a.w.w), 0.0);
     if (c.ids.y != NONE) {
-        let b = bodies[c.ids.y];
-        store6(6u * c.ids.w, f * b.v.w, (cross(c.arm_b.xyz, f) + t) * b.w.w, false);
+        slots[2u * c.ids.w] = vec4<f32>(f * e.b.v.w, 0.0);
+        slots[2u * c.ids.w + 1u] = vec4<f32>((cross(c.arm_b.xyz, f) + t) * e.b.w.w, 0.0);
     }
 }
 
 @compute @workgroup_size(WG)
 fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let k = flat_index(gid, nwg, WG);
-    if (k >= params.n_bodies || control.done != 0u) {
+    if (k >= params.n_bodies) {
         return;
     }
     var dl = vec3<f32>(0.0);
     var da = vec3<f32>(0.0);
     for (var s = offsets[k]; s < offsets[k + 1u]; s++) {
-        let o = 6u * s;
-        dl += vec3<f32>(slots[o], slots[o + 1u], slots[o + 2u]);
-        da += vec3<f32>(slots[o + 3u], slots[o + 4u], slots[o + 5u]);
+        dl += slots[2u * s].xyz;
+        da += slots[2u * s + 1u].xyz;
     }
-    bodies[k].v = vec4<f32>(bodies[k].v.xyz + dl, bodies[k].v.w);
-    bodies[k].w = vec4<f32>(bodies[k].w.xyz + da, bodies[k].w.w);
+    let b = bodies[k];
+    bodies[k] = Body(vec4<f32>(b.v.xyz + dl, b.v.w), vec4<f32>(b.w.xyz + da, b.w.w));
 }
 
 var<workgroup> red: array<vec4<f32>, 256>;
 
-// Per contact: (‖γ − Π(γ − ŷ)‖², ‖γ‖², ‖y‖²), reduced per workgroup into `partials`.
+// Per contact, weighted (c = b_f, the contact's effective mass):
+// (‖γ − Π(γ − c ŷ)‖², ‖γ‖², ‖c ŷ‖²); unweighted: (‖γ − Π(γ − ŷ)‖², ‖γ‖², ‖y‖²).
+// Weighting makes c ŷ an impulse like γ, so fast contacts elsewhere cannot
+// hide a stale impulse (src/solver/mod.rs `weighted_residual`).
+fn residual_terms(c: Contact, g: V6, y: V6) -> vec4<f32> {
+    let yh = law_velocity(y, c);
+    var w = 1.0;
+    if (params.weighted != 0u) {
+        w = c.arm_a.w;
+    }
+    let cy = V6(w * yh.f, w * yh.t);
+    let p = project(V6(g.f - cy.f, g.t - cy.t), c.n.w, c.u.w, c.bias.w);
+    let ef = g.f - p.f;
+    let et = g.t - p.t;
+    var s = y;
+    if (params.weighted != 0u) {
+        s = cy;
+    }
+    return vec4<f32>(dot(ef, ef) + dot(et, et), dot(g.f, g.f) + dot(g.t, g.t), dot(s.f, s.f) + dot(s.t, s.t), 0.0);
+}
+
+// Per contact residual_terms, reduced per workgroup into `partials`.
 @compute @workgroup_size(RWG)
 fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -242,13 +275,7 @@ fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     var acc = vec4<f32>(0.0);
     if (i < params.n_contacts) {
         let c = contacts[i];
-        let g = load_gamma(i);
-        let y = twist(c);
-        let yh = law_velocity(y, c);
-        let p = project(V6(g.f - yh.f, g.t - yh.t), c.n.w, c.u.w, c.bias.w);
-        let ef = g.f - p.f;
-        let et = g.t - p.t;
-        acc = vec4<f32>(dot(ef, ef) + dot(et, et), dot(g.f, g.f) + dot(g.t, g.t), dot(y.f, y.f) + dot(y.t, y.t), 0.0);
+        acc = residual_terms(c, load_gamma(i), twist(c, load_ends(c)));
     }
     tree_reduce(li, acc);
     if (li == 0u) {

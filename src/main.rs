@@ -424,7 +424,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             log::info!("backend {why}");
             log::info!("settling {} for 3 steps on the CPU…", scene.display());
             let (problem, gamma) = repose::bench::prepare(&scene, 3)?;
-            let r = repose::bench::bench_solver(&mut b, &problem, &gamma, iterations, 3)?;
+            let r = repose::bench::bench_solver(&mut b, &problem, &gamma, iterations, 5)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {

@@ -86,18 +86,16 @@ fn landing_sphere_is_not_kicked_by_a_stale_warm_start_jacobi() {
     landing_sphere_stays_down("Jacobi");
 }
 
-/// Known defect, left visible: the f32 mirror and the GPU stop on the
-/// unweighted residual (`ResidualMeasure::Contact`), which this scene
-/// passes with the stale impulse in (the sphere rises at 2.4 m/s).
+/// The f32 mirror stops on the weighted residual too (with the unweighted
+/// `ResidualMeasure::Contact` this scene passed with the stale impulse in,
+/// and the sphere rose at 2.4 m/s).
 #[test]
-#[ignore = "known defect: the cpu-f32/GPU backends stop on the unweighted residual (README, Choosing a solver)"]
 fn landing_sphere_is_not_kicked_by_a_stale_warm_start_cpu_f32() {
     landing_sphere_stays_down_on("Jacobi", Some(Backend::CpuF32));
 }
 
-/// Known defect, as for the f32 mirror above.
+/// The GPU's residual pass weights as the f32 mirror does.
 #[test]
-#[ignore = "known defect: the cpu-f32/GPU backends stop on the unweighted residual (README, Choosing a solver)"]
 fn landing_sphere_is_not_kicked_by_a_stale_warm_start_gpu() {
     if let Some(ctx) = context_for_tests("landing_sphere_is_not_kicked_by_a_stale_warm_start_gpu") {
         landing_sphere_stays_down_on("Jacobi", Some(Backend::gpu(ctx).expect("GPU pipelines")));

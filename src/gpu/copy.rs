@@ -16,14 +16,15 @@ pub struct CopyBandwidth {
     pub bytes: u64,
     /// Copies timed.
     pub repeats: u32,
-    /// Wall time of the timed copies (s).
+    /// Wall time of the fastest submit of `repeats` copies (s).
     pub seconds: f64,
     /// (read + write) bytes per second.
     pub bytes_per_second: f64,
 }
 
 /// Copies a buffer of `bytes` (capped by the binding limit) `repeats` times in
-/// one submit and returns the (read + write) bandwidth; a warm-up copy first.
+/// one submit and returns the (read + write) bandwidth of the fastest of
+/// five such submits; a warm-up copy first.
 pub fn measure(ctx: &GpuContext, bytes: u64, repeats: u32) -> Result<CopyBandwidth, GpuError> {
     let dev = &ctx.device;
     let limit = ctx
@@ -92,7 +93,12 @@ pub fn measure(ctx: &GpuContext, bytes: u64, repeats: u32) -> Result<CopyBandwid
         Ok(t0.elapsed().as_secs_f64())
     };
     run(1)?;
-    let seconds = run(repeats)?;
+    // The best of five: the ceiling is what the device can do, and a
+    // software driver shares the CPU with everything else on the machine.
+    let mut seconds = f64::INFINITY;
+    for _ in 0..5 {
+        seconds = seconds.min(run(repeats)?);
+    }
     if let Some(e) = pollster::block_on(scope.pop()) {
         return Err(GpuError::Wgpu(format!("copy kernel: {e}")));
     }

@@ -42,9 +42,10 @@ pub struct Params {
     pub n_partials: u32,
     /// Contact law: 0 = associated, 1 = De Saxcé.
     pub law: u32,
+    /// Residual measure: 1 = weighted by b_f, 0 = unweighted
+    /// ([`jacobi_f32::weighted`](crate::solver::jacobi_f32::weighted)).
+    pub weighted: u32,
     /// Padding (uniform structs are a multiple of 16 bytes).
-    pub pad0: u32,
-    /// Padding.
     pub pad1: u32,
     /// Padding.
     pub pad2: u32,
@@ -100,6 +101,55 @@ pub struct GpuJacobi {
     control: wgpu::Buffer,
     read_control: wgpu::Buffer,
     bufs: Option<Buffers>,
+    timer: Option<PassTimer>,
+    last_pass_seconds: Option<f64>,
+}
+
+/// Timestamp queries around the iteration pass (when the device offers
+/// `TIMESTAMP_QUERY`): the pass's own duration, free of upload and readback.
+struct PassTimer {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+    /// Nanoseconds per timestamp tick.
+    period: f64,
+}
+
+impl PassTimer {
+    fn new(ctx: &GpuContext) -> Option<Self> {
+        if !ctx
+            .device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+        {
+            return None;
+        }
+        let dev = &ctx.device;
+        let buffer = |label, usage| {
+            dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 16,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Some(PassTimer {
+            set: dev.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("jacobi pass time"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            }),
+            resolve: buffer(
+                "timestamps",
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            read: buffer(
+                "read timestamps",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            period: ctx.queue.get_timestamp_period() as f64,
+        })
+    }
 }
 
 fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
@@ -255,6 +305,8 @@ impl GpuJacobi {
             control,
             read_control,
             bufs: None,
+            timer: PassTimer::new(ctx),
+            last_pass_seconds: None,
         })
     }
 
@@ -274,8 +326,8 @@ impl GpuJacobi {
                 (n_contacts * std::mem::size_of::<PackedContact>()) as u64,
                 n_contacts,
             ),
-            ("slot", (n_contacts * 2 * 24) as u64, n_contacts),
-            ("impulse", (n_contacts * 24) as u64, n_contacts),
+            ("slot", (n_contacts * 2 * 32) as u64, n_contacts),
+            ("impulse", (n_contacts * 32) as u64, n_contacts),
             (
                 "body",
                 (n_bodies * std::mem::size_of::<PackedBody>()) as u64,
@@ -340,15 +392,15 @@ impl GpuJacobi {
         let rd = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let contacts = mk("contacts", cc * std::mem::size_of::<PackedContact>(), st);
         let bodies = mk("bodies", cb * std::mem::size_of::<PackedBody>(), st);
-        let gamma = mk("gamma", cc * 24, st);
-        let slots = mk("slots", cc * 48, st);
+        let gamma = mk("gamma", cc * 32, st);
+        let slots = mk("slots", cc * 64, st);
         let offsets = mk("offsets", (cb + 1) * 4, st);
         // One partial per residual workgroup, of a 2-D grid past the per-dimension limit.
         let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
         let (rx, ry) = grid(cc, RWG, max_dim);
         let partials = mk("partials", (rx as usize * ry as usize + 1) * 16, st);
         let read_bodies = mk("read bodies", cb * std::mem::size_of::<PackedBody>(), rd);
-        let read_gamma = mk("read gamma", cc * 24, rd);
+        let read_gamma = mk("read gamma", cc * 32, rd);
         let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("jacobi"),
             layout: &self.layout,
@@ -401,6 +453,13 @@ impl GpuJacobi {
         });
     }
 
+    /// The device time of the last solve's iteration pass (its K iterations
+    /// and the final residual), from timestamp queries; `None` when the
+    /// device offers none.
+    pub fn last_pass_seconds(&self) -> Option<f64> {
+        self.last_pass_seconds
+    }
+
     /// Solves a packed problem: `gamma` is the warm start (the body records
     /// must hold v_free + M⁻¹Dγ₀) and is overwritten with the result; the
     /// body records get the final velocities.
@@ -444,6 +503,7 @@ impl GpuJacobi {
                 FrictionLaw::Associated => 0,
                 FrictionLaw::DeSaxce => 1,
             },
+            weighted: crate::solver::jacobi_f32::weighted(s) as u32,
             ..Default::default()
         };
         let q = &ctx.queue;
@@ -451,7 +511,11 @@ impl GpuJacobi {
         q.write_buffer(&self.control, 0, bytemuck::bytes_of(&Control::default()));
         q.write_buffer(&b.contacts, 0, bytemuck::cast_slice(&p.contacts));
         q.write_buffer(&b.bodies, 0, bytemuck::cast_slice(&p.bodies));
-        q.write_buffer(&b.gamma, 0, bytemuck::cast_slice(gamma));
+        let padded: Vec<[f32; 8]> = gamma
+            .iter()
+            .map(|g| [g[0], g[1], g[2], g[3], g[4], g[5], 0.0, 0.0])
+            .collect();
+        q.write_buffer(&b.gamma, 0, bytemuck::cast_slice(&padded));
         q.write_buffer(&b.offsets, 0, bytemuck::cast_slice(&p.offsets));
         let args: [u32; 12] = [
             cgrid.0, cgrid.1, 1, bgrid.0, bgrid.1, 1, rgrid.0, rgrid.1, 1, 0, 0, 0,
@@ -464,7 +528,14 @@ impl GpuJacobi {
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("jacobi iterations"),
-                timestamp_writes: None,
+                timestamp_writes: self
+                    .timer
+                    .as_ref()
+                    .map(|t| wgpu::ComputePassTimestampWrites {
+                        query_set: &t.set,
+                        beginning_of_pass_write_index: Some(0),
+                        end_of_pass_write_index: Some(1),
+                    }),
             });
             pass.set_bind_group(0, &b.bind, &[]);
             pass.set_bind_group(1, &self.indirect_bind, &[]);
@@ -496,7 +567,7 @@ impl GpuJacobi {
             pass.dispatch_workgroups(1, 1, 1);
         }
         let body_bytes = (nb * std::mem::size_of::<PackedBody>()) as u64;
-        let gamma_bytes = (nc * 24) as u64;
+        let gamma_bytes = (nc * 32) as u64;
         enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
         enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
         enc.copy_buffer_to_buffer(
@@ -506,7 +577,18 @@ impl GpuJacobi {
             0,
             std::mem::size_of::<Control>() as u64,
         );
+        if let Some(t) = &self.timer {
+            enc.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
+            enc.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+        }
         q.submit([enc.finish()]);
+        if let Some(t) = &self.timer {
+            t.read.slice(..).map_async(wgpu::MapMode::Read, |r| {
+                if let Err(e) = r {
+                    log::error!("GPU timestamp readback failed: {e}");
+                }
+            });
+        }
 
         let slices = [
             b.read_bodies.slice(..body_bytes),
@@ -541,8 +623,19 @@ impl GpuJacobi {
         b.read_gamma.unmap();
         self.read_control.unmap();
         p.bodies.copy_from_slice(bytemuck::cast_slice(&body_data));
-        gamma.copy_from_slice(bytemuck::cast_slice(&gamma_data));
+        let padded: &[[f32; 8]] = bytemuck::cast_slice(&gamma_data);
+        for (g, q) in gamma.iter_mut().zip(padded) {
+            g.copy_from_slice(&q[..6]);
+        }
         let ctl: Control = *bytemuck::from_bytes(&ctl_data);
+        self.last_pass_seconds = match &self.timer {
+            Some(t) => {
+                let ticks: [u64; 2] = *bytemuck::from_bytes(&read(&t.read.slice(..))?);
+                t.read.unmap();
+                Some(ticks[1].saturating_sub(ticks[0]) as f64 * t.period * 1e-9)
+            }
+            None => None,
+        };
         Ok(SolveStats {
             iterations: ctl.iterations as usize,
             residual_abs: ctl.residual_abs as f64,

@@ -20,8 +20,15 @@
 //! * With a tolerance, every `check_every` iterations `residual_pass`
 //!   (per-contact natural-map residual, workgroup tree reduction) and
 //!   `finalize_check` (one workgroup) compute the relative residual on the
-//!   GPU and set `control.done`; every later pass then returns at once, so
-//!   the loop ends early without the host looking.
+//!   GPU, set `control.done` and zero the indirect dispatch sizes; every
+//!   later pass then launches no workgroups, so the loop ends early without
+//!   the host looking.
+//! * γ and the slots are stored as two `vec4` per 6-vector, and each contact
+//!   loads its two body records once: Mesa's software driver (lavapipe)
+//!   turns every storage access into a loop over its SIMD lanes, so fewer,
+//!   wider accesses are faster there even though they move more bytes.
+//!   With timestamp queries (where offered) the solver times its own
+//!   iteration pass ([`jacobi::GpuJacobi::last_pass_seconds`]).
 //!
 //! The CPU f32 mirror ([`crate::solver::jacobi_f32`]) runs the same
 //! functions in the same order on the same records; tests compare the two
@@ -93,9 +100,12 @@ impl GpuContext {
         .ok()?;
         let info = adapter.get_info();
         let limits = adapter.limits();
+        // Timestamp queries time the solver's compute pass on the device
+        // itself (`repose bench`); optional, used only where offered.
+        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
         let desc = wgpu::DeviceDescriptor {
             label: Some("repose"),
-            required_features: wgpu::Features::empty(),
+            required_features: features,
             required_limits: limits.clone(),
             ..Default::default()
         };

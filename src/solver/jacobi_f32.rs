@@ -9,6 +9,7 @@
 //! velocity. No atomics and a fixed summation order: deterministic, and the
 //! same sums as the GPU's.
 
+use bytemuck::Zeroable;
 use rayon::prelude::*;
 
 use super::packed::{PackedBody, PackedContact, PackedProblem};
@@ -27,6 +28,10 @@ fn xyz(v: &[f32; 4]) -> V3 {
 #[inline]
 fn add(a: V3, b: V3) -> V3 {
     [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+#[inline]
+fn sub(a: V3, b: V3) -> V3 {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 #[inline]
 fn scale(a: V3, s: f32) -> V3 {
@@ -109,14 +114,18 @@ pub fn twist(c: &PackedContact, bodies: &[PackedBody]) -> [f32; 6] {
     let n = xyz(&c.n);
     let u = xyz(&c.u);
     let w = cross(n, u);
+    // WGSL `load_ends`: a wall end reads as a zero record.
     let a = &bodies[c.ids[0] as usize];
-    let mut vrel = scale(add(xyz(&a.v), cross(xyz(&a.w), xyz(&c.arm_a))), -1.0);
-    let mut wrel = scale(xyz(&a.w), -1.0);
-    if c.ids[1] != NONE {
-        let b = &bodies[c.ids[1] as usize];
-        vrel = add(vrel, add(xyz(&b.v), cross(xyz(&b.w), xyz(&c.arm_b))));
-        wrel = add(wrel, xyz(&b.w));
-    }
+    let b = if c.ids[1] != NONE {
+        bodies[c.ids[1] as usize]
+    } else {
+        PackedBody::zeroed()
+    };
+    let vrel = sub(
+        add(xyz(&b.v), cross(xyz(&b.w), xyz(&c.arm_b))),
+        add(xyz(&a.v), cross(xyz(&a.w), xyz(&c.arm_a))),
+    );
+    let wrel = sub(xyz(&b.w), xyz(&a.w));
     [
         dot(n, vrel) + c.bias[0],
         dot(u, vrel) + c.bias[1],
@@ -185,22 +194,42 @@ pub fn end_deltas(c: &PackedContact, dg: &[f32; 6], bodies: &[PackedBody]) -> [[
     out
 }
 
-/// Squared natural-map residual ‖γ − Π(γ − ŷ)‖² of one contact, plus ‖γ‖²
-/// and ‖y‖² (ŷ = [`law_velocity`] of y): the unweighted
-/// [`ResidualMeasure::Contact`](super::ResidualMeasure::Contact).
+/// Squared natural-map residual of one contact and the two squared norms of
+/// its scale (WGSL `residual_terms`). Weighted
+/// ([`ResidualMeasure::Weighted`](super::ResidualMeasure::Weighted), c = b_f,
+/// the contact's effective mass): (‖γ − Π(γ − c ŷ)‖², ‖γ‖², ‖c ŷ‖²).
+/// Unweighted ([`ResidualMeasure::Contact`](super::ResidualMeasure::Contact)):
+/// (‖γ − Π(γ − ŷ)‖², ‖γ‖², ‖y‖²). ŷ is the [`law_velocity`] of y.
 #[inline]
-pub fn residual_terms(c: &PackedContact, g: &[f32; 6], y: &[f32; 6], law: FrictionLaw) -> [f32; 3] {
+pub fn residual_terms(
+    c: &PackedContact,
+    g: &[f32; 6],
+    y: &[f32; 6],
+    law: FrictionLaw,
+    weighted: bool,
+) -> [f32; 3] {
     let yh = law_velocity(c, y, law);
-    let d: [f32; 6] = std::array::from_fn(|k| g[k] - yh[k]);
+    let w = if weighted { c.arm_a[3] } else { 1.0 };
+    let cy: [f32; 6] = std::array::from_fn(|k| w * yh[k]);
+    let d: [f32; 6] = std::array::from_fn(|k| g[k] - cy[k]);
     let p = project_f32(&d, c.n[3], c.u[3], c.bias[3]);
+    let scale_terms = if weighted { &cy } else { y };
     let mut out = [0.0f32; 3];
     for k in 0..6 {
         let e = g[k] - p[k];
         out[0] += e * e;
         out[1] += g[k] * g[k];
-        out[2] += y[k] * y[k];
+        out[2] += scale_terms[k] * scale_terms[k];
     }
     out
+}
+
+/// Whether the f32 backends weight their residual: yes for
+/// [`ResidualMeasure::Weighted`](super::ResidualMeasure::Weighted) (the
+/// default); [`ResidualMeasure::Contact`](super::ResidualMeasure::Contact)
+/// is unweighted, and so is `Siconos`, whose ‖r‖ the f32 records do not hold.
+pub fn weighted(s: &SolverSettings) -> bool {
+    s.residual == super::ResidualMeasure::Weighted
 }
 
 /// Reusable buffers of the f32 solver.
@@ -229,6 +258,7 @@ pub fn solve(
     }
     let (omega, lambda) = (s.omega as f32, s.lambda as f32);
     let law = p.law;
+    let weighted = weighted(s);
     let check_every = s.check_every.max(1);
     ws.deltas.resize(nc, [[0.0; 6]; 2]);
     let mut it = 0;
@@ -241,7 +271,7 @@ pub fn solve(
                 .par_iter()
                 .zip(gamma.par_iter())
                 .map(|(c, g)| {
-                    let t = residual_terms(c, g, &twist(c, bodies), law);
+                    let t = residual_terms(c, g, &twist(c, bodies), law, weighted);
                     [t[0] as f64, t[1] as f64, t[2] as f64]
                 })
                 .reduce(|| [0.0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);

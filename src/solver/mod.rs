@@ -107,16 +107,18 @@ pub enum ResidualMeasure {
     /// ‖γ − Π(γ − C ŷ)‖ / max(‖γ‖, ‖C ŷ‖) with C the contacts' effective
     /// masses ([`weighted_residual`]): impulses against impulses, so one
     /// contact left holding a stale impulse is not hidden by fast contacts
-    /// elsewhere. The default of the f64 CPU solvers; the GPU and cpu-f32
-    /// backends measure [`ResidualMeasure::Contact`] whatever is asked.
+    /// elsewhere. The default, on every backend (the GPU's residual pass
+    /// and the cpu-f32 mirror weight by the same b_f).
     #[default]
     Weighted,
-    /// ‖γ − Π(γ − ŷ)‖ / max(‖γ‖, ‖Nγ + r‖), unweighted (what the GPU and
-    /// cpu-f32 backends compute). It adds impulses to velocities, so a
-    /// scene with fast contacts can pass it with a stale impulse left in.
+    /// ‖γ − Π(γ − ŷ)‖ / max(‖γ‖, ‖Nγ + r‖), unweighted. It adds impulses
+    /// to velocities, so a scene with fast contacts can pass it with a
+    /// stale impulse left in.
     Contact,
     /// max(‖r‖, ‖γ‖, ‖Nγ + r‖), the measure of Siconos' test suite
-    /// (`tests/data/siconos/README.md`), so that figures compare.
+    /// (`tests/data/siconos/README.md`), so that figures compare. The GPU
+    /// and cpu-f32 backends, whose records do not hold ‖r‖, measure
+    /// [`ResidualMeasure::Contact`] when asked for this one.
     Siconos,
 }
 
