@@ -1136,6 +1136,43 @@ for_each_f32_solver! {
     stats_match_mirror => assert_stats_match_mirror;
 }
 
+/// The weighted residual the f32 solvers report is the f64 solvers'
+/// quantity, `solver::weighted_residual` (c = b_f), recomputed in f64 from
+/// the f32 impulses. Tolerance [`STATS_REL`], as for the unweighted one in
+/// `assert_converges_to_f64`: the f32 running-sum velocities differ from
+/// the recomputed ones by ~10⁻⁶ of their scale.
+fn assert_weighted_residual_is_the_f64_measure(mut solver: Solver32) {
+    let p = common::first_problem(common::loose_pile_world(1000, 0.001, 0.001));
+    for k in [50, 400] {
+        let what = format!("loose pile of 1000, {k} iterations, {}", solver.name());
+        let s = SolverSettings {
+            residual: ResidualMeasure::Weighted,
+            ..iterations(k)
+        };
+        let run = solver.solve(&p, &s);
+        let gamma: Vec<Vec6> = run.gamma.iter().map(widen).collect();
+        let mut op = BodyDelassus::new(&p);
+        let mut scales = Vec::new();
+        op.jacobi_scales(&mut scales);
+        let weights: Vec<f64> = scales.iter().map(|s| s.0).collect();
+        let mut y = vec![[0.0; 6]; gamma.len()];
+        op.apply(&gamma, &mut y);
+        let (abs, scale) = repose::solver::weighted_residual(&op, &gamma, &y, &weights);
+        let want = abs / scale;
+        let got = run.stats.residual_rel;
+        eprintln!("OBSERVED {what}: weighted relative residual reported {got:.6e}, f64 {want:.6e}");
+        assert!(
+            (got - want).abs() <= STATS_REL * want,
+            "{what}: reported weighted residual {got:.6e} but the f64 weighted_residual is {want:.6e}"
+        );
+    }
+}
+
+for_each_f32_solver! {
+    /// Property 5b: the weighted residual is the f64 solvers' measure.
+    weighted_residual_is_the_f64_measure => assert_weighted_residual_is_the_f64_measure;
+}
+
 // ---------------------------------------------------------------------------
 // 6. Layout of the WGSL structs.
 
