@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 
 use repose::analysis::{Axis, HeapMethod};
 use repose::measure::{format_report, measure_dir, MeasureOptions};
-use repose::render::ColourBy;
+use repose::render::{ColourBy, LookAlong};
 use repose::run::{open_backend, run_file, BackendChoice, RunOptions};
 use repose::scene::parse_set;
 use repose::solver::SolverMethod;
@@ -113,6 +113,9 @@ enum Command {
         /// Picture height in pixels.
         #[arg(long, default_value_t = 600)]
         height: u32,
+        /// The axis the side view looks along (x for a drum turning about x).
+        #[arg(long, value_enum, default_value_t = LookAlong::Y)]
+        look_along: LookAlong,
     },
     /// Run the built-in analytic validation cases and print measured vs expected.
     Validate {
@@ -375,6 +378,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             out,
             width,
             height,
+            look_along,
         } => {
             if !dir.is_dir() {
                 anyhow::bail!(
@@ -382,7 +386,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     dir.display()
                 );
             }
-            let img = repose::render::render_output_dir(&dir, colour, width, height)?;
+            let img = repose::render::render_output_dir(&dir, colour, look_along, width, height)?;
             let path = out.unwrap_or_else(|| dir.join("final.png"));
             repose::render::write_png(&path, &img)?;
             println!("{}", path.display());

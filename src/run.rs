@@ -405,6 +405,7 @@ fn write_picture(scene: &Scene, world: &crate::world::World, path: &Path) {
                 height: pic.height,
                 colour_label: pic.colour.label().to_string(),
                 caption: Some(run_caption(&scene.name, world.time, pos.len(), pic.colour)),
+                look_along: pic.look_along,
             };
             render_particles(&pos, &radius, &values, &opts)
         })

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use glam::DVec3;
 use repose::render::colormap::{series_colour, viridis};
-use repose::render::particles::{particle_layout, BACKGROUND};
+use repose::render::particles::{particle_layout, LookAlong, BACKGROUND};
 use repose::render::plot::plot_layout;
 use repose::render::sheet::{sheet_size, thumbnail_size, CAPTION_HEIGHT, SHEET_GAP, THUMB_WIDTH};
 use repose::render::text::{draw_text, text_height, text_width};
@@ -155,6 +155,57 @@ fn single_sphere_is_a_shaded_disk_at_its_projection() {
                 brightness(rim) < brightness(centre),
                 "rim {rim:?} should be darker than centre {centre:?}"
             );
+        }
+    }
+}
+
+/// `look_along: X` turns the views a quarter turn about z: a row of spheres
+/// along y, one dot in the default side view, is a row in the view along x
+/// (y to the right), drawn where the projection says; and in its top view −x
+/// is up.
+#[test]
+fn side_view_looks_along_the_chosen_axis() {
+    let pos: Vec<DVec3> = (0..5)
+        .map(|k| DVec3::new(0.0, 0.1 * k as f64, 0.05))
+        .collect();
+    let radii = [0.04; 5];
+    let values = [0.0, 1.0, 2.0, 3.0, 4.0];
+    for look in [LookAlong::Y, LookAlong::X] {
+        let opts = ParticleOptions {
+            look_along: look,
+            ..ParticleOptions::default()
+        };
+        let lay = particle_layout(&pos, &radii, &values, &opts).unwrap();
+        let xs: Vec<f64> = pos.iter().map(|p| lay.side.project(*p).0).collect();
+        let spread = xs[4] - xs[0];
+        match look {
+            LookAlong::Y => assert!(
+                spread.abs() < 1e-9,
+                "{look:?}: a row along y should be one dot in the side view, spread {spread} px"
+            ),
+            LookAlong::X => {
+                let want = 0.4 * lay.side.scale;
+                assert!(
+                    (spread - want).abs() < 1e-6,
+                    "{look:?}: the row should span {want} px to the right, spans {spread} px"
+                );
+                // −x is up in the top view (image y grows downwards).
+                let (_, y0) = lay.top.project(DVec3::ZERO);
+                let (_, y1) = lay.top.project(DVec3::new(0.1, 0.0, 0.0));
+                assert!(
+                    y1 > y0,
+                    "{look:?}: +x should be lower in the top view ({y1} vs {y0})"
+                );
+                let img = render_particles(&pos, &radii, &values, &opts).unwrap();
+                for (p, v) in pos.iter().zip(values) {
+                    let (cx, cy) = lay.side.project(*p);
+                    let c = px(&img, cx, cy);
+                    assert!(
+                        is_shade_of(c, viridis(v / 4.0)),
+                        "{look:?}: the sphere at {p} should be drawn at ({cx}, {cy}), found {c:?}"
+                    );
+                }
+            }
         }
     }
 }

@@ -37,7 +37,7 @@ use crate::output::summary::read_summary;
 use crate::output::ReadError;
 
 pub use self::image::{Image, Rgb};
-pub use self::particles::{render_particles, ColourBy, ParticleOptions};
+pub use self::particles::{render_particles, ColourBy, LookAlong, ParticleOptions};
 pub use self::plot::{nice_ticks, plot_lines, PlotOptions, Series};
 pub use self::png_io::{read_png, write_png};
 pub use self::sheet::contact_sheet;
@@ -176,7 +176,8 @@ pub fn run_caption(scene: &str, time: f64, spheres: usize, colour: ColourBy) -> 
 }
 
 /// Renders the particle picture of a run's output directory `dir` from its
-/// `final.csv` (positions, radii, velocities), coloured by `colour`. When
+/// `final.csv` (positions, radii, velocities), coloured by `colour`, the
+/// side view looking along `look_along`. When
 /// `dir/summary.json` can be read, the caption names the scene and the
 /// simulated time.
 ///
@@ -186,6 +187,7 @@ pub fn run_caption(scene: &str, time: f64, spheres: usize, colour: ColourBy) -> 
 pub fn render_output_dir(
     dir: &Path,
     colour: ColourBy,
+    look_along: LookAlong,
     width: u32,
     height: u32,
 ) -> Result<Image, RenderError> {
@@ -208,6 +210,7 @@ pub fn render_output_dir(
         height,
         colour_label: colour.label().to_string(),
         caption: Some(caption),
+        look_along,
     };
     render_particles(&positions, &radii, &values, &opts)
 }

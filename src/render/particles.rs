@@ -70,6 +70,37 @@ impl ColourBy {
     }
 }
 
+/// Which horizontal axis the side view looks along.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+pub enum LookAlong {
+    /// Along +y: x to the right, z up (top view: x right, y up). The default.
+    #[default]
+    Y,
+    /// Along −x: y to the right, z up (top view: y right, −x up); for
+    /// scenes whose interesting direction is x, such as a drum with its
+    /// axis along x, whose slope a view along y cannot show.
+    X,
+}
+
+impl LookAlong {
+    /// A world point in the frame the default views draw: for `X` the scene
+    /// turned a quarter turn about z, (x, y, z) → (y, −x, z).
+    pub fn frame(self, p: DVec3) -> DVec3 {
+        match self {
+            LookAlong::Y => p,
+            LookAlong::X => DVec3::new(p.y, -p.x, p.z),
+        }
+    }
+
+    /// The titles of the side and the top view.
+    fn titles(self) -> [&'static str; 2] {
+        match self {
+            LookAlong::Y => ["side view (x right, z up)", "top view (x right, y up)"],
+            LookAlong::X => ["side view (y right, z up)", "top view (y right, -x up)"],
+        }
+    }
+}
+
 /// Size and labels of a particle picture.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParticleOptions {
@@ -81,6 +112,8 @@ pub struct ParticleOptions {
     pub colour_label: String,
     /// A line of text above the views (scene name, time, count, …).
     pub caption: Option<String>,
+    /// The axis the side view looks along.
+    pub look_along: LookAlong,
 }
 
 impl Default for ParticleOptions {
@@ -90,6 +123,7 @@ impl Default for ParticleOptions {
             height: 600,
             colour_label: ColourBy::Height.label().to_string(),
             caption: None,
+            look_along: LookAlong::Y,
         }
     }
 }
@@ -119,18 +153,23 @@ pub struct ViewMap {
     pub area: (i64, i64, i64, i64),
     /// Image pixel coordinates of the world point `centre`.
     pub centre_px: (f64, f64),
-    /// The world point drawn at `centre_px`.
+    /// The point drawn at `centre_px`, in the view frame
+    /// ([`LookAlong::frame`] of a world point).
     pub centre: DVec3,
     /// Pixels per metre.
     pub scale: f64,
-    /// `true` for the side view (x, z), `false` for the top view (x, y).
+    /// `true` for the side view (x, z), `false` for the top view (x, y),
+    /// both in the view frame.
     pub side: bool,
+    /// The axis the side view looks along (sets the view frame).
+    pub look_along: LookAlong,
 }
 
 impl ViewMap {
     /// Image pixel coordinates (x right, y down; pixel (i, j) covers
     /// [i, i+1) × [j, j+1)) of the world point `p`.
     pub fn project(&self, p: DVec3) -> (f64, f64) {
+        let p = self.look_along.frame(p);
         let up = if self.side {
             p.z - self.centre.z
         } else {
@@ -143,8 +182,9 @@ impl ViewMap {
     }
 
     /// How near `p` is to the viewer (m): −y in the side view, z in the top
-    /// view.
+    /// view (in the view frame).
     fn toward(&self, p: DVec3) -> f64 {
+        let p = self.look_along.frame(p);
         if self.side {
             -p.y
         } else {
@@ -275,15 +315,20 @@ pub fn particle_layout(
         (area(panels[0]).3 - 2 * th).max(1),
     );
 
-    // Bounding box of the spheres, radii included.
+    // Bounding box of the spheres in the view frame, radii included.
+    let look = options.look_along;
     let lo3 = positions
         .iter()
         .zip(radii)
-        .fold(DVec3::splat(f64::INFINITY), |m, (p, &r)| m.min(*p - r));
+        .fold(DVec3::splat(f64::INFINITY), |m, (p, &r)| {
+            m.min(look.frame(*p) - r)
+        });
     let hi3 = positions
         .iter()
         .zip(radii)
-        .fold(DVec3::splat(f64::NEG_INFINITY), |m, (p, &r)| m.max(*p + r));
+        .fold(DVec3::splat(f64::NEG_INFINITY), |m, (p, &r)| {
+            m.max(look.frame(*p) + r)
+        });
     let (centre, ext) = if positions.is_empty() {
         (DVec3::ZERO, DVec3::ONE)
     } else {
@@ -314,6 +359,7 @@ pub fn particle_layout(
             centre,
             scale,
             side,
+            look_along: look,
         }
     };
     Ok(ParticleLayout {
@@ -348,7 +394,7 @@ pub fn render_particles(
         let c = fit_text(c, options.width.saturating_sub(2 * th as u32), ts);
         draw_text(&mut img, layout.panels[0].0, th * 4 / 3, &c, ts, Rgb::INK);
     }
-    let titles = ["side view (x right, z up)", "top view (x right, y up)"];
+    let titles = options.look_along.titles();
     for (k, (view, title)) in [layout.side, layout.top].iter().zip(titles).enumerate() {
         let (px, py, pw, _) = layout.panels[k];
         let t = fit_text(title, pw.max(0) as u32, ts);

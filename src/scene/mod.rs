@@ -49,7 +49,7 @@ use crate::boundary::{Boundary, Shape};
 pub use crate::inlet::InletRegion;
 use crate::inlet::{Inlet, InletSettings};
 use crate::material::Material;
-use crate::render::ColourBy;
+use crate::render::{ColourBy, LookAlong};
 use crate::solver::SolverSettings;
 use crate::world::{ContactSettings, World};
 
@@ -144,6 +144,9 @@ pub struct PictureSettings {
     pub width: u32,
     /// Height in pixels (default 600).
     pub height: u32,
+    /// The axis the side view looks along: `Y` (default; x right, z up) or
+    /// `X` (y right, z up), e.g. for a drum turning about x.
+    pub look_along: LookAlong,
 }
 
 impl Default for PictureSettings {
@@ -153,6 +156,7 @@ impl Default for PictureSettings {
             colour: ColourBy::Height,
             width: 1200,
             height: 600,
+            look_along: LookAlong::Y,
         }
     }
 }
