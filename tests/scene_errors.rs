@@ -74,6 +74,21 @@ fn malformed_ron_reports_file_line_and_column() {
     assert!(msg.starts_with("scenes/bad.ron:5:"), "{msg}");
 }
 
+/// `Some((…))` around a struct-valued optional field fails in RON with
+/// implicit_some as a bare "Expected identifier"; the message says what to
+/// write instead. Other syntax errors get no such hint.
+#[test]
+fn some_around_an_optional_struct_gets_a_hint() {
+    let msg = error_of(&edited(
+        "solver: (max_iterations: 50),",
+        "solver: (max_iterations: 50),\n    analysis: (heap: Some((method: Radial))),",
+    ));
+    assert!(msg.starts_with("scenes/bad.ron:8:"), "{msg}");
+    assert!(msg.contains("not `heap: Some((…))`"), "{msg}");
+    let plain = error_of(&edited("duration: 0.5,", "duration: 0.5,,"));
+    assert!(!plain.contains("Some("), "{plain}");
+}
+
 #[test]
 fn unknown_top_level_field_reports_position_and_name() {
     let msg = error_of(&edited("name: \"base\",", "name: \"base\", colour: 3,"));

@@ -475,6 +475,25 @@ pub struct CylinderSpec {
     pub start_time: f64,
 }
 
+/// A hint for a syntax error just after `Some(`: with `implicit_some` an
+/// optional field takes its value directly, and RON then reads `Some` as a
+/// struct name and fails with a bare "Expected identifier".
+fn some_hint(text: &str, line: usize, col: usize) -> &'static str {
+    let before: String = text
+        .lines()
+        .nth(line.saturating_sub(1))
+        .unwrap_or("")
+        .chars()
+        .take(col.saturating_sub(1) + 1)
+        .collect();
+    let tail = before.trim_end();
+    if tail.ends_with("Some(") || tail.ends_with("Some((") {
+        " (an optional field takes its value directly: write `heap: (…)`, not `heap: Some((…))`)"
+    } else {
+        ""
+    }
+}
+
 /// The RON options the loader uses (see the module docs).
 fn ron_options() -> ron::Options {
     use ron::extensions::Extensions;
@@ -528,7 +547,11 @@ impl Scene {
                     file: file_label.to_string(),
                     line: e.position.line,
                     col: e.position.col,
-                    message: e.code.to_string(),
+                    message: format!(
+                        "{}{}",
+                        e.code,
+                        some_hint(text, e.position.line, e.position.col)
+                    ),
                 });
             }
         };
