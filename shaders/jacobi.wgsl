@@ -251,19 +251,16 @@ var<workgroup> red: array<vec4<f32>, 256>;
 // Weighting makes c ŷ an impulse like γ, so fast contacts elsewhere cannot
 // hide a stale impulse (src/solver/mod.rs `weighted_residual`).
 fn residual_terms(c: Contact, g: V6, y: V6) -> vec4<f32> {
-    let yh = law_velocity(y, c);
-    var w = 1.0;
+    // cy = c ŷ (weighted) or ŷ; s = the velocity-side scale term.
+    var cy = law_velocity(y, c);
+    var s = y;
     if (params.weighted != 0u) {
-        w = c.arm_a.w;
+        cy = V6(c.arm_a.w * cy.f, c.arm_a.w * cy.t);
+        s = cy;
     }
-    let cy = V6(w * yh.f, w * yh.t);
     let p = project(V6(g.f - cy.f, g.t - cy.t), c.n.w, c.u.w, c.bias.w);
     let ef = g.f - p.f;
     let et = g.t - p.t;
-    var s = y;
-    if (params.weighted != 0u) {
-        s = cy;
-    }
     return vec4<f32>(dot(ef, ef) + dot(et, et), dot(g.f, g.f) + dot(g.t, g.t), dot(s.f, s.f) + dot(s.t, s.t), 0.0);
 }
 

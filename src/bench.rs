@@ -16,7 +16,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::gpu::copy;
+use crate::gpu::{copy, jacobi as gpu_jacobi};
 use crate::problem::{BodyDelassus, ContactProblem, Vec6};
 use crate::scene::Scene;
 use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
@@ -78,7 +78,9 @@ pub fn f32_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
     let nb = p.n_bodies() as f64;
     let rec = std::mem::size_of::<PackedContact>() as f64;
     let body = std::mem::size_of::<PackedBody>() as f64;
-    (nc * (rec + 64.0) + ends * (body + 32.0 + 32.0) + nb * (2.0 * body + 4.0)) / nc
+    let gamma = gpu_jacobi::GAMMA_BYTES as f64;
+    let slot = gpu_jacobi::SLOT_BYTES as f64;
+    (nc * (rec + 2.0 * gamma) + ends * (body + 2.0 * slot) + nb * (2.0 * body + 4.0)) / nc
 }
 
 /// Bytes per contact-iteration of the f64 reference's fused sweep: per

@@ -20,6 +20,12 @@ pub const WG: u32 = 256;
 /// Workgroup size of the residual reduction (WGSL `RWG`).
 pub const RWG: u32 = 256;
 
+/// Bytes of one contact's γ in the `gamma` buffer: two vec4 (WGSL
+/// `load_gamma`), the 6 components and 2 of padding.
+pub const GAMMA_BYTES: usize = 32;
+/// Bytes of one slot (one contact end's velocity change): two vec4.
+pub const SLOT_BYTES: usize = 32;
+
 /// Uniform parameters (WGSL `Params`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -103,6 +109,8 @@ pub struct GpuJacobi {
     bufs: Option<Buffers>,
     timer: Option<PassTimer>,
     last_pass_seconds: Option<f64>,
+    /// γ padded to the buffer layout for upload, kept between solves.
+    padded: Vec<[f32; 8]>,
 }
 
 /// Timestamp queries around the iteration pass (when the device offers
@@ -307,6 +315,7 @@ impl GpuJacobi {
             bufs: None,
             timer: PassTimer::new(ctx),
             last_pass_seconds: None,
+            padded: Vec::new(),
         })
     }
 
@@ -326,8 +335,8 @@ impl GpuJacobi {
                 (n_contacts * std::mem::size_of::<PackedContact>()) as u64,
                 n_contacts,
             ),
-            ("slot", (n_contacts * 2 * 32) as u64, n_contacts),
-            ("impulse", (n_contacts * 32) as u64, n_contacts),
+            ("slot", (n_contacts * 2 * SLOT_BYTES) as u64, n_contacts),
+            ("impulse", (n_contacts * GAMMA_BYTES) as u64, n_contacts),
             (
                 "body",
                 (n_bodies * std::mem::size_of::<PackedBody>()) as u64,
@@ -392,15 +401,15 @@ impl GpuJacobi {
         let rd = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let contacts = mk("contacts", cc * std::mem::size_of::<PackedContact>(), st);
         let bodies = mk("bodies", cb * std::mem::size_of::<PackedBody>(), st);
-        let gamma = mk("gamma", cc * 32, st);
-        let slots = mk("slots", cc * 64, st);
+        let gamma = mk("gamma", cc * GAMMA_BYTES, st);
+        let slots = mk("slots", cc * 2 * SLOT_BYTES, st);
         let offsets = mk("offsets", (cb + 1) * 4, st);
         // One partial per residual workgroup, of a 2-D grid past the per-dimension limit.
         let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
         let (rx, ry) = grid(cc, RWG, max_dim);
         let partials = mk("partials", (rx as usize * ry as usize + 1) * 16, st);
         let read_bodies = mk("read bodies", cb * std::mem::size_of::<PackedBody>(), rd);
-        let read_gamma = mk("read gamma", cc * 32, rd);
+        let read_gamma = mk("read gamma", cc * GAMMA_BYTES, rd);
         let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("jacobi"),
             layout: &self.layout,
@@ -511,11 +520,13 @@ impl GpuJacobi {
         q.write_buffer(&self.control, 0, bytemuck::bytes_of(&Control::default()));
         q.write_buffer(&b.contacts, 0, bytemuck::cast_slice(&p.contacts));
         q.write_buffer(&b.bodies, 0, bytemuck::cast_slice(&p.bodies));
-        let padded: Vec<[f32; 8]> = gamma
-            .iter()
-            .map(|g| [g[0], g[1], g[2], g[3], g[4], g[5], 0.0, 0.0])
-            .collect();
-        q.write_buffer(&b.gamma, 0, bytemuck::cast_slice(&padded));
+        self.padded.clear();
+        self.padded.extend(
+            gamma
+                .iter()
+                .map(|g| [g[0], g[1], g[2], g[3], g[4], g[5], 0.0, 0.0]),
+        );
+        q.write_buffer(&b.gamma, 0, bytemuck::cast_slice(&self.padded));
         q.write_buffer(&b.offsets, 0, bytemuck::cast_slice(&p.offsets));
         let args: [u32; 12] = [
             cgrid.0, cgrid.1, 1, bgrid.0, bgrid.1, 1, rgrid.0, rgrid.1, 1, 0, 0, 0,
@@ -567,7 +578,7 @@ impl GpuJacobi {
             pass.dispatch_workgroups(1, 1, 1);
         }
         let body_bytes = (nb * std::mem::size_of::<PackedBody>()) as u64;
-        let gamma_bytes = (nc * 32) as u64;
+        let gamma_bytes = (nc * GAMMA_BYTES) as u64;
         enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
         enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
         enc.copy_buffer_to_buffer(
