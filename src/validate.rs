@@ -8,7 +8,7 @@ use glam::DVec3;
 use crate::bodies::{Bodies, SphereInit};
 use crate::boundary::{Boundary, Caps, Shape};
 use crate::collision::NO_BODY;
-use crate::material::Material;
+use crate::material::{FrictionLaw, Material};
 use crate::step::Stepper;
 use crate::world::World;
 
@@ -101,6 +101,9 @@ pub fn cases() -> Vec<(&'static str, Case)> {
             )
         }),
         ("slide_to_roll", slide_to_roll),
+        ("sliding_lift_off_associated", sliding_lift_off_associated),
+        ("sliding_stays_down_de_saxce", sliding_stays_down_de_saxce),
+        ("rolling_floats_associated", rolling_floats_associated),
         ("rolling_resistance", rolling_resistance),
         ("rolling_without_resistance", rolling_without_resistance),
         ("incline_at_rest", |m| incline(m, "incline_at_rest", 0.8)),
@@ -319,7 +322,8 @@ fn rest_on_floor(
     ]
 }
 
-/// Slip speed of a sphere on a floor z = 0: |v + ω × (−R ẑ)| (horizontal).
+/// Slip speed of a sphere on a floor z = 0: |v + ω × (−R ẑ)| (horizontal),
+/// R the lever arm from the centre to the contact point.
 fn slip(v: DVec3, w: DVec3, r: f64) -> f64 {
     (v + w.cross(DVec3::new(0.0, 0.0, -r))).truncate().length()
 }
@@ -361,6 +365,188 @@ fn slide_to_roll(mk: MakeStepper) -> Vec<Check> {
             unit: "m/s",
         },
     ]
+}
+
+/// The sphere of the lift-off cases: R = 4 cm resting on a plane, sliding
+/// at 3 m/s without spin, μ = 0.25, no rolling or spinning friction.
+fn launched_ball(law: FrictionLaw, h: f64) -> (World, f64, f64, f64) {
+    let (r, v0, mu) = (0.04, 3.0, 0.25);
+    let s = ball(
+        DVec3::new(0.0, 0.0, r),
+        r,
+        DVec3::new(v0, 0.0, 0.0),
+        DVec3::ZERO,
+    );
+    let mut w = single(s, floor_plane(), material(mu, 0.0, 0.0), h);
+    w.contact.friction_law = law;
+    (w, r, v0, mu)
+}
+
+/// The associated law's lift-off (seed 000 eq. 28): complementarity makes
+/// the normal velocity after the step y_n = μ ‖y_T‖, so a sphere that
+/// slides from resting contact is *launched* at μ times its slip speed
+/// after the step, u⁺, and flies a ballistic arc of 2 μ u⁺ / g. For a solid
+/// sphere one step's impulses give u⁺ = (u₀ − (7/2) μ g h) / (1 + (7/2) μ²):
+/// the friction impulse μ γ_n changes the slip by (1/m + R²/I) μ γ_n =
+/// (7/2) μ γ_n / m, and γ_n = m (g h + μ u⁺). Neither the launch speed nor
+/// the flight time vanishes as h → 0: the relaxation is not a small-h error.
+/// Checked at two time steps a decade apart.
+fn sliding_lift_off_associated(mk: MakeStepper) -> Vec<Check> {
+    let case = "sliding_lift_off_associated";
+    let mut out = Vec::new();
+    for h in [1e-3, 1e-4] {
+        let (mut w, r, v0, mu) = launched_ball(FrictionLaw::Associated, h);
+        let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+        let tight = precision(&st);
+        st.step(&mut w).expect("finite");
+        let (v, om) = (w.bodies.vel[0], w.bodies.omega[0]);
+        let slip_after = slip(v, om, r);
+        let k = 3.5 * mu;
+        let u_plus = (v0 - k * G * h) / (1.0 + k * mu);
+        let launch = mu * u_plus;
+        // Fly until the step that lands it: the first in which the floor's
+        // impulse slows the fall (gravity alone takes g h off v_z each
+        // step). The apex is the highest centre on the way.
+        let t0 = w.time;
+        let (mut apex, mut t_land) = (w.bodies.pos[0].z - r, f64::NAN);
+        let mut vz_before = v.z;
+        while t_land.is_nan() && w.time < t0 + 4.0 * launch / G {
+            st.step(&mut w).expect("finite");
+            apex = apex.max(w.bodies.pos[0].z - r);
+            let vz = w.bodies.vel[0].z;
+            if vz_before < 0.0 && vz > vz_before - 0.5 * G * h {
+                t_land = w.time;
+            }
+            vz_before = vz;
+        }
+        // It lands on an open gap and is not launched again: it rides on
+        // it, the gap after each step being h μ times the slip after it
+        // (the slip at the contact point, which sits in the middle of the
+        // step's starting gap Φ₀: lever arm R + Φ₀/2).
+        for _ in 0..20 {
+            st.step(&mut w).expect("finite");
+        }
+        let arm = r + 0.5 * (w.bodies.pos[0].z - r);
+        st.step(&mut w).expect("finite");
+        let ride_expected = h * mu * slip(w.bodies.vel[0], w.bodies.omega[0], arm);
+        let ride = w.bodies.pos[0].z - r;
+        out.extend([
+            Check {
+                case,
+                quantity: format!("h = {h:e}: launch speed = μ × slip after the step"),
+                measured: v.z,
+                expected: mu * slip_after,
+                tolerance: tight * v0,
+                unit: "m/s",
+            },
+            Check {
+                case,
+                quantity: format!("h = {h:e}: launch speed μ (u₀ − 3.5 μ g h) / (1 + 3.5 μ²)"),
+                measured: v.z,
+                expected: launch,
+                tolerance: tight * v0,
+                unit: "m/s",
+            },
+            Check {
+                case,
+                quantity: format!("h = {h:e}: time in the air 2 μ u⁺ / g"),
+                measured: t_land - t0,
+                expected: 2.0 * launch / G,
+                tolerance: 2.0 * h,
+                unit: "s",
+            },
+            Check {
+                case,
+                quantity: format!("h = {h:e}: gap after landing, h μ × slip"),
+                measured: ride,
+                expected: ride_expected,
+                // v_n = μ u − Φ₀/h is a difference of two numbers ~3,000×
+                // larger than the gap's change: 10× the backend's precision.
+                tolerance: 10.0 * tight * ride_expected,
+                unit: "m",
+            },
+            Check {
+                case,
+                quantity: format!("h = {h:e}: apex (μ u⁺)² / (2 g)"),
+                measured: apex,
+                expected: launch * launch / (2.0 * G),
+                tolerance: 0.01 * launch * launch / (2.0 * G) + launch * h,
+                unit: "m",
+            },
+        ]);
+    }
+    out
+}
+
+/// The same sphere under De Saxcé's law (seed 001 eq. 63): ŷ_n = y_n +
+/// μ ‖y_T‖ = 0 while it slides, so it is not launched and its centre stays
+/// at R.
+fn sliding_stays_down_de_saxce(mk: MakeStepper) -> Vec<Check> {
+    let case = "sliding_stays_down_de_saxce";
+    let h = 1e-3;
+    let (mut w, r, v0, mu) = launched_ball(FrictionLaw::DeSaxce, h);
+    let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+    let tight = precision(&st);
+    st.step(&mut w).expect("finite");
+    let launch = w.bodies.vel[0].z;
+    let mut highest: f64 = 0.0;
+    for _ in 0..50 {
+        st.step(&mut w).expect("finite");
+        highest = highest.max(w.bodies.pos[0].z - r);
+    }
+    vec![
+        Check {
+            case,
+            quantity: format!(
+                "launch speed (the associated law gives {:.3} m/s)",
+                mu * v0 / (1.0 + 3.5 * mu * mu)
+            ),
+            measured: launch,
+            expected: 0.0,
+            tolerance: tight * v0,
+            unit: "m/s",
+        },
+        Check {
+            case,
+            quantity: "highest centre above R over 50 steps".into(),
+            measured: highest,
+            expected: 0.0,
+            tolerance: tight * r,
+            unit: "m",
+        },
+    ]
+}
+
+/// The rolling analogue of the lift-off: under the associated law a contact
+/// that rolls with ω_R has y_n = ρ ‖ω_R‖. When ρ ‖ω_R‖ < g h gravity brings
+/// the sphere back within one step and it rides on a gap of h ρ ‖ω_R‖
+/// instead of flying (larger ρ ‖ω_R‖ launches it at that speed, as sliding
+/// does). The gap is checked against h ρ |ω| at the sphere's own spin after
+/// 0.2 s of rolling resistance.
+fn rolling_floats_associated(mk: MakeStepper) -> Vec<Check> {
+    let case = "rolling_floats_associated";
+    let (r, v0, rho, h) = (0.05, 0.5, 0.002, 5e-3);
+    let s = ball(
+        DVec3::new(0.0, 0.0, r),
+        r,
+        DVec3::new(v0, 0.0, 0.0),
+        DVec3::new(0.0, v0 / r, 0.0),
+    );
+    let mut w = single(s, floor_plane(), material(0.8, rho, 0.0), h);
+    let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
+    let tight = precision(&st);
+    while w.time < 0.2 - 0.5 * h {
+        st.step(&mut w).expect("finite");
+    }
+    let spin = w.bodies.omega[0].length();
+    vec![Check {
+        case,
+        quantity: format!("gap under a sphere rolling at {spin:.3} rad/s, h ρ |ω| (ρ |ω| < g h)"),
+        measured: w.bodies.pos[0].z - r,
+        expected: h * rho * spin,
+        tolerance: 0.01 * h * rho * spin + tight * r,
+        unit: "m",
+    }]
 }
 
 fn rolling_ball(rho: f64) -> (World, f64, f64) {

@@ -63,6 +63,9 @@ on_every_backend! {
     sphere_rests_on_box_floor_without_sinking => "rest_on_box_floor";
     sphere_rests_on_box_floor_with_rolling_and_spinning_friction => "rest_on_box_floor_rolling_spinning";
     sliding_sphere_rolls_after_2v0_over_7mug_at_5v0_over_7 => "slide_to_roll";
+    associated_law_launches_a_sliding_sphere_at_mu_times_its_slip => "sliding_lift_off_associated";
+    de_saxce_law_keeps_a_sliding_sphere_down => "sliding_stays_down_de_saxce";
+    associated_law_floats_a_rolling_sphere_at_h_rho_omega => "rolling_floats_associated";
     rolling_resistance_decelerates_uniformly_and_stops_at_predicted_distance => "rolling_resistance";
     without_rolling_resistance_a_rolling_sphere_never_stops => "rolling_without_resistance";
     sphere_stays_at_rest_on_incline_below_tan_alpha_rho_over_r => "incline_at_rest";
