@@ -50,6 +50,11 @@ enum Command {
         /// Solver method (overrides the scene's `solver.method`).
         #[arg(long, value_enum)]
         solver: Option<SolverMethod>,
+        /// Write the contact problem of these steps (1 = the first) to
+        /// OUT/problem_stepNNNNNN.dat, in the Siconos format `repose solve`
+        /// reads (d = 6: the spinning row appended).
+        #[arg(long, value_name = "STEP[,STEP…]", value_delimiter = ',')]
+        dump_problem: Vec<u64>,
     },
     /// Run a scene over a grid of parameter values and seeds: DIR/sweep.csv
     /// (one row per run), DIR/sweep.png (angle vs the first varied
@@ -279,6 +284,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             no_picture,
             backend,
             solver,
+            dump_problem,
         } => {
             let mut overrides = set
                 .iter()
@@ -295,6 +301,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 no_frames,
                 backend,
                 no_picture,
+                dump_steps: dump_problem,
             };
             let s = run_file(&scene, &overrides, &opts)?;
             println!(

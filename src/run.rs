@@ -119,6 +119,9 @@ pub struct RunOptions {
     pub backend: BackendChoice,
     /// Write no `final.png` (whatever the scene's `output.picture.enabled`).
     pub no_picture: bool,
+    /// Steps whose contact problem is written out, besides the scene's
+    /// `output.dump_problems`.
+    pub dump_steps: Vec<u64>,
 }
 
 /// The height of the horizontal floor the spheres rest on: the highest
@@ -228,6 +231,16 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     };
     let stop_when_settled = scene.analysis.stop_when_settled && settle.is_some();
     let mut stopped = false;
+    let dump_steps: std::collections::BTreeSet<u64> = scene
+        .output
+        .dump_problems
+        .iter()
+        .chain(&opts.dump_steps)
+        .copied()
+        .collect();
+    if let Some(last) = dump_steps.last().filter(|&&s| s > steps) {
+        log::warn!("the run has {steps} steps: no problem will be written for step {last}");
+    }
 
     let mut stepper = Stepper::with_backend(backend);
     let write_frame = |frames: &mut Option<PvdSeries>, world: &crate::world::World| -> Result<()> {
@@ -249,6 +262,16 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     for k in 1..=steps {
         match stepper.step(&mut world) {
             Ok(rep) => {
+                if dump_steps.contains(&k) {
+                    let path = out.join(format!("problem_step{k:06}.dat"));
+                    crate::output::write_contact_problem(&path, &stepper.last_problem)
+                        .with_context(|| format!("cannot write the problem of step {k}"))?;
+                    log::info!(
+                        "step {k}: wrote its problem ({} contacts) to {}",
+                        rep.contacts,
+                        path.display()
+                    );
+                }
                 summary.contacts.record(rep.contacts);
                 let s = rep.solve;
                 summary

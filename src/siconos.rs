@@ -13,7 +13,17 @@
 //!
 //! where K_i is the Coulomb cone {‖r_T‖ ≤ μ r_N} (d = 3, components
 //! (n, t1, t2)) or the rolling cone K_r = {‖r_T‖ ≤ μ r_N, ‖m_R‖ ≤ μ_r r_N}
-//! (d = 5, components (n, t1, t2, roll1, roll2)). Such a problem is a
+//! (d = 5, components (n, t1, t2, roll1, roll2)).
+//!
+//! **repose's extension, d = 6.** Siconos has no spinning row. Problems that
+//! repose writes ([`SiconosProblem::from_delassus`], `repose run
+//! --dump-problem`) carry repose's whole cone as d = 6 with components
+//! (n, t1, t2, roll1, roll2, spin): the d = 5 layout with the spinning row
+//! appended, so the first five rows read as an rfc3d problem. K_i adds
+//! |m_S| ≤ μ_s r_N, g(u_i) adds μ_s |ω_S,i|, and a line of μ_s follows the
+//! μ_r line. Such a file may end with `law associated` or `law desaxce`
+//! (the default, Siconos' law) so that a problem of the associated law
+//! (seed 000) is solved as posed; the error is then measured with û = u. Such a problem is a
 //! [`Delassus`](crate::problem::Delassus) operator in its own right:
 //! [`SiconosProblem::to_delassus`] embeds it into repose's 6-D contact
 //! (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) so that every repose solver can run on it,
@@ -23,7 +33,7 @@
 //! # The text format (whitespace separated; blank lines are skipped)
 //!
 //! ```text
-//! d                       3 (fc3d) or 5 (rfc3d)
+//! d                       3 (fc3d), 5 (rfc3d) or 6 (repose's, above)
 //! nc                      number of contacts
 //! storageType size0 size1 the matrix W (size0 = size1 = d·nc), then one of:
 //!   0 dense:        "size0 size1", then size0·size1 values, column-major
@@ -39,7 +49,9 @@
 //!                   nnz: k" followed by k lines "i j : value"
 //! q                       d·nc values
 //! μ                       nc values
-//! μ_r                     nc values (d = 5 only)
+//! μ_r                     nc values (d = 5 and 6)
+//! μ_s                     nc values (d = 6 only)
+//! [law NAME]              optional: `associated` or `desaxce` (default)
 //! [flag]                  optional legacy `isComplete` flag (0 or 1) that old
 //!                         Siconos writers append; anything else is an error
 //! ```
@@ -56,7 +68,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use crate::cone::{project_coulomb, project_rolling};
+use crate::cone::{project, project_coulomb, project_rolling};
 use crate::material::{ConeCoeffs, FrictionLaw};
 use crate::problem::explicit::ExplicitDelassus;
 use crate::problem::Vec6;
@@ -212,7 +224,7 @@ pub struct SiconosErrorMeasure {
 /// One Siconos contact problem (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SiconosProblem {
-    /// Contact dimension d: 3 (fc3d) or 5 (rfc3d).
+    /// Contact dimension d: 3 (fc3d), 5 (rfc3d) or 6 (repose's extension).
     pub dim: usize,
     /// Number of contacts nc.
     pub n_contacts: usize,
@@ -222,19 +234,25 @@ pub struct SiconosProblem {
     pub q: Vec<f64>,
     /// Sliding friction μ per contact.
     pub mu: Vec<f64>,
-    /// Rolling friction μ_r per contact (d = 5); empty for d = 3.
+    /// Rolling friction μ_r per contact (d = 5 and 6); empty for d = 3.
     pub mu_r: Vec<f64>,
+    /// Spinning friction μ_s per contact (d = 6); empty otherwise.
+    pub mu_s: Vec<f64>,
+    /// The contact law the problem is posed with (De Saxcé unless the file
+    /// says `law associated`).
+    pub law: FrictionLaw,
     /// How the file stored W.
     pub storage: Storage,
 }
 
 /// The 6-D component (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) of each of the d
 /// components: (n, t1, t2) → 0, 1, 2; (n, t1, t2, roll1, roll2) → 0, 1, 2, 4, 5
-/// (there is no spinning component).
+/// (Siconos has no spinning component); repose's d = 6 appends spin → 3.
 fn component_map(dim: usize) -> &'static [usize] {
     match dim {
         3 => &[0, 1, 2],
-        _ => &[0, 1, 2, 4, 5],
+        5 => &[0, 1, 2, 4, 5],
+        _ => &[0, 1, 2, 4, 5, 3],
     }
 }
 
@@ -264,10 +282,12 @@ impl SiconosProblem {
     }
 
     /// The problem as a 6-D explicit Delassus operator: each d×d block of W
-    /// placed in a zero 6×6 block at rows/columns (0, 1, 2) for d = 3 or
-    /// (0, 1, 2, 4, 5) for d = 5 (no spinning component), q embedded likewise,
-    /// cones (μ_i, ρ = μ_{r,i} (0 for d = 3), σ = 0), and the De Saxcé law
-    /// (seed 001 eq. 63). So `apply(embed(r))` = embed(W r + q).
+    /// placed in a zero 6×6 block at rows/columns (0, 1, 2) for d = 3,
+    /// (0, 1, 2, 4, 5) for d = 5 (no spinning component) or all six for
+    /// d = 6, q embedded likewise, cones (μ_i, ρ = μ_{r,i} (0 for d = 3),
+    /// σ = μ_{s,i} (0 unless d = 6)), and the problem's law (De Saxcé, seed
+    /// 001 eq. 63, unless the file says otherwise). So `apply(embed(r))` =
+    /// embed(W r + q).
     pub fn to_delassus(&self) -> ExplicitDelassus {
         let d = self.dim;
         let map = component_map(d);
@@ -293,11 +313,94 @@ impl SiconosProblem {
             .map(|i| ConeCoeffs {
                 mu: self.mu[i],
                 rho: self.mu_r.get(i).copied().unwrap_or(0.0),
-                sigma: 0.0,
+                sigma: self.mu_s.get(i).copied().unwrap_or(0.0),
             })
             .collect();
-        out.law = FrictionLaw::DeSaxce;
+        out.law = self.law;
         out
+    }
+
+    /// A d = 6 problem (repose's extension, module docs) holding `op`'s
+    /// blocks, r and cones exactly: the inverse of [`SiconosProblem::to_delassus`].
+    pub fn from_delassus(op: &ExplicitDelassus) -> Self {
+        let dim = 6;
+        let map = component_map(dim);
+        let nc = op.r.len();
+        let mut w = BlockMatrix {
+            dim,
+            row_offsets: op.row_offsets.clone(),
+            cols: op.cols.clone(),
+            blocks: Vec::with_capacity(op.blocks.len() * 36),
+        };
+        for b in &op.blocks {
+            for &rr in map {
+                w.blocks.extend(map.iter().map(|&cc| b[rr][cc]));
+            }
+        }
+        SiconosProblem {
+            dim,
+            n_contacts: nc,
+            w,
+            q: op
+                .r
+                .iter()
+                .flat_map(|r| map.iter().map(move |&c| r[c]))
+                .collect(),
+            mu: op.cones.iter().map(|c| c.mu).collect(),
+            mu_r: op.cones.iter().map(|c| c.rho).collect(),
+            mu_s: op.cones.iter().map(|c| c.sigma).collect(),
+            law: op.law,
+            storage: Storage::SparseBlock,
+        }
+    }
+
+    /// The problem as text in the sparse-block storage (type 1), every
+    /// number in Rust's shortest round-trip form, so that reading it back
+    /// gives the same problem bit for bit. A d = 6 problem ends with its
+    /// `law` line.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let (d, nc) = (self.dim, self.n_contacts);
+        let n = d * nc;
+        let nb = self.w.n_blocks();
+        let mut s = String::with_capacity(nb * d * d * 24 + n * 24);
+        let join = |s: &mut String, v: &mut dyn Iterator<Item = String>| {
+            let v: Vec<String> = v.collect();
+            s.push_str(&v.join(" "));
+            s.push('\n');
+        };
+        let _ = writeln!(s, "{d}\n{nc}\n1\n{n}\n{n}\n{nb}\n{nc}\n{nc}");
+        join(&mut s, &mut (1..=nc).map(|k| (k * d).to_string()));
+        join(&mut s, &mut (1..=nc).map(|k| (k * d).to_string()));
+        let _ = writeln!(s, "{}\n{nb}", nc + 1);
+        join(
+            &mut s,
+            &mut self.w.row_offsets.iter().map(|x| x.to_string()),
+        );
+        join(&mut s, &mut self.w.cols.iter().map(|x| x.to_string()));
+        for k in 0..nb {
+            let b = self.w.block(k);
+            let _ = writeln!(s, "{k}");
+            // Column-major entries.
+            join(
+                &mut s,
+                &mut (0..d * d).map(|e| format!("{:e}", b[(e % d) * d + e / d])),
+            );
+        }
+        join(&mut s, &mut self.q.iter().map(|x| format!("{x:e}")));
+        join(&mut s, &mut self.mu.iter().map(|x| format!("{x:e}")));
+        if d >= 5 {
+            join(&mut s, &mut self.mu_r.iter().map(|x| format!("{x:e}")));
+        }
+        if d == 6 {
+            join(&mut s, &mut self.mu_s.iter().map(|x| format!("{x:e}")));
+            let law = match self.law {
+                FrictionLaw::Associated => "associated",
+                FrictionLaw::DeSaxce => "desaxce",
+            };
+            let _ = writeln!(s, "law {law}");
+        }
+        s
     }
 
     /// A d·nc vector as one 6-vector per contact (missing components zero).
@@ -336,6 +439,8 @@ impl SiconosProblem {
     /// rel = abs / max(‖q‖, ‖r‖, ‖u‖) unless that max is below machine ε.
     /// Π_K is [`project_coulomb`] (d = 3) or [`project_rolling`] (d = 5, seed
     /// 001 Prop. 5.2): computed in d-space, independently of the 6-D path.
+    /// For d = 6 it is the 6-D projection [`project`] (the spinning term
+    /// μ_s |ω_S| joins g), and under `law associated` û = u.
     pub fn error(&self, r: &[f64]) -> SiconosErrorMeasure {
         let d = self.dim;
         let n = d * self.n_contacts;
@@ -349,11 +454,28 @@ impl SiconosProblem {
         for i in 0..self.n_contacts {
             let (ri, ui) = (&r[i * d..(i + 1) * d], &u[i * d..(i + 1) * d]);
             let mut g = self.mu[i] * ui[1].hypot(ui[2]);
-            if d == 5 {
+            if d >= 5 {
                 g += self.mu_r[i] * ui[3].hypot(ui[4]);
             }
+            if d == 6 {
+                g += self.mu_s[i] * ui[5].abs();
+            }
+            if self.law == FrictionLaw::Associated {
+                g = 0.0;
+            }
             let x = |k: usize| ri[k] - ui[k] - if k == 0 { g } else { 0.0 };
-            if d == 3 {
+            if d == 6 {
+                // (n, t1, t2, roll1, roll2, spin) → repose's (n, u, w, spin, roll).
+                let z = [x(0), x(1), x(2), x(5), x(3), x(4)];
+                let c = ConeCoeffs {
+                    mu: self.mu[i],
+                    rho: self.mu_r[i],
+                    sigma: self.mu_s[i],
+                };
+                let p = project(&z, &c);
+                let pd = [p[0], p[1], p[2], p[4], p[5], p[3]];
+                sum += (0..6).map(|k| (ri[k] - pd[k]).powi(2)).sum::<f64>();
+            } else if d == 3 {
                 let p = project_coulomb(&[x(0), x(1), x(2)], self.mu[i]);
                 sum += (0..3).map(|k| (ri[k] - p[k]).powi(2)).sum::<f64>();
             } else {
@@ -564,10 +686,13 @@ impl<'a> Parser<'a> {
 
     fn problem(mut self) -> Res<SiconosProblem> {
         let (dim, line) = self.index("the dimension d")?;
-        if dim != 3 && dim != 5 {
+        if dim != 3 && dim != 5 && dim != 6 {
             return self.err(
                 line,
-                format!("unsupported dimension {dim}: expected 3 (fc3d) or 5 (rfc3d)"),
+                format!(
+                    "unsupported dimension {dim}: expected 3 (fc3d), 5 (rfc3d) \
+                     or 6 (repose's rolling and spinning)"
+                ),
             );
         }
         let (nc, line) = self.index("the number of contacts")?;
@@ -608,12 +733,17 @@ impl<'a> Parser<'a> {
         };
         let q = self.vector(n, "q")?.into_iter().map(|(v, _)| v).collect();
         let mu = self.coefficients(nc, "μ")?;
-        let mu_r = if dim == 5 {
+        let mu_r = if dim >= 5 {
             self.coefficients(nc, "μ_r")?
         } else {
             Vec::new()
         };
-        self.end()?;
+        let mu_s = if dim == 6 {
+            self.coefficients(nc, "μ_s")?
+        } else {
+            Vec::new()
+        };
+        let law = self.end()?;
         Ok(SiconosProblem {
             dim,
             n_contacts: nc,
@@ -621,6 +751,8 @@ impl<'a> Parser<'a> {
             q,
             mu,
             mu_r,
+            mu_s,
+            law,
             storage,
         })
     }
@@ -636,9 +768,29 @@ impl<'a> Parser<'a> {
         Ok(v.into_iter().map(|(x, _)| x).collect())
     }
 
-    /// After the data: nothing, or the legacy `isComplete` flag (0 or 1).
-    fn end(&mut self) -> Res<()> {
-        if let Some((line, tok)) = self.lex.token() {
+    /// After the data: optionally `law associated|desaxce` (repose's
+    /// extension; the law, De Saxcé by default), then nothing or the legacy
+    /// `isComplete` flag (0 or 1).
+    fn end(&mut self) -> Res<FrictionLaw> {
+        let mut law = FrictionLaw::DeSaxce;
+        let mut next = self.lex.token();
+        if let Some((line, "law")) = next {
+            law = match self.lex.token() {
+                Some((_, "associated")) => FrictionLaw::Associated,
+                Some((_, "desaxce")) => FrictionLaw::DeSaxce,
+                Some((line, tok)) => {
+                    return self.err(
+                        line,
+                        format!("unknown law {tok:?}: expected associated or desaxce"),
+                    )
+                }
+                None => {
+                    return self.err(line, "`law` without a name: expected associated or desaxce")
+                }
+            };
+            next = self.lex.token();
+        }
+        if let Some((line, tok)) = next {
             if tok != "0" && tok != "1" {
                 return self.err(
                     line,
@@ -652,7 +804,7 @@ impl<'a> Parser<'a> {
                 format!("trailing garbage after the end of the problem: {tok:?}"),
             );
         }
-        Ok(())
+        Ok(law)
     }
 
     fn dense(&mut self, n: usize) -> Res<RawMatrix> {

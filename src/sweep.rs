@@ -1078,6 +1078,7 @@ fn run_one(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> Swee
         no_frames: !opts.frames,
         backend: opts.backend,
         no_picture: false,
+        dump_steps: Vec::new(),
     };
     match run_scene(scene, &ropts) {
         Ok(s) => SweepRow::from_summary(p, &s),

@@ -979,3 +979,48 @@ fn run_with_an_inlet_writes_every_emitted_sphere() {
     );
     assert!(out_dir.join("frames.pvd").exists(), "no frame series");
 }
+
+/// `repose run --dump-problem` writes the chosen steps' problems, and
+/// `repose solve` reads and solves them (the column's contacts carry
+/// rolling and spinning friction: the d = 6 rows).
+#[test]
+fn dumped_step_problems_are_solved_by_repose_solve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("col");
+    let out = repose([
+        OsStr::new("run"),
+        OsStr::new("scenes/column.ron"),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--no-frames"),
+        OsStr::new("--no-picture"),
+        OsStr::new("--set"),
+        OsStr::new("duration=0.05"),
+        OsStr::new("--dump-problem"),
+        OsStr::new("3,40"),
+        OsStr::new("--out"),
+        out_dir.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for step in ["000003", "000040"] {
+        let file = out_dir.join(format!("problem_step{step}.dat"));
+        assert!(file.exists(), "{} was not written", file.display());
+        let solved = repose([
+            OsStr::new("solve"),
+            file.as_os_str(),
+            OsStr::new("--solver"),
+            OsStr::new("apgd"),
+        ]);
+        let text = stdout(&solved);
+        assert!(solved.status.success(), "step {step}: {text}");
+        let row = text.lines().nth(1).unwrap_or_default();
+        assert!(
+            row.contains(" 6 ") && row.contains(" 10 ") && row.ends_with("yes"),
+            "step {step}: expected d = 6, 10 contacts, solved: {row:?}"
+        );
+    }
+}

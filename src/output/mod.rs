@@ -94,6 +94,16 @@ pub(crate) fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// Writes a step's contact problem in the Siconos text format with repose's
+/// d = 6 extension (see [`crate::siconos`]): W = N and q = r assembled
+/// explicitly, every number exact, so `repose solve` reads back the problem
+/// the step solved (from zero impulses: the warm start is not part of it).
+pub fn write_contact_problem(path: &Path, p: &crate::problem::ContactProblem) -> io::Result<()> {
+    let op = crate::problem::explicit::ExplicitDelassus::from_problem(p);
+    let text = crate::siconos::SiconosProblem::from_delassus(&op).to_text();
+    write_atomic(path, |w| w.write_all(text.as_bytes()))
+}
+
 /// Writes a whole file atomically: `fill` writes the contents into a buffered
 /// `<path>.tmp`, which is then renamed over `path`. On any error the
 /// temporary file is removed and `path` is left as it was. Errors name the

@@ -2,7 +2,9 @@
 //! form, plus the vector r. Used for imported problems and to cross-check the
 //! matrix-free body form.
 
-use super::{Delassus, Vec6};
+use glam::DVec3;
+
+use super::{ContactProblem, Delassus, Vec6};
 use crate::material::{ConeCoeffs, FrictionLaw};
 
 /// N as a block-sparse matrix of 6×6 blocks (block-CSR), with r and the cones.
@@ -68,6 +70,69 @@ impl ExplicitDelassus {
 }
 
 impl ExplicitDelassus {
+    /// N = Dᵀ M⁻¹ D and r = Dᵀ v_free + b of a simulation step's problem,
+    /// assembled block by block from the body form: block (i, j) sums, over
+    /// the bodies that contacts i and j share, m D_iᵀ D_j over the linear
+    /// rows plus j D_iᵀ D_j over the angular rows (module docs of
+    /// [`crate::problem`]), with the ends' signs (A −, B +). O(Σ_bodies
+    /// contacts²): fit for writing a step's problem out, not for every step.
+    pub fn from_problem(p: &ContactProblem) -> Self {
+        use std::collections::BTreeMap;
+        let n = p.n_contacts();
+        // Per contact end (slot): its D rows as (linear, angular) 3-vectors.
+        let rows = |slot: u32| -> [(DVec3, DVec3); 6] {
+            let i = (slot >> 1) as usize;
+            let (sign, arm) = if slot & 1 == 0 {
+                (-1.0, p.arm_a[i])
+            } else {
+                (1.0, p.arm_b[i])
+            };
+            let e = p.frame[i];
+            std::array::from_fn(|k| {
+                if k < 3 {
+                    (e[k] * sign, arm.cross(e[k]) * sign)
+                } else {
+                    (DVec3::ZERO, e[k - 3] * sign)
+                }
+            })
+        };
+        let mut rows_of: Vec<BTreeMap<usize, [[f64; 6]; 6]>> = vec![BTreeMap::new(); n];
+        for b in 0..p.n_bodies() {
+            let slots = &p.csr_slots[p.csr_offsets[b] as usize..p.csr_offsets[b + 1] as usize];
+            let (m, j) = (p.inv_mass[b], p.inv_inertia[b]);
+            for &si in slots {
+                let ri = rows(si);
+                for &sj in slots {
+                    let rj = rows(sj);
+                    let blk = rows_of[(si >> 1) as usize]
+                        .entry((sj >> 1) as usize)
+                        .or_insert([[0.0; 6]; 6]);
+                    for (r, a) in ri.iter().enumerate() {
+                        for (c, bb) in rj.iter().enumerate() {
+                            blk[r][c] += m * a.0.dot(bb.0) + j * a.1.dot(bb.1);
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = ExplicitDelassus {
+            r: (0..n).map(|i| p.twist(i, &p.v_free, &p.w_free)).collect(),
+            cones: p.cone.clone(),
+            law: p.law,
+            row_offsets: vec![0],
+            ..Default::default()
+        };
+        for (i, mut row) in rows_of.into_iter().enumerate() {
+            row.entry(i).or_insert([[0.0; 6]; 6]);
+            for (c, blk) in row {
+                out.cols.push(c);
+                out.blocks.push(blk);
+            }
+            out.row_offsets.push(out.cols.len());
+        }
+        out
+    }
+
     /// Row i of the operator: (Nγ + r)_i.
     pub fn row(&self, i: usize, gamma: &[Vec6]) -> Vec6 {
         let mut acc = self.r[i];

@@ -129,6 +129,11 @@ pub struct OutputSettings {
     pub csv_frames: bool,
     /// The picture of the final state, `final.png`.
     pub picture: PictureSettings,
+    /// Steps (1 = the first) whose contact problem is written out as
+    /// `problem_stepNNNNNN.dat`, in the Siconos format that `repose solve`
+    /// reads (d = 6 with the spinning row, [`crate::siconos`]), for studying
+    /// hard problems apart from the run. Also `repose run --dump-problem`.
+    pub dump_problems: Vec<u64>,
 }
 
 /// Settings of `final.png`, the picture of the final state (a side view and

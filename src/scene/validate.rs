@@ -145,6 +145,14 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             );
         }
     }
+    for (i, &step) in scene.output.dump_problems.iter().enumerate() {
+        if step == 0 {
+            c.push(
+                format!("output.dump_problems[{i}]"),
+                "steps count from 1 (the first step); got 0",
+            );
+        }
+    }
     for (field, reason) in scene.analysis.problems() {
         c.push(format!("analysis.{field}"), reason);
     }
