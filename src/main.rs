@@ -314,6 +314,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 s.solver.iterations_mean,
                 s.solver.residual_rel_final
             );
+            println!(
+                "solver: {} of {} steps met the tolerance; {:.3e} contact-iterations/s all-in",
+                s.solver.steps - s.solver.steps_not_converged,
+                s.solver.steps,
+                s.solver.contact_iterations as f64 / s.wall_time_s.max(1e-9)
+            );
             if let Some(t) = s.extra.get("settling").and_then(|v| v.get("settle_time_s")) {
                 if let Some(t) = t.as_f64() {
                     println!("settled at t = {t:.4} s");

@@ -277,6 +277,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
                 summary
                     .solver
                     .record(s.iterations, s.residual_abs, s.residual_rel, s.converged);
+                summary.solver.record_work(rep.contacts, s.iterations);
                 if k % 10 == 0 || k == steps {
                     bar.set_message(format!(
                         "{} contacts, {} it, res {:.1e}",

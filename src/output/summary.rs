@@ -160,6 +160,11 @@ pub struct SolverStats {
     /// Steps that stopped at the iteration limit without reaching the
     /// tolerance.
     pub steps_not_converged: u64,
+    /// Contacts × iterations summed over all steps: the work of the solves.
+    /// Divided by the wall time it is the all-in rate (collision, assembly
+    /// and outputs included) that `repose run` prints.
+    #[serde(default)]
+    pub contact_iterations: u64,
 }
 
 impl Default for SolverStats {
@@ -172,6 +177,7 @@ impl Default for SolverStats {
             residual_rel_final: f64::NAN,
             residual_rel_max: f64::NAN,
             steps_not_converged: 0,
+            contact_iterations: 0,
         }
     }
 }
@@ -206,6 +212,11 @@ impl SolverStats {
         if !converged {
             self.steps_not_converged += 1;
         }
+    }
+
+    /// Adds one step's contacts × iterations to [`SolverStats::contact_iterations`].
+    pub fn record_work(&mut self, contacts: usize, iterations: usize) {
+        self.contact_iterations += contacts as u64 * iterations as u64;
     }
 }
 

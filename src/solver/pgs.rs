@@ -82,12 +82,9 @@ impl Sticking {
         let mut l = [[0.0; 6]; 6];
         for i in 0..n {
             for j in 0..=i {
-                let mut s = w[rows[i]][rows[j]];
-                for k in 0..j {
-                    s -= l[i][k] * l[j][k];
-                }
+                let s = w[rows[i]][rows[j]] - (0..j).map(|k| l[i][k] * l[j][k]).sum::<f64>();
                 if i == j {
-                    if !(s > 1e-12 * scale) {
+                    if s.is_nan() || s <= 1e-12 * scale {
                         return None;
                     }
                     l[i][i] = s.sqrt();
@@ -159,7 +156,8 @@ pub fn solve<D: Delassus + Sync>(
         let w = &diag[i];
         let wg = mat_vec(w, g);
         let qbar: Vec6 = std::array::from_fn(|k| y[k] - wg[k]);
-        let relax = |p: Vec6| -> Vec6 { std::array::from_fn(|k| lambda * p[k] + (1.0 - lambda) * g[k]) };
+        let relax =
+            |p: Vec6| -> Vec6 { std::array::from_fn(|k| lambda * p[k] + (1.0 - lambda) * g[k]) };
         let c = &local.cones[i];
         if let Some(st) = &sticking[i] {
             let p = st.solve(&qbar);
