@@ -523,6 +523,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 (Some(f), None) => {
                     let p = repose::siconos::SiconosProblem::read(&f)?;
                     let name = f.display().to_string();
+                    if !solver.supports(p.law) {
+                        anyhow::bail!(
+                            "{name}: the {solver} method solves the associated law only, and this problem is posed with De Saxcé's; use apgd"
+                        );
+                    }
                     rows.push(solve_problem(&p, &name, &opts(solver)));
                 }
                 (None, Some(dir)) => {
@@ -534,7 +539,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     for f in files {
                         let p = repose::siconos::SiconosProblem::read(&f)?;
                         let name = problem_name(&dir, &f);
-                        for m in SolverMethod::ALL {
+                        for m in SolverMethod::ALL.into_iter().filter(|m| m.supports(p.law)) {
                             let r = solve_problem(&p, &name, &opts(m));
                             log::info!(
                                 "{name}: {m}: {} iterations, {:.3} s, relative error {:.2e}",

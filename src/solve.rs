@@ -82,8 +82,14 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
     let t0 = Instant::now();
     let mut done = 0;
     let mut timed_out = false;
-    // The first chunk measures the cost of an iteration.
-    let mut chunk_size = 100;
+    // The first chunk measures the cost of an iteration. The interior-point
+    // method starts afresh on every call, so it gets one call with the whole
+    // budget (its iterations are Newton steps, a few tens).
+    let mut chunk_size = if o.method == SolverMethod::InteriorPoint {
+        o.max_iterations
+    } else {
+        100
+    };
     loop {
         let chunk = chunk_size.min(o.max_iterations - done);
         let s = SolverSettings {
@@ -96,7 +102,7 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
         };
         let stats = solver::solve(&mut op, &mut gamma, &s, &mut ws);
         done += stats.iterations;
-        if stats.converged || done >= o.max_iterations {
+        if stats.converged || done >= o.max_iterations || o.method == SolverMethod::InteriorPoint {
             break;
         }
         let elapsed = t0.elapsed().as_secs_f64();

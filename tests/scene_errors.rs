@@ -535,3 +535,21 @@ fn pour_scene_has_about_three_thousand_spheres_in_the_bin() {
     );
     assert_eq!(w.time_step, 2e-3);
 }
+
+#[test]
+fn interior_point_method_under_the_de_saxce_law_is_rejected() {
+    let msg = error_of(&edited(
+        "solver: (max_iterations: 50),\n    contact: (envelope: Some(0.001)),",
+        "solver: (max_iterations: 50, method: InteriorPoint),\n    contact: (envelope: Some(0.001), friction_law: DeSaxce),",
+    ));
+    assert_names(&msg, "solver.method", "associated law only");
+}
+
+#[test]
+fn dump_problem_step_zero_is_rejected() {
+    let msg = error_of(&edited(
+        "output: (frame_interval: 0.05, track: [0, 3]),",
+        "output: (frame_interval: 0.05, track: [0, 3], dump_problems: [4, 0]),",
+    ));
+    assert_names(&msg, "output.dump_problems[1]", "steps count from 1");
+}

@@ -81,7 +81,7 @@ fn all_methods_agree_on_frictionless_problems() {
         p.mu.iter_mut().for_each(|m| *m = 0.0);
         p.mu_r.iter_mut().for_each(|m| *m = 0.0);
         let mut reference: Option<(SolverMethod, Vec<f64>, Vec<f64>)> = None;
-        for m in SolverMethod::ALL {
+        for m in SolverMethod::ALL.into_iter().filter(|m| m.supports(p.law)) {
             let opts = SolveOptions {
                 method: m,
                 tolerance: 1e-7,

@@ -123,6 +123,35 @@ every_method! {
     extra_gradient: SolverMethod::ExtraGradient;
 }
 
+/// The interior-point method solves the associated law only
+/// (`SolverMethod::supports`): the same associated checks.
+mod interior_point {
+    use super::*;
+    #[test]
+    fn solves_the_associated_pile_with_rolling_and_spinning() {
+        solves_the_pile(SolverMethod::InteriorPoint, FrictionLaw::Associated);
+    }
+    #[test]
+    fn solves_the_explicit_form_of_the_same_pile() {
+        let p = first_problem(loose_pile_world(27, 0.002, 0.001));
+        let mut op = ExplicitDelassus::from_operator(&mut BodyDelassus::new(&p));
+        let mut gamma = vec![[0.0; 6]; p.n_contacts()];
+        let s = settings(SolverMethod::InteriorPoint, 1e-9, 200);
+        let stats = solver::solve(&mut op, &mut gamma, &s, &mut Workspace::default());
+        assert!(
+            stats.converged,
+            "interior-point did not converge: {stats:?}"
+        );
+        assert_law_solution(&mut op, &gamma, "interior-point");
+    }
+    #[test]
+    fn refuses_the_de_saxce_law_without_pretending() {
+        let p = pile(FrictionLaw::DeSaxce);
+        let (_, stats) = solve(&p, &settings(SolverMethod::InteriorPoint, 1e-9, 200));
+        assert!(!stats.converged && stats.iterations == 0, "{stats:?}");
+    }
+}
+
 /// Without friction the associated problem is a convex QP whose velocities
 /// y = Nγ + r are unique (even where γ is not): every method gives the same.
 #[test]

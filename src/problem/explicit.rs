@@ -180,6 +180,9 @@ impl Delassus for ExplicitDelassus {
             gamma[i] = local(i, &gamma[i], &y);
         }
     }
+    fn explicit(&self) -> ExplicitDelassus {
+        self.clone()
+    }
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         (self.row_offsets[i]..self.row_offsets[i + 1])
             .find(|&k| self.cols[k] == i)

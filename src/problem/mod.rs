@@ -331,6 +331,8 @@ pub trait Delassus {
     fn apply(&mut self, gamma: &[Vec6], y: &mut [Vec6]);
     /// The 6×6 diagonal block N_ii.
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6];
+    /// N and r as explicit 6×6 blocks (for the methods that factor N).
+    fn explicit(&self) -> explicit::ExplicitDelassus;
     /// Per-contact step scalars (b_f, b_t) of the Jacobi iteration (force and
     /// torque rows), chosen so that the scaled operator B^½ N B^½ has its
     /// largest eigenvalue at most about 1.
@@ -469,6 +471,9 @@ impl Delassus for BodyDelassus<'_> {
     }
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         self.problem.diag_block(i)
+    }
+    fn explicit(&self) -> explicit::ExplicitDelassus {
+        explicit::ExplicitDelassus::from_problem(self.problem)
     }
     /// Bound per end e with n_e contacts, inverse mass m_e, inverse inertia
     /// j_e and arm s_e: D_eᵀ M_e⁻¹ D_e = m_e L Lᵀ + j_e A Aᵀ, where L picks the
