@@ -15,6 +15,19 @@
 //! * `solve`: the cone complementarity problem (projected Jacobi, seed 000 eq. 46).
 //! * `store_warm`: this step's impulses, kept in world coordinates.
 //! * `integrate`: v⁺ = v_free + M⁻¹ D γ (eq. 44), then positions and orientations.
+//!
+//! **Each step runs inside the stepper's own rayon pool.** A parallel pass
+//! called from outside a pool hands its work to the pool's threads and
+//! sleeps until they finish; a step has hundreds of passes (APGD: several
+//! per iteration), and those hand-offs cost more than the work on steps of
+//! a few thousand contacts (`scenes/pour_1000.ron`: 12.4 s of system time
+//! for 10.4 s of user time). Inside a pool the passes split by work
+//! stealing with no hand-off, so [`Stepper::step`] enters its pool once per
+//! step: one thread while the previous step had fewer than
+//! [`Stepper::serial_below`] contacts (the serial path: there a second
+//! thread only burns CPU), else as many as the global pool. The results are
+//! the same bits either way: the passes are elementwise, and reductions run
+//! in fixed chunks ([`crate::solver::det_sums`]).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -172,7 +185,22 @@ pub struct Stepper {
     new_omega: Vec<DVec3>,
     /// The last step's contact problem (for analysis and tests).
     pub last_problem: ContactProblem,
+    /// Steps whose previous step had fewer contacts than this run on one
+    /// thread (module docs); 0 = never, `usize::MAX` = always. Default
+    /// [`SERIAL_BELOW`].
+    pub serial_below: usize,
+    /// The pools the steps run in: one thread (serial path) and as many as
+    /// the global pool has; each made on first use.
+    pools: [Option<rayon::ThreadPool>; 2],
+    /// Contacts of the last step.
+    last_contacts: usize,
 }
+
+/// Default of [`Stepper::serial_below`]: below it a second thread gave the
+/// same wall time for twice the CPU (`repose_small`'s first 0.5 s, 130
+/// contacts a step); at 1,260 contacts (`pour_1000.ron`) two threads are
+/// 9 % faster (README, Performance).
+pub const SERIAL_BELOW: usize = 512;
 
 impl Default for Stepper {
     fn default() -> Self {
@@ -198,6 +226,9 @@ impl Stepper {
             new_vel: Vec::new(),
             new_omega: Vec::new(),
             last_problem: ContactProblem::default(),
+            serial_below: SERIAL_BELOW,
+            pools: [None, None],
+            last_contacts: 0,
         }
     }
 
@@ -208,8 +239,45 @@ impl Stepper {
 
     /// Advances the world by one time step. On a [`NonFiniteError`] the
     /// bodies keep the positions and velocities of the last completed step
-    /// (the non-finite velocities are not stored).
+    /// (the non-finite velocities are not stored). Small steps run on one
+    /// thread (module docs).
     pub fn step(&mut self, world: &mut World) -> Result<StepReport, StepError> {
+        if rayon::current_thread_index().is_some() {
+            // Already on a pool's thread (a sweep's job, a test's pool):
+            // its passes run there without hand-offs.
+            return self.step_here(world);
+        }
+        let serial = self.last_contacts < self.serial_below;
+        let slot = if serial {
+            &mut self.pools[0]
+        } else {
+            &mut self.pools[1]
+        };
+        let pool = match slot.take() {
+            Some(p) => p,
+            None => {
+                let threads = if serial {
+                    1
+                } else {
+                    rayon::current_num_threads()
+                };
+                match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                    Ok(p) => p,
+                    // No thread to be had: the global pool still works.
+                    Err(_) => return self.step_here(world),
+                }
+            }
+        };
+        let out = pool.install(|| self.step_here(world));
+        self.pools[usize::from(!serial)] = Some(pool);
+        if let Ok(r) = &out {
+            self.last_contacts = r.contacts;
+        }
+        out
+    }
+
+    /// One step on the calling thread's rayon pool.
+    fn step_here(&mut self, world: &mut World) -> Result<StepReport, StepError> {
         let h = world.time_step;
         let timers = &mut self.timers;
         if !world.inlets.is_empty() {

@@ -9,6 +9,8 @@
 //! of the solver (256), so thread scheduling could show if it leaked into
 //! the result.
 
+mod common;
+
 use std::path::Path;
 
 use repose::output::summary::Summary;
@@ -132,4 +134,54 @@ fn cpu_final_csv_does_not_depend_on_the_number_of_threads() {
     let (_, two) = run_on(2);
     assert_nontrivial(&s1);
     assert_same_bytes(&one, &two, "1 thread (first) vs 2 threads (second)");
+}
+
+/// The stepper's serial path (a one-thread pool for small steps) and its
+/// parallel path give the same bits: APGD on a pile of 3,000-odd contacts,
+/// more than one chunk of the fixed-order reductions, 15 steps.
+#[test]
+fn serial_and_parallel_steps_give_bit_identical_states() {
+    let run = |serial: bool| {
+        let mut world = common::loose_pile_world(1000, 0.002, 0.001);
+        world.solver.method = repose::solver::SolverMethod::Apgd;
+        world.solver.max_iterations = 60;
+        world.solver.tolerance = 1e-9;
+        let mut st = repose::step::Stepper::new();
+        let mut step_all = |st: &mut repose::step::Stepper| {
+            let mut contacts = 0;
+            for _ in 0..15 {
+                contacts = st.step(&mut world).unwrap().contacts;
+            }
+            contacts
+        };
+        let contacts = if serial {
+            st.serial_below = usize::MAX;
+            step_all(&mut st)
+        } else {
+            // On a two-thread pool's thread the stepper runs there.
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap()
+                .install(|| {
+                    assert_eq!(rayon::current_num_threads(), 2);
+                    step_all(&mut st)
+                })
+        };
+        assert!(
+            contacts > 2 * repose::solver::REDUCE_CHUNK,
+            "{contacts} contacts"
+        );
+        let b = &world.bodies;
+        let bits = |v: &[glam::DVec3]| -> Vec<u64> {
+            v.iter()
+                .flat_map(|x| x.to_array().map(f64::to_bits))
+                .collect()
+        };
+        (bits(&b.pos), bits(&b.vel), bits(&b.omega))
+    };
+    let (serial, parallel) = (run(true), run(false));
+    assert!(serial.0 == parallel.0, "positions differ");
+    assert!(serial.1 == parallel.1, "velocities differ");
+    assert!(serial.2 == parallel.2, "spins differ");
 }

@@ -38,7 +38,7 @@
 
 use rayon::prelude::*;
 
-use super::{begin, check_stop, is_check, Metric, SolveStats, SolverSettings, Workspace};
+use super::{begin, check_stop, det_sums, is_check, Metric, SolveStats, SolverSettings, Workspace};
 use crate::material::FrictionLaw;
 use crate::problem::{Delassus, Vec6};
 
@@ -122,16 +122,12 @@ pub fn solve<D: Delassus + Sync>(
                 .enumerate()
                 .for_each(|(i, xn)| *xn = m.project(i, &m.step(i, &v[i], &gv[i], t)));
             op.apply(&xn, &mut nxn);
-            let (curv, dist) = (0..n)
-                .into_par_iter()
-                .with_min_len(MIN_LEN)
-                .map(|i| {
-                    let d: Vec6 = std::array::from_fn(|k| xn[i][k] - v[i][k]);
-                    let mut dg: Vec6 = std::array::from_fn(|k| nxn[i][k] - gv[i][k]);
-                    dg[0] += shift[i];
-                    (dot6(&d, &dg), m.norm_sq_inv(i, &d))
-                })
-                .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+            let [curv, dist] = det_sums(n, |i| {
+                let d: Vec6 = std::array::from_fn(|k| xn[i][k] - v[i][k]);
+                let mut dg: Vec6 = std::array::from_fn(|k| nxn[i][k] - gv[i][k]);
+                dg[0] += shift[i];
+                [dot6(&d, &dg), m.norm_sq_inv(i, &d)]
+            });
             if curv <= lip * dist * (1.0 + 1e-12) {
                 break;
             }
@@ -139,14 +135,10 @@ pub fn solve<D: Delassus + Sync>(
         }
         let theta_next = 0.5 * theta * ((theta * theta + 4.0).sqrt() - theta);
         let beta = theta * (1.0 - theta) / (theta * theta + theta_next);
-        let ascent: f64 = (0..n)
-            .into_par_iter()
-            .with_min_len(MIN_LEN)
-            .map(|i| {
-                let d: Vec6 = std::array::from_fn(|k| xn[i][k] - x[i][k]);
-                dot6(&gv[i], &d)
-            })
-            .sum();
+        let [ascent] = det_sums(n, |i| {
+            let d: Vec6 = std::array::from_fn(|k| xn[i][k] - x[i][k]);
+            [dot6(&gv[i], &d)]
+        });
         if ascent > 0.0 {
             v.copy_from_slice(&xn);
             v_is_x = true;

@@ -53,15 +53,11 @@ fn law_velocity(m: &Metric, y: &[Vec6], f: &mut [Vec6]) {
 
 /// ρ‖F(p) − F(p̄)‖_B / ‖p − p̄‖_{B⁻¹} (0 when p̄ = p).
 fn ratio(m: &Metric, rho: f64, p: &[Vec6], pb: &[Vec6], f: &[Vec6], fb: &[Vec6]) -> f64 {
-    let (df, dp) = (0..p.len())
-        .into_par_iter()
-        .with_min_len(MIN_LEN)
-        .map(|i| {
-            let df: Vec6 = std::array::from_fn(|k| f[i][k] - fb[i][k]);
-            let dp: Vec6 = std::array::from_fn(|k| p[i][k] - pb[i][k]);
-            (m.norm_sq(i, &df), m.norm_sq_inv(i, &dp))
-        })
-        .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let [df, dp] = super::det_sums(p.len(), |i| {
+        let df: Vec6 = std::array::from_fn(|k| f[i][k] - fb[i][k]);
+        let dp: Vec6 = std::array::from_fn(|k| p[i][k] - pb[i][k]);
+        [m.norm_sq(i, &df), m.norm_sq_inv(i, &dp)]
+    });
     if dp > 0.0 {
         rho * (df / dp).sqrt()
     } else {

@@ -224,18 +224,16 @@ pub fn modified_velocity(y: &Vec6, c: &ConeCoeffs, law: FrictionLaw) -> Vec6 {
 /// Natural-map residual ‖γ − Π_Y(γ − ŷ)‖ over all contacts, with y = Nγ + r
 /// and ŷ the velocity of the operator's law ([`modified_velocity`]).
 pub fn residual<D: Delassus + Sync + ?Sized>(op: &D, gamma: &[Vec6], y: &[Vec6]) -> f64 {
-    use rayon::prelude::*;
     let law = op.law();
-    gamma
-        .par_iter()
-        .zip(y.par_iter())
-        .enumerate()
-        .map(|(i, (g, yi))| {
-            let c = op.cone(i);
-            natural_map_residual_sq(g, &modified_velocity(yi, &c, law), &c)
-        })
-        .sum::<f64>()
-        .sqrt()
+    let [sum] = det_sums(gamma.len(), |i| {
+        let c = op.cone(i);
+        [natural_map_residual_sq(
+            &gamma[i],
+            &modified_velocity(&y[i], &c, law),
+            &c,
+        )]
+    });
+    sum.sqrt()
 }
 
 /// The weighted natural-map residual of [`ResidualMeasure::Weighted`]:
@@ -259,24 +257,18 @@ pub fn weighted_residual<D: Delassus + Sync + ?Sized>(
     y: &[Vec6],
     weights: &[f64],
 ) -> (f64, f64) {
-    use rayon::prelude::*;
     let law = op.law();
-    let (r2, g2, y2) = gamma
-        .par_iter()
-        .zip(y.par_iter())
-        .enumerate()
-        .map(|(i, (g, yi))| {
-            let c = op.cone(i);
-            let w = weights.get(i).copied().unwrap_or(1.0);
-            let yh = modified_velocity(yi, &c, law);
-            let cy: Vec6 = std::array::from_fn(|k| w * yh[k]);
-            (
-                natural_map_residual_sq(g, &cy, &c),
-                g.iter().map(|v| v * v).sum::<f64>(),
-                cy.iter().map(|v| v * v).sum::<f64>(),
-            )
-        })
-        .reduce(|| (0.0, 0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+    let [r2, g2, y2] = det_sums(gamma.len(), |i| {
+        let (g, c) = (&gamma[i], op.cone(i));
+        let w = weights.get(i).copied().unwrap_or(1.0);
+        let yh = modified_velocity(&y[i], &c, law);
+        let cy: Vec6 = std::array::from_fn(|k| w * yh[k]);
+        [
+            natural_map_residual_sq(g, &cy, &c),
+            g.iter().map(|v| v * v).sum::<f64>(),
+            cy.iter().map(|v| v * v).sum::<f64>(),
+        ]
+    });
     (r2.sqrt(), g2.sqrt().max(y2.sqrt()))
 }
 
@@ -508,6 +500,40 @@ pub fn gershgorin_scales(row_sums: &[f64; 6]) -> (f64, f64) {
         bt = bf;
     }
     (bf, bt)
+}
+
+/// Elements per chunk of [`det_sums`].
+pub const REDUCE_CHUNK: usize = 1024;
+
+/// Σ_i f(i) over 0..n, K sums at once, in fixed chunks of [`REDUCE_CHUNK`]
+/// whose partial sums are added in chunk order: the same bits whatever the
+/// number of threads (a rayon `reduce` splits where work stealing happens
+/// to, so its rounding depends on the schedule, and a solver whose step
+/// sizes and restarts read such sums would not be reproducible).
+pub fn det_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Sync) -> [f64; K] {
+    use rayon::prelude::*;
+    let chunk = |c: usize| {
+        let mut acc = [0.0; K];
+        for i in c * REDUCE_CHUNK..((c + 1) * REDUCE_CHUNK).min(n) {
+            let v = f(i);
+            for k in 0..K {
+                acc[k] += v[k];
+            }
+        }
+        acc
+    };
+    let chunks = n.div_ceil(REDUCE_CHUNK);
+    let partial: Vec<[f64; K]> = if chunks <= 1 {
+        (0..chunks).map(chunk).collect()
+    } else {
+        (0..chunks).into_par_iter().map(chunk).collect()
+    };
+    partial.into_iter().fold([0.0; K], |mut a, b| {
+        for k in 0..K {
+            a[k] += b[k];
+        }
+        a
+    })
 }
 
 /// Whether iteration `it` (of at most `max`) computes the residual.
