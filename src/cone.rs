@@ -195,6 +195,13 @@ pub fn is_inside(x: &Vec6, c: &ConeCoeffs, tol: f64) -> bool {
             .all(|&(mu, n)| n - mu * x[0] <= eps * (1.0 + mu * mu).sqrt())
 }
 
+/// Whether `x` lies in the dual cone C* = {x_n ≥ μ‖x_t‖ + σ|x_s| + ρ‖x_r‖}
+/// (the sum of the three parts' duals, since C is their intersection);
+/// exact test. −x ∈ C° exactly then, so Π_C(−x) = 0.
+pub fn is_in_dual(x: &Vec6, c: &ConeCoeffs) -> bool {
+    x[0] >= c.mu * x[1].hypot(x[2]) + c.sigma * x[3].abs() + c.rho * x[4].hypot(x[5])
+}
+
 /// Projection in the diagonal metric diag(1/b_f ×3, 1/b_t ×3), b_f, b_t > 0:
 /// argmin_{y∈C} (y−x)ᵀ B⁻¹ (y−x). Implemented as in DESIGN.md: z = (x_f/√b_f, x_t/√b_t),
 /// project z onto the cone with (μ, ρ√(b_f/b_t), σ√(b_f/b_t)), map back y = (√b_f z_f, √b_t z_t).
@@ -457,5 +464,22 @@ mod tests {
         assert!(!is_inside(&out, &c, 1e-9));
         assert!(is_inside(&out, &c, 1e-5));
         assert!(!is_inside(&[-1.0, 0.0, 0.0, 0.0, 0.0, 0.0], &c, 1e-9));
+    }
+
+    /// x ∈ C* exactly when the projection of −x onto C is 0 (−x ∈ C°),
+    /// checked on points on both sides of the dual cone's boundary.
+    #[test]
+    fn is_in_dual_agrees_with_the_projection_of_the_opposite_point() {
+        let c = cc(0.625, 0.15625, 0.0625);
+        // On the boundary: x_n = μ‖x_t‖ + σ|x_s| + ρ‖x_r‖ = 0.625·5 + 0.0625·2 + 0.15625·4.
+        let edge = [3.875, 3.0, 4.0, -2.0, 0.0, 4.0];
+        for (dn, inside) in [(1e-3, true), (0.0, true), (-1e-3, false)] {
+            let x = [edge[0] + dn, edge[1], edge[2], edge[3], edge[4], edge[5]];
+            let neg = x.map(|v| -v);
+            let p = project(&neg, &c);
+            let zero = p.iter().all(|v| v.abs() <= 1e-12);
+            assert_eq!(is_in_dual(&x, &c), inside, "x_n offset {dn}");
+            assert_eq!(zero, inside, "x_n offset {dn}: Π(−x) = {p:?}");
+        }
     }
 }

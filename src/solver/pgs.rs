@@ -35,6 +35,7 @@
 use super::{
     begin, check_stop, gershgorin_scales, is_check, SolveStats, SolverSettings, Workspace,
 };
+use crate::cone::{is_in_dual, is_inside};
 use crate::material::ConeCoeffs;
 use crate::problem::{Delassus, Vec6};
 
@@ -116,19 +117,6 @@ impl Sticking {
     }
 }
 
-/// Whether p lies in the cone c (components (n, u, w, spin, roll u, roll w)).
-fn in_cone(p: &Vec6, c: &ConeCoeffs) -> bool {
-    p[0] >= 0.0
-        && p[1].hypot(p[2]) <= c.mu * p[0]
-        && p[3].abs() <= c.sigma * p[0]
-        && p[4].hypot(p[5]) <= c.rho * p[0]
-}
-
-/// Whether x lies in the dual cone K* = {x_n ≥ μ‖x_t‖ + σ|x_s| + ρ‖x_r‖}.
-fn in_dual_cone(x: &Vec6, c: &ConeCoeffs) -> bool {
-    x[0] >= c.mu * x[1].hypot(x[2]) + c.sigma * x[3].abs() + c.rho * x[4].hypot(x[5])
-}
-
 /// Solves with projected Gauss–Seidel from `gamma` (warm start), overwriting
 /// it with the result. An iteration is one sweep over all contacts.
 pub fn solve<D: Delassus + Sync>(
@@ -161,11 +149,11 @@ pub fn solve<D: Delassus + Sync>(
         let c = &local.cones[i];
         if let Some(st) = &sticking[i] {
             let p = st.solve(&qbar);
-            if in_cone(&p, c) {
+            if is_inside(&p, c, 0.0) {
                 return relax(p);
             }
         }
-        if in_dual_cone(&local.modified(i, &qbar), c) {
+        if is_in_dual(&local.modified(i, &qbar), c) {
             return relax([0.0; 6]);
         }
         let mut p = *g;
