@@ -2,8 +2,6 @@
 //! form, plus the vector r. Used for imported problems and to cross-check the
 //! matrix-free body form.
 
-use glam::DVec3;
-
 use super::{ContactProblem, Delassus, Vec6};
 use crate::material::{ConeCoeffs, FrictionLaw};
 
@@ -79,39 +77,17 @@ impl ExplicitDelassus {
     pub fn from_problem(p: &ContactProblem) -> Self {
         use std::collections::BTreeMap;
         let n = p.n_contacts();
-        // Per contact end (slot): its D rows as (linear, angular) 3-vectors.
-        let rows = |slot: u32| -> [(DVec3, DVec3); 6] {
-            let i = (slot >> 1) as usize;
-            let (sign, arm) = if slot & 1 == 0 {
-                (-1.0, p.arm_a[i])
-            } else {
-                (1.0, p.arm_b[i])
-            };
-            let e = p.frame[i];
-            std::array::from_fn(|k| {
-                if k < 3 {
-                    (e[k] * sign, arm.cross(e[k]) * sign)
-                } else {
-                    (DVec3::ZERO, e[k - 3] * sign)
-                }
-            })
-        };
         let mut rows_of: Vec<BTreeMap<usize, [[f64; 6]; 6]>> = vec![BTreeMap::new(); n];
         for b in 0..p.n_bodies() {
             let slots = &p.csr_slots[p.csr_offsets[b] as usize..p.csr_offsets[b + 1] as usize];
+            let rows: Vec<_> = slots.iter().map(|&s| p.end_rows(s)).collect();
             let (m, j) = (p.inv_mass[b], p.inv_inertia[b]);
-            for &si in slots {
-                let ri = rows(si);
-                for &sj in slots {
-                    let rj = rows(sj);
+            for (&si, ri) in slots.iter().zip(&rows) {
+                for (&sj, rj) in slots.iter().zip(&rows) {
                     let blk = rows_of[(si >> 1) as usize]
                         .entry((sj >> 1) as usize)
                         .or_insert([[0.0; 6]; 6]);
-                    for (r, a) in ri.iter().enumerate() {
-                        for (c, bb) in rj.iter().enumerate() {
-                            blk[r][c] += m * a.0.dot(bb.0) + j * a.1.dot(bb.1);
-                        }
-                    }
+                    super::add_end_block(blk, m, j, ri, rj);
                 }
             }
         }

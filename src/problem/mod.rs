@@ -288,31 +288,67 @@ impl ContactProblem {
             });
     }
 
+    /// The six rows of D_eᵀ for contact-end slot `2 i + end` (end 0 = A,
+    /// 1 = B), each as its (linear, angular) parts acting on (v, ω) of that
+    /// end's body: force row k = ±(e_k, s × e_k), torque row k = ±(0, e_k),
+    /// − for A, + for B (module docs).
+    pub fn end_rows(&self, slot: u32) -> [(DVec3, DVec3); 6] {
+        let i = (slot >> 1) as usize;
+        let (sign, arm) = if slot & 1 == 0 {
+            (-1.0, self.arm_a[i])
+        } else {
+            (1.0, self.arm_b[i])
+        };
+        let e = self.frame[i];
+        std::array::from_fn(|k| {
+            if k < 3 {
+                (e[k] * sign, arm.cross(e[k]) * sign)
+            } else {
+                (DVec3::ZERO, e[k - 3] * sign)
+            }
+        })
+    }
+
     /// The diagonal block N_ii = Σ_ends D_eᵀ M_e⁻¹ D_e of contact i (6×6).
     pub fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         let mut out = [[0.0; 6]; 6];
-        let mut add = |m: f64, j: f64, s: DVec3| {
-            let e = self.frame[i];
-            // Rows of D_eᵀ for one end (sign irrelevant in DᵀM⁻¹D): force row k
-            // = (e_k, s × e_k), torque row k = (0, e_k).
-            let mut rows = [(DVec3::ZERO, DVec3::ZERO); 6];
-            for k in 0..3 {
-                rows[k] = (e[k], s.cross(e[k]));
-                rows[k + 3] = (DVec3::ZERO, e[k]);
-            }
-            for r in 0..6 {
-                for c in 0..6 {
-                    out[r][c] += m * rows[r].0.dot(rows[c].0) + j * rows[r].1.dot(rows[c].1);
-                }
-            }
-        };
         let a = self.body_a[i] as usize;
-        add(self.inv_mass[a], self.inv_inertia[a], self.arm_a[i]);
+        let rows = self.end_rows(2 * i as u32);
+        add_end_block(
+            &mut out,
+            self.inv_mass[a],
+            self.inv_inertia[a],
+            &rows,
+            &rows,
+        );
         if self.body_b[i] != NO_BODY {
             let b = self.body_b[i] as usize;
-            add(self.inv_mass[b], self.inv_inertia[b], self.arm_b[i]);
+            let rows = self.end_rows(2 * i as u32 + 1);
+            add_end_block(
+                &mut out,
+                self.inv_mass[b],
+                self.inv_inertia[b],
+                &rows,
+                &rows,
+            );
         }
         out
+    }
+}
+
+/// Adds D_eᵀ M⁻¹ D_f of two contact ends on the same body (inverse mass
+/// `m`, inverse inertia `j`; rows from [`ContactProblem::end_rows`]) into `out`.
+pub fn add_end_block(
+    out: &mut [[f64; 6]; 6],
+    m: f64,
+    j: f64,
+    e: &[(DVec3, DVec3); 6],
+    f: &[(DVec3, DVec3); 6],
+) {
+    for (r, a) in e.iter().enumerate() {
+        for (c, b) in f.iter().enumerate() {
+            out[r][c] += m * a.0.dot(b.0) + j * a.1.dot(b.1);
+        }
     }
 }
 
