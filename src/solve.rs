@@ -85,11 +85,8 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
     // The first chunk measures the cost of an iteration. The interior-point
     // method starts afresh on every call, so it gets one call with the whole
     // budget (its iterations are Newton steps, a few tens).
-    let mut chunk_size = if o.method == SolverMethod::InteriorPoint {
-        o.max_iterations
-    } else {
-        100
-    };
+    let one_call = o.method == SolverMethod::InteriorPoint;
+    let mut chunk_size = if one_call { o.max_iterations } else { 100 };
     loop {
         let chunk = chunk_size.min(o.max_iterations - done);
         let s = SolverSettings {
@@ -102,7 +99,7 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
         };
         let stats = solver::solve(&mut op, &mut gamma, &s, &mut ws);
         done += stats.iterations;
-        if stats.converged || done >= o.max_iterations || o.method == SolverMethod::InteriorPoint {
+        if stats.converged || done >= o.max_iterations || one_call {
             break;
         }
         let elapsed = t0.elapsed().as_secs_f64();

@@ -248,12 +248,8 @@ impl Stepper {
             return self.step_here(world);
         }
         let serial = self.last_contacts < self.serial_below;
-        let slot = if serial {
-            &mut self.pools[0]
-        } else {
-            &mut self.pools[1]
-        };
-        let pool = match slot.take() {
+        let slot = usize::from(!serial);
+        let pool = match self.pools[slot].take() {
             Some(p) => p,
             None => {
                 let threads = if serial {
@@ -269,7 +265,7 @@ impl Stepper {
             }
         };
         let out = pool.install(|| self.step_here(world));
-        self.pools[usize::from(!serial)] = Some(pool);
+        self.pools[slot] = Some(pool);
         if let Ok(r) = &out {
             self.last_contacts = r.contacts;
         }
