@@ -129,7 +129,7 @@ impl Program {
         let (mut ri, mut ci, mut vi) = (Vec::new(), Vec::new(), Vec::new());
         let mut cones = Vec::new();
         let mut row = 0;
-        let mut put = |ri: &mut Vec<usize>, col: usize, v: f64| {
+        let mut put = |col: usize, v: f64| {
             ri.push(row);
             ci.push(col);
             vi.push(v);
@@ -139,7 +139,7 @@ impl Program {
             let (bf, bt) = scales[i];
             let ratio = (bf / bt).sqrt();
             let base = 6 * i;
-            put(&mut ri, base, -1.0);
+            put(base, -1.0);
             cones.push(SupportedConeT::NonnegativeConeT(1));
             for (coef, comps) in [
                 (c.mu, &[1usize, 2][..]),
@@ -149,14 +149,14 @@ impl Program {
                 if coef > 0.0 {
                     // (coef z_n, z_comps) ∈ SOC, rows scaled to unit size.
                     let scale = coef.max(1.0);
-                    put(&mut ri, base, -coef / scale);
+                    put(base, -coef / scale);
                     for &j in comps {
-                        put(&mut ri, base + j, -1.0 / scale);
+                        put(base + j, -1.0 / scale);
                     }
                     cones.push(SupportedConeT::SecondOrderConeT(comps.len() + 1));
                 } else {
                     for &j in comps {
-                        put(&mut ri, base + j, -1.0);
+                        put(base + j, -1.0);
                     }
                     cones.push(SupportedConeT::ZeroConeT(comps.len()));
                 }
