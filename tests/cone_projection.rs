@@ -63,6 +63,29 @@ fn cone_violation(y: &Vec6, c: &ConeCoeffs) -> f64 {
         .fold(-y[0], f64::max)
 }
 
+/// A feasible point next to y: blocks with a zero coefficient are set to
+/// zero, and y₀ is raised until every other block fits (raising y₀ only
+/// loosens the constraints). Used to make the conic solver's answer, which
+/// may violate the cone by its feasibility tolerance, exactly feasible before
+/// its distance to x is compared with the closed form's.
+fn made_feasible(y: &Vec6, c: &ConeCoeffs) -> Vec6 {
+    let mut r = *y;
+    let blocks: [(f64, &[usize]); 3] = [(c.mu, &[1, 2]), (c.sigma, &[3]), (c.rho, &[4, 5])];
+    let mut y0 = r[0].max(0.0);
+    for (m, comps) in blocks {
+        if m > 0.0 {
+            let n = comps.iter().map(|&j| r[j] * r[j]).sum::<f64>().sqrt();
+            y0 = y0.max(n / m);
+        } else {
+            for &j in comps {
+                r[j] = 0.0;
+            }
+        }
+    }
+    r[0] = y0;
+    r
+}
+
 /// Number of random cases: `n` times the factor in the environment variable
 /// `REPOSE_TEST_CASES_FACTOR` (default 1; raise it for a long stress run).
 fn cases(n: u32) -> u32 {
@@ -73,6 +96,23 @@ fn cases(n: u32) -> u32 {
     n.saturating_mul(factor.max(1))
 }
 
+/// The random cases are the same on every run, so that a test that passed
+/// once passes again (CI gates on it): the seed is fixed unless the
+/// environment variable `PROPTEST_RNG_SEED` names another, which is how to
+/// explore (`PROPTEST_RNG_SEED=$RANDOM REPOSE_TEST_CASES_FACTOR=20 cargo test
+/// --test cone_projection`).
+const DEFAULT_SEED: u64 = 0x5eed_c0e5;
+
+/// Proptest's defaults with the seed of [`DEFAULT_SEED`] unless the
+/// environment sets one.
+fn base_config() -> ProptestConfig {
+    let mut config = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
+        config.rng_seed = proptest::test_runner::RngSeed::Fixed(DEFAULT_SEED);
+    }
+    config
+}
+
 /// Proptest configuration with `cases(n)` cases; failing inputs are saved
 /// beside this file (`cone_projection.proptest-regressions`) and replayed first.
 fn config(n: u32) -> ProptestConfig {
@@ -81,7 +121,7 @@ fn config(n: u32) -> ProptestConfig {
         failure_persistence: Some(Box::new(
             proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
         )),
-        ..ProptestConfig::default()
+        ..base_config()
     }
 }
 
@@ -414,13 +454,21 @@ fn projection_matches_reference_cases() {
 /// on the boundary) its iterates converge only like the square root of that.
 const SOLVER_TOL: f64 = 1e-6;
 
-/// Beyond [`SOLVER_TOL`] a difference is accepted only up to this, and only
-/// when the closed form p is feasible and no farther from x (in the metric)
-/// than the solver's answer q. That is a sound criterion, not a loophole: with
-/// f(y) = ‖y − x‖²_W and p* the projection, strong convexity gives
-/// ‖p − p*‖²_W ≤ f(p) − f(p*) ≤ f(q) − f(p*) ≈ ‖q − p*‖²_W, i.e. the closed
-/// form is then at least as close to the true projection as the solver is.
-const SOLVER_TOL_IF_NEARER: f64 = 1e-3;
+/// Beyond [`SOLVER_TOL`] a difference is accepted only when the closed form p
+/// is feasible and no farther from x (in the metric) than the solver's answer
+/// q, made exactly feasible first ([`made_feasible`]). That is a sound criterion, not a loophole: with f(y) = ‖y − x‖²_W and p*
+/// the projection, strong convexity gives ‖p − p*‖²_W ≤ f(p) − f(p*) ≤
+/// f(q) − f(p*) ≈ ‖q − p*‖²_W, i.e. the closed form is then at least as close
+/// to the true projection as the solver is. There is no cap on the size of
+/// such a difference: the solver's error is what it is (on a cone with a
+/// coefficient of 3e-3 under metric weights 10⁵ apart clarabel stopped 1.4e-3
+/// from the apex the closed form gives exactly). What keeps the comparison
+/// from passing vacuously is [`MAX_NEARER_SHARE`].
+///
+/// At most this share of the cases may be decided by "feasible and nearer":
+/// if the conic solver disagreed often, the test would no longer compare
+/// anything, and it fails.
+const MAX_NEARER_SHARE: f64 = 0.02;
 
 /// Outcome of one comparison with the conic solver.
 struct Comparison {
@@ -453,16 +501,22 @@ fn compare_with_conic_solver(
     if rel <= SOLVER_TOL {
         return Ok(Comparison { rel, nearer: false });
     }
-    let (f_got, f_want) = (wnorm2(&sub(got, x)), wnorm2(&sub(&want, x)));
+    // The solver's answer may sit outside C by its feasibility tolerance, and
+    // so be nearer to x than any point of C: compare with a feasible point
+    // next to it.
+    let (f_got, f_want) = (
+        wnorm2(&sub(got, x)),
+        wnorm2(&sub(&made_feasible(&want, c), x)),
+    );
     let viol = cone_violation(got, c);
     let nearer = viol <= ROUND_TOL * norm(x) * coeffs_scale(c) && f_got <= f_want + 1e-13 * nx2;
     prop_assert!(
-        nearer && rel <= SOLVER_TOL_IF_NEARER,
+        nearer,
         "x = {x:?}, {c:?}, metric weights ({w_f:e}, {w_t:e})\n \
          closed form {got:?} (distance² to x {f_got:e}, cone violation {viol:e})\n \
-         clarabel    {want:?} (distance² to x {f_want:e})\n \
-         ‖difference‖/‖x‖ = {rel:e} > tolerance {SOLVER_TOL:e} \
-         (or {SOLVER_TOL_IF_NEARER:e} when the closed form is feasible and nearer to x)"
+         clarabel    {want:?} (distance² to x, once made feasible, {f_want:e})\n \
+         ‖difference‖/‖x‖ = {rel:e} > tolerance {SOLVER_TOL:e}, \
+         and the closed form is not both feasible and nearer to x"
     );
     Ok(Comparison { rel, nearer: true })
 }
@@ -485,7 +539,7 @@ fn run_against_conic_solver<S>(
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases,
         failure_persistence: None,
-        ..ProptestConfig::default()
+        ..base_config()
     });
     let result = runner.run(&strategy, |v| {
         let cmp = test(v)?;
@@ -507,6 +561,15 @@ fn run_against_conic_solver<S>(
         worst_agreeing.get(),
         nearer.get(),
         worst.get()
+    );
+    let share = f64::from(nearer.get()) / f64::from(cases.max(1));
+    assert!(
+        share <= MAX_NEARER_SHARE,
+        "{what}: {} of {cases} cases ({:.1} %) were decided by \"feasible and nearer\", \
+         more than {:.1} %: the conic solver no longer checks the closed form",
+        nearer.get(),
+        100.0 * share,
+        100.0 * MAX_NEARER_SHARE
     );
 }
 
@@ -532,6 +595,32 @@ fn scaled_projection_matches_conic_solver_in_metric() {
             compare_with_conic_solver(&x, &c, 1.0 / b_f, 1.0 / b_t, &got)
         },
     );
+}
+
+/// The case on which clarabel stopped 1.4e-3 (relative) away from the true
+/// projection (CI, random seed): μ = ρ = 0, a small σ, metric weights 10⁵
+/// apart, x pointing out of the cone with no spin. The feasible set is then
+/// {t = 0, r = 0, |s| ≤ σ n, n ≥ 0} and, x having n < 0 and s = 0, its
+/// nearest point in any diagonal metric is the apex.
+#[test]
+fn scaled_projection_is_the_apex_when_normal_and_spin_point_out() {
+    let x = [-0.6323389946757422, -117.30726069861666, 0.0, 0.0, 0.0, 0.0];
+    let c = ConeCoeffs {
+        mu: 0.0,
+        rho: 0.0,
+        sigma: 0.0033044358511142057,
+    };
+    for (b_f, b_t) in [
+        (1.0 / 178.22629564510126, 1.0 / 1.0273137751877432e-3),
+        (1.0, 1.0),
+        (1e3, 1e-3),
+    ] {
+        let got = project_scaled(&x, &c, b_f, b_t);
+        assert!(
+            got.iter().all(|v| *v == 0.0),
+            "weights ({b_f:e}, {b_t:e}): projection {got:?}, want the apex [0; 6]"
+        );
+    }
 }
 
 #[test]
