@@ -144,6 +144,53 @@ mod interior_point {
         );
         assert_law_solution(&mut op, &gamma, "interior-point");
     }
+    /// The method poses the program lifted (w = M^-½ D γ, body-form KKT) when
+    /// the operator has a body form and with N explicit when it has only
+    /// blocks; ½γᵀNγ = ½‖M^-½Dγ‖² makes them the same program, whose body
+    /// velocities are unique (even where γ is not).
+    #[test]
+    fn lifted_and_explicit_programs_give_the_same_velocities() {
+        let p = pile(FrictionLaw::Associated);
+        let s = settings(SolverMethod::InteriorPoint, 1e-9, 200);
+        let mut body = BodyDelassus::new(&p);
+        let mut g_body = vec![[0.0; 6]; p.n_contacts()];
+        let st_body = solver::solve(&mut body, &mut g_body, &s, &mut Workspace::default());
+        let mut explicit = ExplicitDelassus::from_problem(&p);
+        let mut g_explicit = vec![[0.0; 6]; p.n_contacts()];
+        let st_explicit = solver::solve(
+            &mut explicit,
+            &mut g_explicit,
+            &s,
+            &mut Workspace::default(),
+        );
+        assert!(
+            st_body.converged && st_explicit.converged,
+            "{st_body:?} {st_explicit:?}"
+        );
+        let velocities = |g: &[Vec6]| {
+            let (mut v, mut w) = (p.v_free.clone(), p.w_free.clone());
+            p.velocities_into(g, &mut v, &mut w);
+            (v, w)
+        };
+        let (v1, w1) = velocities(&g_body);
+        let (v2, w2) = velocities(&g_explicit);
+        let scale = v1.iter().chain(&v2).fold(0.0f64, |m, x| m.max(x.length()));
+        let dv = v1
+            .iter()
+            .zip(&v2)
+            .map(|(a, b)| (*a - *b).length())
+            .fold(0.0, f64::max);
+        let dw = w1
+            .iter()
+            .zip(&w2)
+            .map(|(a, b)| (*a - *b).length())
+            .fold(0.0, f64::max);
+        assert!(
+            dv <= 1e-6 * scale && dw <= 1e-6 * scale / 0.01,
+            "lifted vs explicit: max |Δv| = {dv:e}, max |Δω| = {dw:e} (velocity scale {scale:e} m/s, \
+             tolerance 1e-6 of it, and of it over R = 1 cm for ω)"
+        );
+    }
     #[test]
     fn refuses_the_de_saxce_law_without_pretending() {
         let p = pile(FrictionLaw::DeSaxce);

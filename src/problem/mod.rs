@@ -369,6 +369,11 @@ pub trait Delassus {
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6];
     /// N and r as explicit 6×6 blocks (for the methods that factor N).
     fn explicit(&self) -> explicit::ExplicitDelassus;
+    /// The problem in body form (D, M⁻¹, v_free, b) when the operator has it;
+    /// `None` for an operator known only by its blocks (a file's W).
+    fn body_form(&self) -> Option<&ContactProblem> {
+        None
+    }
     /// Per-contact step scalars (b_f, b_t) of the Jacobi iteration (force and
     /// torque rows), chosen so that the scaled operator B^½ N B^½ has its
     /// largest eigenvalue at most about 1.
@@ -507,6 +512,9 @@ impl Delassus for BodyDelassus<'_> {
     }
     fn diag_block(&self, i: usize) -> [[f64; 6]; 6] {
         self.problem.diag_block(i)
+    }
+    fn body_form(&self) -> Option<&ContactProblem> {
+        Some(self.problem)
     }
     fn explicit(&self) -> explicit::ExplicitDelassus {
         explicit::ExplicitDelassus::from_problem(self.problem)

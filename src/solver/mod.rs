@@ -15,7 +15,7 @@
 //! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2) | 1 apply, sequential | both |
 //! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
 //! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
-//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), N assembled | one sparse LDLᵀ per Newton step | associated only |
+//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), lifted to body form when there is one | one sparse LDLᵀ per Newton step | associated only |
 //!
 //! Here ŷ = F(γ) is the velocity the law pairs with γ: y = Nγ + r for the
 //! associated law, y + g(y) for De Saxcé ([`modified_velocity`]).
