@@ -9,6 +9,7 @@ pub mod cone;
 pub mod gpu;
 pub mod inlet;
 pub mod integrate;
+pub mod interrupt;
 pub mod material;
 pub mod measure;
 pub mod output;

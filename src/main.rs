@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 use repose::analysis::{Axis, HeapMethod};
 use repose::measure::{format_report, measure_dir, MeasureOptions};
+use repose::output::summary::StopReason;
 use repose::render::{ColourBy, LookAlong};
 use repose::run::{open_backend, run_file, BackendChoice, RunOptions};
 use repose::scene::parse_set;
@@ -334,6 +335,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     num("height"),
                     num("base_radius")
                 );
+            }
+            if s.stopped == StopReason::Interrupted {
+                println!(
+                    "interrupted after step {}: the outputs are complete for that step",
+                    s.steps
+                );
+                return Ok(ExitCode::from(repose::interrupt::EXIT_INTERRUPTED as u8));
             }
             Ok(ExitCode::SUCCESS)
         }

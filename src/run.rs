@@ -25,7 +25,7 @@ use crate::bodies::Bodies;
 use crate::boundary::{Boundary, Shape};
 use crate::gpu::GpuContext;
 use crate::output::csv::{write_final_csv, TrackWriter};
-use crate::output::summary::{write_json, Summary};
+use crate::output::summary::{write_json, StopReason, Summary};
 use crate::output::vtk::PvdSeries;
 use crate::render::{render_particles, run_caption, write_png, ParticleOptions};
 use crate::scene::Scene;
@@ -154,6 +154,7 @@ pub fn scene_floor(boundaries: &[Boundary], bodies: &Bodies) -> Option<f64> {
 /// found settled.
 pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
+    crate::interrupt::install();
     let mut world = scene.build()?;
     let rotating = world
         .boundaries
@@ -259,8 +260,37 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     // drawn; a log line every PROGRESS_LOG_SECONDS takes its place.
     let mut log_progress = (opts.progress && !std::io::stderr().is_terminal()).then(Instant::now);
     let run_start = Instant::now();
+    let mut reason = StopReason::Completed;
+    let mut diverged: Option<String> = None;
+    // The state before the step, kept so that a step that makes it
+    // non-finite leaves the last finite one in the outputs.
+    let mut before = world.bodies.clone();
     for k in 1..=steps {
+        if crate::interrupt::requested() {
+            reason = StopReason::Interrupted;
+            log::warn!(
+                "interrupted: stopping after step {} of {steps} (t = {:.4} s) and writing the outputs",
+                k - 1,
+                world.time
+            );
+            break;
+        }
+        before.clone_from(&world.bodies);
+        let (time_before, index_before) = (world.time, world.step_index);
         match stepper.step(&mut world) {
+            Ok(_) if non_finite(&world.bodies).is_some() => {
+                let what = non_finite(&world.bodies).unwrap_or_default();
+                diverged = Some(format!(
+                    "step {k} (t = {:.4} s) made the state non-finite: {what}; \
+                     the outputs hold the state after step {} — a smaller time step \
+                     (time_step) or a check of the initial velocities usually helps",
+                    world.time,
+                    k - 1
+                ));
+                world.bodies.clone_from(&before);
+                (world.time, world.step_index) = (time_before, index_before);
+                break;
+            }
             Ok(rep) => {
                 if dump_steps.contains(&k) {
                     let path = out.join(format!("problem_step{k:06}.dat"));
@@ -362,6 +392,17 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         write_picture(scene, &world, &out.join("final.png"));
         summary.add_stage_seconds("picture", t_pic.elapsed().as_secs_f64());
     }
+    if stopped {
+        reason = StopReason::Settled;
+    }
+    if let Some(msg) = &diverged {
+        reason = StopReason::Diverged;
+        summary.stop_message = Some(msg.clone());
+    } else if let Some(e) = &failure {
+        reason = StopReason::Failed;
+        summary.stop_message = Some(e.to_string());
+    }
+    summary.stopped = reason;
     summary.steps = world.step_index;
     summary.simulated_time = world.time;
     summary.wall_time_s = t0.elapsed().as_secs_f64();
@@ -382,6 +423,13 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     );
     write_json(out.join("summary.json"), &summary)
         .with_context(|| format!("cannot write {}", out.join("summary.json").display()))?;
+    if let Some(msg) = diverged {
+        return Err(anyhow::anyhow!(
+            "simulation of {} diverged: {msg}; outputs are in {}",
+            scene.file,
+            out.display()
+        ));
+    }
     if let Some(e) = failure {
         return Err(anyhow::Error::new(e).context(format!(
             "simulation of {} stopped; outputs up to the failing step are in {}",
@@ -396,6 +444,25 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         out.display()
     );
     Ok(summary)
+}
+
+/// The first non-finite quantity of the bodies, named with its body, or
+/// `None` when every position, orientation and velocity is finite.
+fn non_finite(b: &Bodies) -> Option<String> {
+    (0..b.len()).find_map(|i| {
+        let quantity = if !b.pos[i].is_finite() {
+            format!("position is {}", b.pos[i])
+        } else if !b.vel[i].is_finite() {
+            format!("velocity is {} m/s", b.vel[i])
+        } else if !b.omega[i].is_finite() {
+            format!("angular velocity is {} rad/s", b.omega[i])
+        } else if !b.rot[i].is_finite() {
+            format!("orientation is {}", b.rot[i])
+        } else {
+            return None;
+        };
+        Some(format!("body {i}'s {quantity}"))
+    })
 }
 
 /// Writes `final.png`, the picture of the final state (settings from

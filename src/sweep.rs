@@ -581,6 +581,13 @@ impl SweepRow {
         {
             row.error = format!("{MEASURE_NOTE} the dynamic angle: {e}");
         }
+        if s.stopped == crate::output::summary::StopReason::Interrupted {
+            // Not a result: the pile was stopped part way.
+            row.error = format!(
+                "interrupted after step {} (SIGINT/SIGTERM); its numbers are of that step",
+                s.steps
+            );
+        }
         row
     }
 
@@ -943,6 +950,7 @@ pub struct SweepReport {
 /// with `error` filled; errors are returned only for the sweep's own
 /// files.
 pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepReport> {
+    crate::interrupt::install();
     if opts.jobs == 0 {
         bail!("--jobs must be at least 1 (got 0)");
     }
@@ -992,6 +1000,11 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
             None
         };
         loop {
+            if crate::interrupt::requested() {
+                // SIGINT/SIGTERM: finish the runs in progress (they stop
+                // after their current step), start no more.
+                break;
+            }
             let k = next.fetch_add(1, Ordering::SeqCst);
             let Some((p, scene)) = mine.get(k) else {
                 break;
@@ -1049,6 +1062,14 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
     });
     bar.finish_and_clear();
     let mut rows = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    if rows.len() < mine.len() {
+        log::warn!(
+            "interrupted: {} of {} runs were not started; sweep.csv lists the {} that ran",
+            mine.len() - rows.len(),
+            mine.len(),
+            rows.len()
+        );
+    }
     rows.sort_by_key(|r| r.run);
     let manifest = Manifest {
         version: MANIFEST_VERSION,

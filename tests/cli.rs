@@ -18,7 +18,7 @@ use glam::DVec2;
 use repose::bodies::{Bodies, SphereInit};
 use repose::output::csv::{read_final_csv, read_track_csv, write_final_csv};
 use repose::output::summary::write_json;
-use repose::output::summary::{read_summary, Summary};
+use repose::output::summary::{read_summary, StopReason, Summary};
 use repose::scene::Scene;
 
 const BIN: &str = env!("CARGO_BIN_EXE_repose");
@@ -582,8 +582,15 @@ fn diverging_solve_exits_nonzero_naming_the_step_and_leaves_valid_outputs() {
         "expected the solve to diverge before the end, at step {step}"
     );
 
-    // summary.json parses and counts the completed steps (0..step).
+    // summary.json parses, says the run failed and why, and counts the
+    // completed steps (0..step).
     let s = summary_of(&dir);
+    assert_eq!(s.stopped, StopReason::Failed, "summary.stopped");
+    let why = s.stop_message.as_deref().unwrap_or("");
+    assert!(
+        why.contains("is not finite"),
+        "summary.stop_message: {why:?}"
+    );
     assert_eq!(
         s.steps, step,
         "summary steps: expected the {step} steps before the failing one"
@@ -630,6 +637,131 @@ fn diverging_solve_exits_nonzero_naming_the_step_and_leaves_valid_outputs() {
         );
     }
     assert!(dir.join("scene.ron").exists(), "scene.ron is written");
+}
+
+/// A sphere thrown at 1e308 m/s with nothing to hit: its position
+/// overflows after about 1,800 steps of 1 ms. The run must stop there with
+/// the step, the body and the quantity named, exit 1, and leave outputs of
+/// the last finite step, with `summary.json` saying it diverged.
+#[test]
+fn non_finite_state_stops_the_run_as_diverged_naming_body_and_quantity() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("runaway.ron");
+    fs::write(
+        &scene,
+        r#"Scene(
+    version: 1,
+    name: "runaway",
+    time_step: 1e-3,
+    duration: 2.0,
+    materials: [(name: "plain", friction: 0.5, rolling: 0.0, spinning: 0.0, density: 1000.0)],
+    spheres: [Sphere(pos: (0.0, 0.0, 1.0), radius: 0.05, material: 0, velocity: (1e308, 0.0, 0.0))],
+    boundaries: [],
+    output: (track: [0]),
+)"#,
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let out = repose([
+        OsStr::new("run"),
+        scene.as_os_str(),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--no-picture"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "exit code\n{}", show(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "a panic:\n{}", show(&out));
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "expected one error line in:\n{err}");
+    let msg = errors[0];
+    for p in ["runaway.ron", "diverged", "non-finite", "body 0's position"] {
+        assert!(msg.contains(p), "expected {p:?} in:\n{msg}");
+    }
+    // x after k steps is k · 1e305 m: the first step past f64::MAX ≈ 1.8e308.
+    let expected = (f64::MAX / 1e305).floor() as u64 + 1;
+    assert!(
+        msg.contains(&format!("step {expected} ")),
+        "expected the overflow at step {expected} in:\n{msg}"
+    );
+    let s = summary_of(&dir);
+    assert_eq!(s.stopped, StopReason::Diverged, "summary.stopped");
+    assert_eq!(s.steps, expected - 1, "summary.steps: the last finite step");
+    let rows = read_final_csv(dir.join("final.csv")).unwrap();
+    assert!(
+        rows.iter().flatten().all(|x| x.is_finite()),
+        "final.csv must hold the last finite state, got {rows:?}"
+    );
+    assert_valid_frame_series(&dir);
+}
+
+/// SIGINT during a run: it stops after the step in progress, writes
+/// complete outputs for that step, says `"stopped": "interrupted"` and
+/// exits with 130 (the shell's code for Ctrl-C).
+#[test]
+fn sigint_stops_after_a_step_with_complete_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let child = Command::new(BIN)
+        .args([
+            "run",
+            "scenes/repose_small.ron",
+            "--backend",
+            "cpu",
+            "--out",
+        ])
+        .arg(&dir)
+        .current_dir(root())
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start repose");
+    // Wait for the run to be stepping: its first frame is written before
+    // step 1; give it a moment past that.
+    let start = std::time::Instant::now();
+    while !dir.join("frame_00000.vtu").exists() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the run did not start within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success(), "kill -INT failed");
+    let out = child.wait_with_output().expect("wait for repose");
+    assert_eq!(out.status.code(), Some(130), "exit code\n{}", show(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", show(&out));
+    assert!(
+        stdout(&out).contains("interrupted after step"),
+        "{}",
+        show(&out)
+    );
+    let s = summary_of(&dir);
+    assert_eq!(s.stopped, StopReason::Interrupted, "summary.stopped");
+    let total = 2000; // 4 s at 2 ms
+    assert!(
+        s.steps > 0 && s.steps < total,
+        "expected a run stopped part way, got {} of {total} steps",
+        s.steps
+    );
+    let rows = read_final_csv(dir.join("final.csv")).unwrap();
+    assert_eq!(rows.len(), s.bodies, "final.csv rows vs summary.bodies");
+    assert!(rows.iter().flatten().all(|x| x.is_finite()));
+    assert!(dir.join("final.png").exists(), "final.png is written");
+    let frames = assert_valid_frame_series(&dir);
+    let last = frames.last().expect("frames").0;
+    assert!(
+        last <= s.simulated_time + 1e-12,
+        "last frame at t = {last} after the stop at {}",
+        s.simulated_time
+    );
 }
 
 #[test]

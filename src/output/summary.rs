@@ -48,6 +48,16 @@ pub struct Summary {
     pub scene_file: String,
     /// The backend that ran the solver, e.g. `"cpu"` or `"gpu (llvmpipe)"`.
     pub backend: String,
+    /// How the run ended: `completed` (its duration), `settled`
+    /// (`analysis.stop_when_settled`), `interrupted` (SIGINT or SIGTERM),
+    /// `diverged` (non-finite state) or `failed` (an error, e.g. the solver's).
+    /// Summaries written before this field read as `completed`.
+    #[serde(default)]
+    pub stopped: StopReason,
+    /// What stopped a run that did not complete (the error, or the quantity
+    /// that diverged, with its step and body); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_message: Option<String>,
     /// Number of time steps taken.
     pub steps: u64,
     /// Simulated (physical) time reached (s).
@@ -91,6 +101,8 @@ impl Summary {
             scene: scene.into(),
             scene_file: scene_file.into(),
             backend: backend.into(),
+            stopped: StopReason::Completed,
+            stop_message: None,
             steps: 0,
             simulated_time: 0.0,
             wall_time_s: 0.0,
@@ -108,6 +120,23 @@ impl Summary {
     pub fn add_stage_seconds(&mut self, stage: &str, seconds: f64) {
         *self.stage_seconds.entry(stage.to_owned()).or_insert(0.0) += seconds;
     }
+}
+
+/// How a run ended ([`Summary::stopped`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StopReason {
+    /// It ran its whole duration.
+    #[default]
+    Completed,
+    /// It stopped once the pile had settled (`analysis.stop_when_settled`).
+    Settled,
+    /// SIGINT or SIGTERM stopped it after a step; the outputs are complete.
+    Interrupted,
+    /// The state became non-finite; the outputs hold the last finite step.
+    Diverged,
+    /// An error stopped it (e.g. the solver's); outputs up to the step before.
+    Failed,
 }
 
 /// Number of active contacts per step: minimum, mean, maximum.

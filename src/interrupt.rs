@@ -1,0 +1,45 @@
+//! Clean stops on SIGINT and SIGTERM.
+//!
+//! [`install`] registers one process-wide handler (idempotent: a sweep calls
+//! it once per run). The first signal only raises a flag: a run checks
+//! [`requested`] after every step and ends there as if its duration were
+//! over — `final.csv`, `final.png` and `summary.json` written, the summary
+//! saying `"stopped": "interrupted"` — and a sweep starts no further runs.
+//! A second signal exits at once with status 130, as a shell expects of
+//! Ctrl-C.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Once;
+
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+static INSTALL: Once = Once::new();
+
+/// Exit status after a second signal (128 + SIGINT, the shell convention).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Registers the handler once per process. A failure to register (another
+/// handler already owns the signals) is logged and the run goes on without
+/// clean stops.
+pub fn install() {
+    INSTALL.call_once(|| {
+        let result = ctrlc::set_handler(|| {
+            if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
+                eprintln!(
+                    "\ninterrupted: stopping after the current step and writing the outputs \
+                     (interrupt again to exit at once)"
+                );
+            } else {
+                eprintln!("\ninterrupted twice: exiting now; outputs are incomplete");
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        });
+        if let Err(e) = result {
+            log::warn!("no clean stop on SIGINT/SIGTERM: {e}");
+        }
+    });
+}
+
+/// Whether a SIGINT or SIGTERM has arrived since the start of the process.
+pub fn requested() -> bool {
+    SIGNALS.load(Ordering::SeqCst) > 0
+}
