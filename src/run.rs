@@ -165,6 +165,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;
+    remove_stray_temporaries(&out);
     let steps = scene.steps();
     let frame_every = scene.frame_every();
     log::info!("backend {why}");
@@ -444,6 +445,26 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         out.display()
     );
     Ok(summary)
+}
+
+/// Removes the `*.tmp` files that a killed run leaves in `dir` (outputs are
+/// written to `NAME.tmp` and renamed into place, `output::write_atomic`).
+fn remove_stray_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_some_and(|x| x == "tmp") && path.is_file() {
+            match std::fs::remove_file(&path) {
+                Ok(()) => log::info!(
+                    "removed {}, left by an earlier run that was killed",
+                    path.display()
+                ),
+                Err(err) => log::warn!("cannot remove {}: {err}", path.display()),
+            }
+        }
+    }
 }
 
 /// The first non-finite quantity of the bodies, named with its body, or

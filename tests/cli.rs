@@ -764,6 +764,84 @@ fn sigint_stops_after_a_step_with_complete_outputs() {
     );
 }
 
+/// SIGKILL at several moments of a run: whatever is on disk is whole —
+/// `track.csv` ends on a row boundary and parses, `frames.pvd` is a complete
+/// collection whose every listed frame is a complete VTU file (at most the
+/// newest frame file may be missing from it). A temporary left by the kill
+/// is removed by the next run into the directory.
+#[test]
+fn sigkill_at_any_moment_leaves_whole_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = fs::read_to_string(scene_path("repose_small.ron")).unwrap();
+    let from = "output: (frame_interval: 0.1),";
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "{from:?} in repose_small.ron"
+    );
+    let scene = tmp.path().join("tracked.ron");
+    fs::write(
+        &scene,
+        text.replace(
+            from,
+            "output: (frame_interval: 0.004, track: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]),",
+        ),
+    )
+    .unwrap();
+    for (k, delay_ms) in [150u64, 600, 1500].into_iter().enumerate() {
+        let dir = tmp.path().join(format!("out{k}"));
+        let mut child = Command::new(BIN)
+            .args(["run", "--backend", "cpu", "--no-picture", "--out"])
+            .arg(&dir)
+            .arg(&scene)
+            .current_dir(root())
+            .env_remove("RUST_LOG")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start repose");
+        let start = std::time::Instant::now();
+        while !dir.join("frame_00000.vtu").exists() {
+            assert!(start.elapsed().as_secs() < 60, "the run did not start");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.kill().expect("SIGKILL");
+        child.wait().expect("wait");
+        let track = read_track_csv(dir.join("track.csv"))
+            .unwrap_or_else(|e| panic!("killed after {delay_ms} ms: track.csv: {e}"));
+        assert!(track.iter().flatten().all(|x| x.is_finite()));
+        let listed = pvd_entries(&dir.join("frames.pvd"));
+        for (_, f) in &listed {
+            let t = fs::read_to_string(dir.join(f))
+                .unwrap_or_else(|e| panic!("frames.pvd lists {f}: {e}"));
+            assert!(t.trim_end().ends_with("</VTKFile>"), "{f} is incomplete");
+        }
+        let on_disk = fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.starts_with("frame_") && n.ends_with(".vtu")
+            })
+            .count();
+        assert!(
+            on_disk == listed.len() || on_disk == listed.len() + 1,
+            "killed after {delay_ms} ms: {on_disk} frame files, {} listed",
+            listed.len()
+        );
+    }
+    // A temporary as a kill leaves it, then a run into the same directory.
+    let dir = tmp.path().join("out0");
+    fs::write(dir.join("frame_00007.vtu.tmp"), "half a frame").unwrap();
+    let out = run_sphere_on_plane(&dir, &["--set", "duration=0.01"]);
+    assert_success(&out, "a run into a killed run's directory");
+    assert!(
+        !dir.join("frame_00007.vtu.tmp").exists(),
+        "the stray temporary must be removed"
+    );
+}
+
 #[test]
 fn validate_cpu_passes_every_case() {
     let out = repose(["validate", "--backend", "cpu"]);

@@ -18,7 +18,7 @@
 //!   recorded time.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::bodies::Bodies;
@@ -130,32 +130,45 @@ pub fn read_track_csv(path: impl AsRef<Path>) -> Result<Vec<[f64; 11]>, ReadErro
 }
 
 /// Appends the trajectories of chosen bodies to a `track.csv` as the run
-/// goes (buffered).
+/// goes (whole records at a time).
 ///
-/// Rows are flushed by [`finish`](Self::finish) (which reports errors), by
+/// Rows are written when 64 KiB of them are pending, by
+/// [`finish`](Self::finish) (which reports errors), by
 /// [`flush`](Self::flush), and on drop (where an error can only be logged).
 /// Unlike the other writers of this module the file is not written
-/// atomically: a crash can lose the rows still in the buffer.
+/// atomically: a process killed at any moment leaves it ending on a row
+/// boundary, without the rows still pending.
 #[derive(Debug)]
 pub struct TrackWriter {
     path: PathBuf,
     ids: Vec<usize>,
-    out: Option<BufWriter<File>>,
+    out: Option<File>,
+    /// Whole records (every row of one time) not yet written.
+    pending: Vec<u8>,
 }
+
+/// Pending bytes past which [`TrackWriter::record`] writes them out.
+const TRACK_CHUNK: usize = 1 << 16;
 
 impl TrackWriter {
     /// Creates (or truncates) the file at `path`, writes the header, and
     /// remembers which body ids to record, in the given order (duplicates
     /// are recorded twice).
+    ///
+    /// Crash safety: rows are collected in memory and written whole records
+    /// at a time (one `write` of at most a few tens of KiB), never through a
+    /// buffer that could flush half a row, so a process killed at any moment
+    /// leaves a file that ends on a row boundary (it may lack the last rows).
     pub fn create(path: impl AsRef<Path>, ids: &[usize]) -> io::Result<Self> {
         let path = path.as_ref().to_owned();
-        let file = File::create(&path).map_err(|e| with_path(&path, e))?;
-        let mut out = BufWriter::with_capacity(1 << 16, file);
-        writeln!(out, "{TRACK_CSV_HEADER}").map_err(|e| with_path(&path, e))?;
+        let mut file = File::create(&path).map_err(|e| with_path(&path, e))?;
+        file.write_all(format!("{TRACK_CSV_HEADER}\n").as_bytes())
+            .map_err(|e| with_path(&path, e))?;
         Ok(TrackWriter {
             path,
             ids: ids.to_vec(),
-            out: Some(out),
+            out: Some(file),
+            pending: Vec::with_capacity(TRACK_CHUNK),
         })
     }
 
@@ -177,44 +190,45 @@ impl TrackWriter {
     /// per-body vectors of `bodies` differ in length.
     pub fn record(&mut self, time: f64, bodies: &Bodies) -> io::Result<()> {
         let n = body_count(bodies)?;
-        let out = self
-            .out
-            .as_mut()
-            .ok_or_else(|| io::Error::other("track writer already finished"))?;
-        let result = (|| {
-            for &id in self.ids.iter().filter(|&&id| id < n) {
-                write!(out, "{time},{id}")?;
-                write_state(out, bodies, id)?;
-                writeln!(out)?;
-            }
-            Ok(())
-        })();
-        result.map_err(|e| with_path(&self.path, e))
+        if self.out.is_none() {
+            return Err(io::Error::other("track writer already finished"));
+        }
+        let out = &mut self.pending;
+        for &id in self.ids.iter().filter(|&&id| id < n) {
+            write!(out, "{time},{id}")?;
+            write_state(out, bodies, id)?;
+            writeln!(out)?;
+        }
+        if self.pending.len() >= TRACK_CHUNK {
+            self.flush()?;
+        }
+        Ok(())
     }
 
-    /// Writes buffered rows to the file.
+    /// Writes the pending rows to the file (whole records, one write).
     pub fn flush(&mut self) -> io::Result<()> {
         match self.out.as_mut() {
-            Some(out) => out.flush().map_err(|e| with_path(&self.path, e)),
-            None => Ok(()),
+            Some(out) if !self.pending.is_empty() => {
+                let result = out.write_all(&self.pending);
+                self.pending.clear();
+                result.map_err(|e| with_path(&self.path, e))
+            }
+            _ => Ok(()),
         }
     }
 
-    /// Flushes and closes the file, reporting any error.
+    /// Writes the pending rows and closes the file, reporting any error.
     pub fn finish(mut self) -> io::Result<()> {
-        match self.out.take() {
-            Some(mut out) => out.flush().map_err(|e| with_path(&self.path, e)),
-            None => Ok(()),
-        }
+        let result = self.flush();
+        self.out = None;
+        result
     }
 }
 
 impl Drop for TrackWriter {
     fn drop(&mut self) {
-        if let Some(mut out) = self.out.take() {
-            if let Err(e) = out.flush() {
-                log::error!("{}: could not write track rows: {e}", self.path.display());
-            }
+        if let Err(e) = self.flush() {
+            log::error!("{}: could not write track rows: {e}", self.path.display());
         }
     }
 }

@@ -230,7 +230,15 @@ pub struct PvdSeries {
     dir: PathBuf,
     basename: String,
     frames: Vec<(f64, String)>,
+    /// The collection file's length: each frame overwrites the closing tags
+    /// at its end with its entry plus the closing tags, in one write, so the
+    /// cost per frame does not grow with the frame count and the file is
+    /// whole after every frame.
+    pvd_len: u64,
 }
+
+/// The closing tags of a collection file.
+const PVD_TAIL: &str = "  </Collection>\n</VTKFile>\n";
 
 impl PvdSeries {
     /// Starts a series in `dir` (created if missing) whose collection file
@@ -248,12 +256,17 @@ impl PvdSeries {
         }
         let dir = dir.into();
         fs::create_dir_all(&dir).map_err(|e| super::with_path(&dir, e))?;
-        let series = PvdSeries {
+        let mut series = PvdSeries {
             dir,
             basename: basename.to_owned(),
             frames: Vec::new(),
+            pvd_len: 0,
         };
         series.write_pvd(&series.frames)?;
+        let path = series.pvd_path();
+        series.pvd_len = fs::metadata(&path)
+            .map_err(|e| super::with_path(&path, e))?
+            .len();
         Ok(series)
     }
 
@@ -278,10 +291,8 @@ impl PvdSeries {
         let name = format!("frame_{:05}.vtu", self.frames.len());
         let path = self.dir.join(&name);
         write_vtu(&path, bodies, time)?;
-        let mut frames = self.frames.clone();
-        frames.push((time, name));
-        self.write_pvd(&frames)?;
-        self.frames = frames;
+        self.append_entry(time, &name)?;
+        self.frames.push((time, name));
         Ok(path)
     }
 
@@ -311,6 +322,36 @@ impl PvdSeries {
         self.frames.is_empty()
     }
 
+    /// Overwrites the closing tags with the frame's entry and the closing
+    /// tags (one write); on failure puts the old end back.
+    fn append_entry(&mut self, time: f64, file: &str) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        let path = self.pvd_path();
+        let at = self.pvd_len - PVD_TAIL.len() as u64;
+        let text = format!("{}{PVD_TAIL}", pvd_entry(time, file));
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| super::with_path(&path, e))?;
+        let result = f
+            .seek(SeekFrom::Start(at))
+            .and_then(|_| f.write_all(text.as_bytes()));
+        match result {
+            Ok(()) => {
+                self.pvd_len = at + text.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Best effort: the old length and closing tags.
+                let _ = f.set_len(at).and_then(|_| {
+                    f.seek(SeekFrom::Start(at))?;
+                    f.write_all(PVD_TAIL.as_bytes())
+                });
+                Err(super::with_path(&path, e))
+            }
+        }
+    }
+
     fn write_pvd(&self, frames: &[(f64, String)]) -> io::Result<()> {
         write_atomic(&self.pvd_path(), |w| {
             writeln!(w, "<?xml version=\"1.0\"?>")?;
@@ -320,13 +361,14 @@ impl PvdSeries {
             )?;
             writeln!(w, "  <Collection>")?;
             for (t, file) in frames {
-                writeln!(
-                    w,
-                    "    <DataSet timestep=\"{t}\" group=\"\" part=\"0\" file=\"{file}\"/>"
-                )?;
+                write!(w, "{}", pvd_entry(*t, file))?;
             }
-            writeln!(w, "  </Collection>")?;
-            writeln!(w, "</VTKFile>")
+            write!(w, "{PVD_TAIL}")
         })
     }
+}
+
+/// One `<DataSet …/>` line of a collection file.
+fn pvd_entry(time: f64, file: &str) -> String {
+    format!("    <DataSet timestep=\"{time}\" group=\"\" part=\"0\" file=\"{file}\"/>\n")
 }
