@@ -56,6 +56,10 @@ enum Command {
         /// reads (d = 6: the spinning row appended).
         #[arg(long, value_name = "STEP[,STEP…]", value_delimiter = ',')]
         dump_problem: Vec<u64>,
+        /// Replace the outputs of an earlier run in the output directory
+        /// (without it such a directory is refused, so runs never mix).
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Run a scene over a grid of parameter values and seeds: DIR/sweep.csv
     /// (one row per run), DIR/sweep.png (angle vs the first varied
@@ -286,6 +290,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             backend,
             solver,
             dump_problem,
+            overwrite,
         } => {
             let mut overrides = set
                 .iter()
@@ -303,6 +308,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 backend,
                 no_picture,
                 dump_steps: dump_problem,
+                overwrite,
             };
             let s = run_file(&scene, &overrides, &opts)?;
             println!(

@@ -122,6 +122,10 @@ pub struct RunOptions {
     /// Steps whose contact problem is written out, besides the scene's
     /// `output.dump_problems`.
     pub dump_steps: Vec<u64>,
+    /// Replace the outputs of an earlier run found in the output directory
+    /// (they are removed first); without it such a directory is refused, so
+    /// that two runs' files never mix.
+    pub overwrite: bool,
 }
 
 /// The height of the horizontal floor the spheres rest on: the highest
@@ -163,9 +167,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         .map(|b| b.name.as_str());
     let (backend, why) = open_backend_for(opts.backend, &world.solver, rotating)?;
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create output directory {}", out.display()))?;
-    remove_stray_temporaries(&out);
+    prepare_output_dir(&out, opts.overwrite)?;
     let steps = scene.steps();
     let frame_every = scene.frame_every();
     log::info!("backend {why}");
@@ -447,24 +449,65 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     Ok(summary)
 }
 
-/// Removes the `*.tmp` files that a killed run leaves in `dir` (outputs are
-/// written to `NAME.tmp` and renamed into place, `output::write_atomic`).
-fn remove_stray_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.extension().is_some_and(|x| x == "tmp") && path.is_file() {
-            match std::fs::remove_file(&path) {
-                Ok(()) => log::info!(
-                    "removed {}, left by an earlier run that was killed",
-                    path.display()
-                ),
-                Err(err) => log::warn!("cannot remove {}: {err}", path.display()),
-            }
-        }
+/// Whether `name` is a file `repose run` writes into its output directory
+/// (or a temporary of one, `NAME.tmp`, that a killed run leaves).
+fn is_run_output(name: &str) -> bool {
+    const FILES: [&str; 6] = [
+        "summary.json",
+        "final.csv",
+        "final.png",
+        "track.csv",
+        "frames.pvd",
+        "scene.ron",
+    ];
+    FILES.contains(&name)
+        || (name.starts_with("frame_") && name.ends_with(".vtu"))
+        || (name.starts_with("problem_step") && name.ends_with(".dat"))
+        || name.ends_with(".tmp")
+}
+
+/// Creates the output directory, or checks an existing one: when it holds
+/// another run's outputs ([`is_run_output`]) it is refused unless
+/// `overwrite`, which removes them first (other files are left alone).
+fn prepare_output_dir(out: &Path, overwrite: bool) -> Result<()> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create output directory {}", out.display()))?;
+    let mut found: Vec<PathBuf> = std::fs::read_dir(out)
+        .with_context(|| format!("cannot read output directory {}", out.display()))?
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .filter(|e| e.file_name().to_str().is_some_and(is_run_output))
+        .map(|e| e.path())
+        .collect();
+    if found.is_empty() {
+        return Ok(());
     }
+    found.sort();
+    if !overwrite {
+        let names: Vec<String> = found
+            .iter()
+            .take(3)
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        anyhow::bail!(
+            "output directory {} holds the outputs of another run ({} files: {}{}); \
+             pass --overwrite to replace them, or choose another --out",
+            out.display(),
+            found.len(),
+            names.join(", "),
+            if found.len() > 3 { ", …" } else { "" }
+        );
+    }
+    for p in &found {
+        std::fs::remove_file(p)
+            .with_context(|| format!("--overwrite: cannot remove {}", p.display()))?;
+    }
+    log::info!(
+        "--overwrite: removed {} files of an earlier run from {}",
+        found.len(),
+        out.display()
+    );
+    Ok(())
 }
 
 /// The first non-finite quantity of the bodies, named with its body, or

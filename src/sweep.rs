@@ -1100,6 +1100,8 @@ fn run_one(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> Swee
         backend: opts.backend,
         no_picture: false,
         dump_steps: Vec::new(),
+        // A sweep owns its run directories: running it again replaces them.
+        overwrite: true,
     };
     match run_scene(scene, &ropts) {
         Ok(s) => SweepRow::from_summary(p, &s),

@@ -831,15 +831,40 @@ fn sigkill_at_any_moment_leaves_whole_files() {
             listed.len()
         );
     }
-    // A temporary as a kill leaves it, then a run into the same directory.
-    let dir = tmp.path().join("out0");
+    // A temporary as a kill leaves it, and a file of the user's. A new run
+    // into that directory is refused (the two runs' files would mix) and
+    // changes nothing; with --overwrite it replaces the old run's files,
+    // temporaries and surplus frames included, and keeps the user's.
+    let dir = tmp.path().join("out2");
     fs::write(dir.join("frame_00007.vtu.tmp"), "half a frame").unwrap();
+    fs::write(dir.join("frame_00042.vtu"), "a frame past the new run's last").unwrap();
+    fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let before = fs::read_dir(&dir).unwrap().count();
     let out = run_sphere_on_plane(&dir, &["--set", "duration=0.01"]);
-    assert_success(&out, "a run into a killed run's directory");
+    assert_one_error(
+        &out,
+        &[
+            dir.to_str().unwrap(),
+            "holds the outputs of another run",
+            "--overwrite",
+        ],
+    );
+    assert_eq!(
+        fs::read_dir(&dir).unwrap().count(),
+        before,
+        "a refused run changes nothing"
+    );
+    let out = run_sphere_on_plane(&dir, &["--set", "duration=0.01", "--overwrite"]);
+    assert_success(&out, "a run with --overwrite into a killed run's directory");
     assert!(
         !dir.join("frame_00007.vtu.tmp").exists(),
         "the stray temporary must be removed"
     );
+    assert_eq!(fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
+    // 10 steps of 1 ms, a frame after each and one at t = 0; the series
+    // check also finds any old frame left beside them (frame_00042.vtu).
+    let frames = assert_valid_frame_series(&dir);
+    assert_eq!(frames.len(), 11, "the new run's frames only: {frames:?}");
 }
 
 #[test]

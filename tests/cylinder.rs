@@ -350,6 +350,7 @@ fn drum_angle(omega: f64) -> repose::analysis::DynamicAngle {
         backend: BackendChoice::Cpu,
         no_picture: true,
         dump_steps: Vec::new(),
+        overwrite: false,
     };
     let summary = repose::run::run_scene(&scene, &opts).expect("run");
     let v = summary
