@@ -21,8 +21,8 @@ use repose::gpu::GpuContext;
 use repose::problem::BodyDelassus;
 use repose::scene::Scene;
 use repose::solver::packed::pack;
-use repose::solver::SolverSettings;
 use repose::solver::{jacobi, Workspace};
+use repose::solver::{SolverMethod, SolverSettings};
 use repose::step::{Backend, Stepper};
 
 fn scene(name: &str) -> std::path::PathBuf {
@@ -90,7 +90,7 @@ fn cpu(c: &mut Criterion) {
     }
     let mut b = Backend::Cpu;
     let (p, g0) = (problem.clone(), stepper.last_impulses().to_vec());
-    match bench_solver(&mut b, &p, &g0, iters, 3) {
+    match bench_solver(&mut b, &p, &g0, iters, 3, SolverMethod::Jacobi) {
         Ok(r) => eprintln!("{r}"),
         Err(e) => eprintln!("cpu report failed: {e:#}"),
     }
@@ -122,7 +122,14 @@ fn gpu(c: &mut Criterion) {
         })
     });
     g.finish();
-    match bench_solver(&mut backend, &problem, &gamma0, iters, 3) {
+    match bench_solver(
+        &mut backend,
+        &problem,
+        &gamma0,
+        iters,
+        3,
+        SolverMethod::Jacobi,
+    ) {
         Ok(r) => eprintln!("{r}"),
         Err(e) => eprintln!("gpu report failed: {e:#}"),
     }

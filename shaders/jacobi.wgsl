@@ -14,6 +14,15 @@
 // `control.done` and zero the indirect dispatch sizes; later passes then
 // launch no workgroups (no host readback in the loop).
 //
+// APGD (params.method = 1; src/solver/jacobi_f32.rs `solve_apgd` is its
+// mirror): the iterate x lives in the first halves of `gamma` and `bodies`
+// (γ and V(x)), the extrapolated point v in the second halves (from
+// n_contacts and n_bodies). One iteration = apgd_advance (one thread: β from
+// θ) + apgd_contact_pass (x' = Π(v − ωBŷ(v)), v' = x' + β(x' − x), slots
+// M⁻¹D(x' − v)) + apgd_body_pass (V(x') = V(v) + slots, V(v') = V(x') +
+// β(V(x') − V(x))). finalize_check restarts (θ = 1) when the residual grew
+// since the previous check.
+//
 // Memory layout: γ and the slots are vec4 arrays (two vec4 per 6-vector),
 // and each contact loads its two body records once. Mesa's lavapipe turns
 // every storage load or store into a loop over the SIMD lanes, so the number
@@ -34,7 +43,7 @@ struct Params {
     n_partials: u32,
     law: u32,          // 0 = associated, 1 = De Saxcé (ŷ = y + g(y))
     weighted: u32,     // residual: 1 = weighted by b_f (impulses), 0 = unweighted
-    pad1: u32,
+    method: u32,       // 0 = projected Jacobi, 1 = APGD (restart at residual checks)
     pad2: u32,
 }
 
@@ -61,6 +70,10 @@ struct Control {
     residual_rel: f32,
     gamma_norm: f32,
     y_norm: f32,
+    theta: f32,        // APGD: Nesterov's θ_k (1 at the start and after a restart)
+    beta: f32,         // APGD: the momentum β_k of the current iteration
+    last_rel: f32,     // APGD: the relative residual of the previous check
+    pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -157,9 +170,14 @@ struct Ends {
 }
 
 fn load_ends(c: Contact) -> Ends {
-    var e = Ends(bodies[c.ids.x], Body(vec4<f32>(0.0), vec4<f32>(0.0)));
+    return load_ends_at(c, 0u);
+}
+
+// The ends' records from the half of `bodies` that starts at `base`.
+fn load_ends_at(c: Contact, base: u32) -> Ends {
+    var e = Ends(bodies[base + c.ids.x], Body(vec4<f32>(0.0), vec4<f32>(0.0)));
     if (c.ids.y != NONE) {
-        e.b = bodies[c.ids.y];
+        e.b = bodies[base + c.ids.y];
     }
     return e;
 }
@@ -199,8 +217,32 @@ fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let c = contacts[i];
     let g = load_gamma(i);
     let e = load_ends(c);
-    let y = law_velocity(twist(c, e), c);
-    // x = γ − ω B ŷ; torque rows scaled by r = √(b_f/b_t) for the B⁻¹-metric projection.
+    // x = Π(γ − ω B ŷ); torque rows scaled by r = √(b_f/b_t) for the
+    // B⁻¹-metric projection (projected_step).
+    let p = projected_step(c, g, law_velocity(twist(c, e), c));
+    let lam = params.lambda;
+    let gn = V6(lam * p.f + (1.0 - lam) * g.f, lam * p.t + (1.0 - lam) * g.t);
+    store_gamma(i, gn.f, gn.t);
+    write_slots(c, e, V6(gn.f - g.f, gn.t - g.t));
+}
+
+// Each end's velocity change M⁻¹ D_end Δγ, into the end's own slot.
+fn write_slots(c: Contact, e: Ends, d: V6) {
+    let n = c.n.xyz;
+    let u = c.u.xyz;
+    let w = cross(n, u);
+    let f = n * d.f.x + u * d.f.y + w * d.f.z;
+    let t = n * d.t.x + u * d.t.y + w * d.t.z;
+    slots[2u * c.ids.z] = vec4<f32>(f * (-e.a.v.w), 0.0);
+    slots[2u * c.ids.z + 1u] = vec4<f32>((cross(c.arm_a.xyz, f) + t) * (-e.a.w.w), 0.0);
+    if (c.ids.y != NONE) {
+        slots[2u * c.ids.w] = vec4<f32>(f * e.b.v.w, 0.0);
+        slots[2u * c.ids.w + 1u] = vec4<f32>((cross(c.arm_b.xyz, f) + t) * e.b.w.w, 0.0);
+    }
+}
+
+// The projected step x = Π(g − ω B ŷ) (in the metric B⁻¹) of contact c.
+fn projected_step(c: Contact, g: V6, y: V6) -> V6 {
     let bf = c.arm_a.w;
     let bt = c.arm_b.w;
     let r = sqrt(bf / bt);
@@ -209,23 +251,58 @@ fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let x = V6(g.f - sf * y.f, (g.t - st * y.t) * r);
     var p = project(x, c.n.w, c.u.w * r, c.bias.w * r);
     p.t = p.t / r;
-    let lam = params.lambda;
-    let gn = V6(lam * p.f + (1.0 - lam) * g.f, lam * p.t + (1.0 - lam) * g.t);
-    store_gamma(i, gn.f, gn.t);
-    // Each end's velocity change M⁻¹ D_end Δγ, into the end's own slot.
-    let df = gn.f - g.f;
-    let dt = gn.t - g.t;
-    let n = c.n.xyz;
-    let u = c.u.xyz;
-    let w = cross(n, u);
-    let f = n * df.x + u * df.y + w * df.z;
-    let t = n * dt.x + u * dt.y + w * dt.z;
-    slots[2u * c.ids.z] = vec4<f32>(f * (-e.a.v.w), 0.0);
-    slots[2u * c.ids.z + 1u] = vec4<f32>((cross(c.arm_a.xyz, f) + t) * (-e.a.w.w), 0.0);
-    if (c.ids.y != NONE) {
-        slots[2u * c.ids.w] = vec4<f32>(f * e.b.v.w, 0.0);
-        slots[2u * c.ids.w + 1u] = vec4<f32>((cross(c.arm_b.xyz, f) + t) * e.b.w.w, 0.0);
+    return p;
+}
+
+// APGD: β of this iteration from θ, and θ advanced (one thread).
+@compute @workgroup_size(1)
+fn apgd_advance() {
+    if (control.done != 0u) {
+        return;
     }
+    let th = control.theta;
+    let next = 0.5 * th * (sqrt(th * th + 4.0) - th);
+    control.beta = th * (1.0 - th) / (th * th + next);
+    control.theta = next;
+}
+
+@compute @workgroup_size(WG)
+fn apgd_contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
+    if (i >= params.n_contacts) {
+        return;
+    }
+    let c = contacts[i];
+    let v = load_gamma(params.n_contacts + i);
+    let e = load_ends_at(c, params.n_bodies);
+    let xn = projected_step(c, v, law_velocity(twist(c, e), c));
+    let x = load_gamma(i);
+    let beta = control.beta;
+    store_gamma(i, xn.f, xn.t);
+    store_gamma(params.n_contacts + i, xn.f + beta * (xn.f - x.f), xn.t + beta * (xn.t - x.t));
+    write_slots(c, e, V6(xn.f - v.f, xn.t - v.t));
+}
+
+@compute @workgroup_size(WG)
+fn apgd_body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = flat_index(gid, nwg, WG);
+    if (k >= params.n_bodies) {
+        return;
+    }
+    var dl = vec3<f32>(0.0);
+    var da = vec3<f32>(0.0);
+    for (var s = offsets[k]; s < offsets[k + 1u]; s++) {
+        dl += slots[2u * s].xyz;
+        da += slots[2u * s + 1u].xyz;
+    }
+    let bx = bodies[k];
+    let bv = bodies[params.n_bodies + k];
+    let xl = bv.v.xyz + dl;
+    let xa = bv.w.xyz + da;
+    let beta = control.beta;
+    bodies[k] = Body(vec4<f32>(xl, bv.v.w), vec4<f32>(xa, bv.w.w));
+    bodies[params.n_bodies + k] = Body(vec4<f32>(xl + beta * (xl - bx.v.xyz), bv.v.w),
+                                       vec4<f32>(xa + beta * (xa - bx.w.xyz), bv.w.w));
 }
 
 @compute @workgroup_size(WG)
@@ -337,6 +414,12 @@ fn finalize_check(@builtin(local_invocation_index) li: u32) {
             for (var q = 0u; q < 9u; q++) {
                 indirect[q] = 0u;
             }
+        } else if (params.method == 1u) {
+            // APGD restart: the residual grew since the previous check.
+            if (control.residual_rel > control.last_rel) {
+                control.theta = 1.0;
+            }
+            control.last_rel = control.residual_rel;
         }
     }
 }

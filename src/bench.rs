@@ -21,8 +21,8 @@ use crate::problem::{BodyDelassus, ContactProblem, Vec6};
 use crate::scene::Scene;
 use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
 use crate::solver::packed::{pack, PackedBody, PackedContact};
-use crate::solver::SolverSettings;
-use crate::solver::{jacobi, Workspace};
+use crate::solver::Workspace;
+use crate::solver::{SolveStats, SolverMethod, SolverSettings};
 use crate::step::{Backend, Stepper};
 
 /// What one benchmark measured.
@@ -114,12 +114,55 @@ pub fn cpu_copy_bandwidth() -> f64 {
     2.0 * (n * 8) as f64 / best
 }
 
-fn settings(iterations: usize) -> SolverSettings {
+fn settings(iterations: usize, method: SolverMethod) -> SolverSettings {
     SolverSettings {
+        method,
         max_iterations: iterations,
         tolerance: 0.0,
         ..Default::default()
     }
+}
+
+/// Solves from the warm start to the relative residual `tol` (weighted, the
+/// default measure, checked every 10 iterations as in a run: the count is a
+/// multiple of 10) with `method` on the backend, at most 20,000 iterations;
+/// returns the solver's statistics.
+pub fn iterations_to(
+    backend: &mut Backend,
+    p: &ContactProblem,
+    gamma0: &[Vec6],
+    method: SolverMethod,
+    tol: f64,
+) -> Result<SolveStats> {
+    let s = SolverSettings {
+        method,
+        max_iterations: 20_000,
+        tolerance: tol,
+        ..Default::default()
+    };
+    Ok(match backend {
+        Backend::Cpu => {
+            let mut g = gamma0.to_vec();
+            let mut op = BodyDelassus::new(p);
+            crate::solver::solve(&mut op, &mut g, &s, &mut Workspace::default())
+        }
+        Backend::CpuF32 => {
+            let mut packed = pack(p, gamma0);
+            let mut g: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
+            jacobi_f32::solve(
+                &mut packed,
+                &p.csr_slots,
+                &mut g,
+                &s,
+                &mut JacobiF32Workspace::default(),
+            )
+        }
+        Backend::Gpu(gs) => {
+            let mut packed = pack(p, gamma0);
+            let mut g: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
+            gs.solver.solve(&gs.ctx, &mut packed, &mut g, &s)?
+        }
+    })
 }
 
 /// Times one solve of `iterations` iterations on the backend (seconds).
@@ -128,15 +171,16 @@ fn time_solve(
     p: &ContactProblem,
     gamma0: &[Vec6],
     iterations: usize,
+    method: SolverMethod,
 ) -> Result<f64> {
-    let s = settings(iterations);
+    let s = settings(iterations, method);
     match backend {
         Backend::Cpu => {
             let mut ws = Workspace::default();
             let mut g = gamma0.to_vec();
             let t0 = Instant::now();
             let mut op = BodyDelassus::new(p);
-            jacobi::solve(&mut op, &mut g, &s, &mut ws);
+            crate::solver::solve(&mut op, &mut g, &s, &mut ws);
             Ok(t0.elapsed().as_secs_f64())
         }
         Backend::CpuF32 => {
@@ -166,10 +210,11 @@ pub fn bench_solver(
     gamma0: &[Vec6],
     iterations: usize,
     repeats: usize,
+    method: SolverMethod,
 ) -> Result<SolverBench> {
     let k = iterations.max(1);
     // Warm-up (buffers, pipelines, caches).
-    time_solve(backend, p, gamma0, k)?;
+    time_solve(backend, p, gamma0, k, method)?;
     let timestamps = matches!(backend, Backend::Gpu(gs) if gs.solver.last_pass_seconds().is_some());
     let (clock, per_it) = if timestamps {
         // The device's own clock spans only the iteration pass (2K
@@ -178,7 +223,7 @@ pub fn bench_solver(
         // about 1/(2K) of an iteration's worth).
         let mut t = f64::INFINITY;
         for _ in 0..repeats.max(1) {
-            t = t.min(time_solve(backend, p, gamma0, 2 * k)?);
+            t = t.min(time_solve(backend, p, gamma0, 2 * k, method)?);
         }
         ("device timestamps", t / (2 * k) as f64)
     } else {
@@ -188,8 +233,8 @@ pub fn bench_solver(
         // slow K-run makes a difference small.)
         let (mut t1, mut t2) = (f64::INFINITY, f64::INFINITY);
         for _ in 0..repeats.max(1) {
-            t1 = t1.min(time_solve(backend, p, gamma0, k)?);
-            t2 = t2.min(time_solve(backend, p, gamma0, 2 * k)?);
+            t1 = t1.min(time_solve(backend, p, gamma0, k, method)?);
+            t2 = t2.min(time_solve(backend, p, gamma0, 2 * k, method)?);
         }
         ("wall clock", (t2 - t1).max(1e-12) / k as f64)
     };

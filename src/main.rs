@@ -145,6 +145,15 @@ enum Command {
         /// Iterations per timed solve.
         #[arg(long, default_value_t = 100)]
         iterations: usize,
+        /// The method timed: jacobi (every backend) or apgd (cpu: f64 APGD;
+        /// cpu-f32 and gpu: the GPU's APGD).
+        #[arg(long, value_enum, default_value_t = SolverMethod::Jacobi)]
+        solver: SolverMethod,
+        /// Instead of timing, solve from the settled warm start to this
+        /// relative residual (weighted) with jacobi and with apgd, and print
+        /// the iterations each needs (capped at 20,000).
+        #[arg(long, value_name = "TOL")]
+        to_tolerance: Option<f64>,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -449,13 +458,29 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             backend,
             scene,
             iterations,
+            solver,
+            to_tolerance,
             json,
         } => {
             let (mut b, why) = open_backend(backend)?;
             log::info!("backend {why}");
             log::info!("settling {} for 3 steps on the CPU…", scene.display());
             let (problem, gamma) = repose::bench::prepare(&scene, 3)?;
-            let r = repose::bench::bench_solver(&mut b, &problem, &gamma, iterations, 5)?;
+            if let Some(tol) = to_tolerance {
+                for method in [SolverMethod::Jacobi, SolverMethod::Apgd] {
+                    let st = repose::bench::iterations_to(&mut b, &problem, &gamma, method, tol)?;
+                    println!(
+                        "{}: {method} {} {} iterations to {tol:e} (relative residual {:.3e}; {} contacts)",
+                        b.describe(),
+                        if st.converged { "needs" } else { "did not converge in" },
+                        st.iterations,
+                        st.residual_rel,
+                        problem.n_contacts()
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let r = repose::bench::bench_solver(&mut b, &problem, &gamma, iterations, 5, solver)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
@@ -588,7 +613,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Info => {
             println!("repose {}", env!("CARGO_PKG_VERSION"));
             println!("CPU threads (rayon): {}", rayon::current_num_threads());
-            println!("backends: cpu (f64 projected Jacobi), cpu-f32 (mirror of the GPU solver), gpu (WGSL, wgpu)");
+            println!("backends: cpu (f64, every method), cpu-f32 (mirror of the GPU solvers), gpu (WGSL, wgpu: jacobi and apgd)");
             let adapters = repose::gpu::GpuContext::list_adapters();
             if adapters.is_empty() {
                 println!("GPU adapters: none (install mesa-vulkan-drivers for lavapipe; set WGPU_BACKEND=vulkan)");

@@ -48,16 +48,20 @@ pub enum BackendChoice {
 
 /// Opens the chosen backend for a scene's solver settings and rotating
 /// boundary (the name of the first boundary with a non-zero angular
-/// velocity, if any): the f32 and GPU backends run only the Jacobi method
-/// (under either contact law), and their contact records carry no torque
-/// bias, so they cannot see a spinning wall. `auto` then picks the CPU (and
-/// says why) and an explicit choice is an error that says what to change.
+/// velocity, if any): the f32 and GPU backends run the Jacobi and APGD
+/// methods (under either contact law), and their contact records carry no
+/// torque bias, so they cannot see a spinning wall. `auto` picks the GPU
+/// for Jacobi only: APGD stays on the CPU, whose f64 APGD has the line
+/// search and gradient restart the GPU's lacks (`--backend gpu` asks for
+/// the GPU's). Otherwise `auto` picks the CPU (and says why) and an
+/// explicit choice is an error that says what to change.
 pub fn open_backend_for(
     choice: BackendChoice,
     solver: &SolverSettings,
     rotating_boundary: Option<&str>,
 ) -> Result<(Backend, String)> {
-    let unsupported = if solver.method != SolverMethod::Jacobi {
+    let f32_method = matches!(solver.method, SolverMethod::Jacobi | SolverMethod::Apgd);
+    let unsupported = if !f32_method {
         Some(format!("solver method {}", solver.method))
     } else {
         rotating_boundary.map(|name| format!("the rotating boundary {name:?}"))
@@ -67,8 +71,14 @@ pub fn open_backend_for(
             Backend::Cpu,
             format!("cpu: the scene uses {what}, which only the cpu backend runs"),
         )),
+        (BackendChoice::Auto, None) if solver.method == SolverMethod::Apgd => Ok((
+            Backend::Cpu,
+            "cpu: auto runs apgd on the cpu (f64, line search and gradient restart); \
+             --backend gpu runs the GPU's apgd"
+                .to_string(),
+        )),
         (BackendChoice::Gpu | BackendChoice::CpuF32, Some(what)) => anyhow::bail!(
-            "--backend {}: the scene uses {what}, but this backend runs only the jacobi method and no rotating boundaries; use --backend cpu",
+            "--backend {}: the scene uses {what}, but this backend runs only the jacobi and apgd methods and no rotating boundaries; use --backend cpu",
             if choice == BackendChoice::Gpu { "gpu" } else { "cpu-f32" }
         ),
         _ => open_backend(choice),

@@ -146,7 +146,7 @@ pub enum StepError {
     },
     /// The backend cannot run the asked-for method.
     #[error(
-        "the {backend} backend runs only the jacobi method, not {method}; use the cpu backend"
+        "the {backend} backend runs only the jacobi and apgd methods, not {method}; use the cpu backend"
     )]
     Unsupported {
         /// The backend.
@@ -342,7 +342,7 @@ impl Stepper {
                 let mut op = BodyDelassus::new(&problem);
                 return Ok((solver::solve(&mut op, gamma, settings, ws), None));
             }
-            if settings.method != SolverMethod::Jacobi {
+            if !matches!(settings.method, SolverMethod::Jacobi | SolverMethod::Apgd) {
                 return Err(StepError::Unsupported {
                     backend: backend.describe(),
                     method: settings.method,

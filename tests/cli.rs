@@ -837,7 +837,11 @@ fn sigkill_at_any_moment_leaves_whole_files() {
     // temporaries and surplus frames included, and keeps the user's.
     let dir = tmp.path().join("out2");
     fs::write(dir.join("frame_00007.vtu.tmp"), "half a frame").unwrap();
-    fs::write(dir.join("frame_00042.vtu"), "a frame past the new run's last").unwrap();
+    fs::write(
+        dir.join("frame_00042.vtu"),
+        "a frame past the new run's last",
+    )
+    .unwrap();
     fs::write(dir.join("notes.txt"), "mine").unwrap();
     let before = fs::read_dir(&dir).unwrap().count();
     let out = run_sphere_on_plane(&dir, &["--set", "duration=0.01"]);

@@ -1,4 +1,5 @@
-//! The GPU projected Jacobi solver (pairs with `shaders/jacobi.wgsl`).
+//! The GPU solvers, projected Jacobi and APGD (pair with `shaders/jacobi.wgsl`;
+//! their CPU mirror is [`crate::solver::jacobi_f32`]).
 //!
 //! Owns the pipelines and the buffers, which grow with the problem (by
 //! doubling, so steady simulations stop reallocating). [`GpuJacobi::solve`]
@@ -51,8 +52,9 @@ pub struct Params {
     /// Residual measure: 1 = weighted by b_f, 0 = unweighted
     /// ([`jacobi_f32::weighted`](crate::solver::jacobi_f32::weighted)).
     pub weighted: u32,
-    /// Padding (uniform structs are a multiple of 16 bytes).
-    pub pad1: u32,
+    /// Method: 0 = projected Jacobi, 1 = APGD
+    /// ([`jacobi_f32::solve_apgd`](crate::solver::jacobi_f32::solve_apgd)).
+    pub method: u32,
     /// Padding.
     pub pad2: u32,
 }
@@ -77,6 +79,14 @@ pub struct Control {
     pub gamma_norm: f32,
     /// ‖Nγ + r‖.
     pub y_norm: f32,
+    /// APGD: Nesterov's θ (1 at the start and after a restart).
+    pub theta: f32,
+    /// APGD: the momentum β of the current iteration.
+    pub beta: f32,
+    /// APGD: the relative residual at the previous check.
+    pub last_rel: f32,
+    /// Padding (a multiple of 16 bytes).
+    pub pad: u32,
 }
 
 struct Buffers {
@@ -100,6 +110,9 @@ pub struct GpuJacobi {
     indirect_bind: wgpu::BindGroup,
     contact: wgpu::ComputePipeline,
     body: wgpu::ComputePipeline,
+    apgd_advance: wgpu::ComputePipeline,
+    apgd_contact: wgpu::ComputePipeline,
+    apgd_body: wgpu::ComputePipeline,
     residual: wgpu::ComputePipeline,
     finalize_check: wgpu::ComputePipeline,
     finalize_last: wgpu::ComputePipeline,
@@ -255,6 +268,11 @@ impl GpuJacobi {
             pipe("finalize_check"),
             pipe("finalize_last"),
         );
+        let (apgd_advance, apgd_contact, apgd_body) = (
+            pipe("apgd_advance"),
+            pipe("apgd_contact_pass"),
+            pipe("apgd_body_pass"),
+        );
         let params = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
             size: std::mem::size_of::<Params>() as u64,
@@ -306,6 +324,9 @@ impl GpuJacobi {
             indirect_bind,
             contact,
             body,
+            apgd_advance,
+            apgd_contact,
+            apgd_body,
             residual,
             finalize_check,
             finalize_last,
@@ -336,10 +357,11 @@ impl GpuJacobi {
                 n_contacts,
             ),
             ("slot", (n_contacts * 2 * SLOT_BYTES) as u64, n_contacts),
-            ("impulse", (n_contacts * GAMMA_BYTES) as u64, n_contacts),
+            // γ and the body records twice: APGD's iterate and extrapolated point.
+            ("impulse", (2 * n_contacts * GAMMA_BYTES) as u64, n_contacts),
             (
                 "body",
-                (n_bodies * std::mem::size_of::<PackedBody>()) as u64,
+                (2 * n_bodies * std::mem::size_of::<PackedBody>()) as u64,
                 n_bodies,
             ),
             ("offset", ((n_bodies + 1) * 4) as u64, n_bodies),
@@ -385,7 +407,7 @@ impl GpuJacobi {
             want.min(max_items).max(need)
         };
         let cc = grow(oc, nc, std::mem::size_of::<PackedContact>());
-        let cb = grow(ob, nb, std::mem::size_of::<PackedBody>());
+        let cb = grow(ob, nb, 2 * std::mem::size_of::<PackedBody>());
         let dev = &ctx.device;
         let st = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
@@ -400,8 +422,9 @@ impl GpuJacobi {
         };
         let rd = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let contacts = mk("contacts", cc * std::mem::size_of::<PackedContact>(), st);
-        let bodies = mk("bodies", cb * std::mem::size_of::<PackedBody>(), st);
-        let gamma = mk("gamma", cc * GAMMA_BYTES, st);
+        // Two halves each: APGD keeps its extrapolated point in the second.
+        let bodies = mk("bodies", 2 * cb * std::mem::size_of::<PackedBody>(), st);
+        let gamma = mk("gamma", 2 * cc * GAMMA_BYTES, st);
         let slots = mk("slots", cc * 2 * SLOT_BYTES, st);
         let offsets = mk("offsets", (cb + 1) * 4, st);
         // One partial per residual workgroup, of a 2-D grid past the per-dimension limit.
@@ -499,6 +522,7 @@ impl GpuJacobi {
         let bgrid = grid(nb, WG, max_dim);
         let rgrid = grid(nc, RWG, max_dim);
         let check = s.tolerance > 0.0;
+        let apgd = s.method == crate::solver::SolverMethod::Apgd;
         let params = Params {
             n_contacts: nc as u32,
             n_bodies: nb as u32,
@@ -513,13 +537,25 @@ impl GpuJacobi {
                 FrictionLaw::DeSaxce => 1,
             },
             weighted: crate::solver::jacobi_f32::weighted(s) as u32,
+            method: u32::from(apgd),
             ..Default::default()
         };
         let q = &ctx.queue;
         q.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-        q.write_buffer(&self.control, 0, bytemuck::bytes_of(&Control::default()));
+        let control = Control {
+            theta: 1.0,
+            last_rel: f32::MAX,
+            ..Control::default()
+        };
+        q.write_buffer(&self.control, 0, bytemuck::bytes_of(&control));
         q.write_buffer(&b.contacts, 0, bytemuck::cast_slice(&p.contacts));
         q.write_buffer(&b.bodies, 0, bytemuck::cast_slice(&p.bodies));
+        let body_bytes = (nb * std::mem::size_of::<PackedBody>()) as u64;
+        let gamma_bytes = (nc * GAMMA_BYTES) as u64;
+        if apgd {
+            // The extrapolated point starts at the warm start.
+            q.write_buffer(&b.bodies, body_bytes, bytemuck::cast_slice(&p.bodies));
+        }
         self.padded.clear();
         self.padded.extend(
             gamma
@@ -527,6 +563,9 @@ impl GpuJacobi {
                 .map(|g| [g[0], g[1], g[2], g[3], g[4], g[5], 0.0, 0.0]),
         );
         q.write_buffer(&b.gamma, 0, bytemuck::cast_slice(&self.padded));
+        if apgd {
+            q.write_buffer(&b.gamma, gamma_bytes, bytemuck::cast_slice(&self.padded));
+        }
         q.write_buffer(&b.offsets, 0, bytemuck::cast_slice(&p.offsets));
         let args: [u32; 12] = [
             cgrid.0, cgrid.1, 1, bgrid.0, bgrid.1, 1, rgrid.0, rgrid.1, 1, 0, 0, 0,
@@ -566,10 +605,19 @@ impl GpuJacobi {
                     pass.set_pipeline(&self.finalize_check);
                     pass.dispatch_workgroups(1, 1, 1);
                 }
-                pass.set_pipeline(&self.contact);
-                dispatch(&mut pass, 0, cgrid);
-                pass.set_pipeline(&self.body);
-                dispatch(&mut pass, 1, bgrid);
+                if apgd {
+                    pass.set_pipeline(&self.apgd_advance);
+                    pass.dispatch_workgroups(1, 1, 1);
+                    pass.set_pipeline(&self.apgd_contact);
+                    dispatch(&mut pass, 0, cgrid);
+                    pass.set_pipeline(&self.apgd_body);
+                    dispatch(&mut pass, 1, bgrid);
+                } else {
+                    pass.set_pipeline(&self.contact);
+                    dispatch(&mut pass, 0, cgrid);
+                    pass.set_pipeline(&self.body);
+                    dispatch(&mut pass, 1, bgrid);
+                }
             }
             // The final residual always runs in full (it reports the result).
             pass.set_pipeline(&self.residual);
@@ -577,8 +625,6 @@ impl GpuJacobi {
             pass.set_pipeline(&self.finalize_last);
             pass.dispatch_workgroups(1, 1, 1);
         }
-        let body_bytes = (nb * std::mem::size_of::<PackedBody>()) as u64;
-        let gamma_bytes = (nc * GAMMA_BYTES) as u64;
         enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
         enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
         enc.copy_buffer_to_buffer(

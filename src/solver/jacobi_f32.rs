@@ -232,13 +232,51 @@ pub fn weighted(s: &SolverSettings) -> bool {
     s.residual == super::ResidualMeasure::Weighted
 }
 
+/// The relative natural-map residual of `gamma` with the body records of
+/// `p` (their velocities must be those of `gamma`) into `stats`: summed in
+/// f64, with the WGSL `record`'s threshold (f32 ε) and its rule that an
+/// overflowed sum (a diverging solve) is never converged.
+fn residual_into(
+    p: &PackedProblem,
+    gamma: &[[f32; 6]],
+    law: FrictionLaw,
+    weighted: bool,
+    stats: &mut SolveStats,
+) {
+    let bodies = &p.bodies;
+    let sums = p
+        .contacts
+        .par_iter()
+        .zip(gamma.par_iter())
+        .map(|(c, g)| {
+            let t = residual_terms(c, g, &twist(c, bodies), law, weighted);
+            [t[0] as f64, t[1] as f64, t[2] as f64]
+        })
+        .reduce(|| [0.0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+    let abs = sums[0].sqrt();
+    let scale = sums[1].sqrt().max(sums[2].sqrt());
+    stats.residual_abs = abs;
+    stats.residual_rel = if !(abs <= f32::MAX as f64 && scale <= f32::MAX as f64) {
+        f64::NAN
+    } else if scale > f32::EPSILON as f64 {
+        abs / scale
+    } else {
+        abs
+    };
+}
+
 /// Reusable buffers of the f32 solver.
 #[derive(Default)]
 pub struct JacobiF32Workspace {
     deltas: Vec<[[f32; 6]; 2]>,
+    /// APGD's extrapolated point v and its body records.
+    gamma_v: Vec<[f32; 6]>,
+    bodies_v: Vec<PackedBody>,
 }
 
-/// Runs the f32 projected Jacobi iteration on a packed problem. `gamma` is the
+/// Runs the f32 solver of `s.method` on a packed problem: projected Jacobi,
+/// or APGD ([`solve_apgd`]) when the method is
+/// [`Apgd`](super::SolverMethod::Apgd). `gamma` is the
 /// warm start (the body records must hold v_free + M⁻¹Dγ₀, as [`super::packed::pack`]
 /// makes them) and is overwritten; the body records end with the final velocities.
 /// `csr_slots` is the problem's slot list (`2 × contact + end`, in CSR order).
@@ -249,6 +287,9 @@ pub fn solve(
     s: &SolverSettings,
     ws: &mut JacobiF32Workspace,
 ) -> SolveStats {
+    if s.method == super::SolverMethod::Apgd {
+        return solve_apgd(p, csr_slots, gamma, s, ws);
+    }
     let nc = p.contacts.len();
     assert_eq!(gamma.len(), nc);
     let mut stats = SolveStats::default();
@@ -265,29 +306,7 @@ pub fn solve(
     loop {
         let last = it == s.max_iterations;
         if last || (s.tolerance > 0.0 && it % check_every == 0) {
-            let bodies = &p.bodies;
-            let sums = p
-                .contacts
-                .par_iter()
-                .zip(gamma.par_iter())
-                .map(|(c, g)| {
-                    let t = residual_terms(c, g, &twist(c, bodies), law, weighted);
-                    [t[0] as f64, t[1] as f64, t[2] as f64]
-                })
-                .reduce(|| [0.0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
-            let abs = sums[0].sqrt();
-            let scale = sums[1].sqrt().max(sums[2].sqrt());
-            stats.residual_abs = abs;
-            // Same threshold as the WGSL `record` (f32 ε).
-            // An overflowed sum (a diverging solve) is never converged;
-            // same rule as the WGSL `record`.
-            stats.residual_rel = if !(abs <= f32::MAX as f64 && scale <= f32::MAX as f64) {
-                f64::NAN
-            } else if scale > f32::EPSILON as f64 {
-                abs / scale
-            } else {
-                abs
-            };
+            residual_into(p, gamma, law, weighted, &mut stats);
             if stats.residual_rel <= s.tolerance {
                 stats.converged = true;
                 break;
@@ -331,6 +350,133 @@ pub fn solve(
                     for q in 0..3 {
                         b.v[q] += acc[q];
                         b.w[q] += acc[q + 3];
+                    }
+                });
+        }
+        it += 1;
+    }
+    stats.iterations = it;
+    stats
+}
+
+/// Nesterov's momentum of the GPU APGD (WGSL `apgd_advance`): from θ_k,
+/// θ_{k+1} = θ_k (√(θ_k² + 4) − θ_k) / 2 and β_k = θ_k (1 − θ_k) / (θ_k² + θ_{k+1}),
+/// in f32 as the shader computes them. Returns (β_k, θ_{k+1}).
+#[inline]
+pub fn apgd_momentum(theta: f32) -> (f32, f32) {
+    let next = 0.5 * theta * ((theta * theta + 4.0).sqrt() - theta);
+    (theta * (1.0 - theta) / (theta * theta + next), next)
+}
+
+/// The GPU's APGD in f32, operation for operation (WGSL `apgd_advance`,
+/// `apgd_contact_pass`, `apgd_body_pass`): the accelerated projected
+/// gradient of [`super::apgd`] without its line search and gradient test,
+/// which need a global reduction every iteration. Instead:
+///
+/// * a fixed step t = ω in the Jacobi metric B (whose scaling bounds the
+///   largest eigenvalue of B^½ N B^½ by about 1, so ω = 1 is the step 1/L);
+/// * the restart at residual checks: when the residual has grown since the
+///   previous check, θ = 1 (the next β is 0, momentum dropped);
+/// * De Saxcé's ŷ evaluated at the extrapolated point every iteration.
+///
+/// Iteration k, with x_k the iterate (`gamma`, body records = V(x_k)) and
+/// v_k the extrapolated point (kept with its own body records V(v_k)):
+///
+/// ```text
+/// x_{k+1} = Π(v_k − ω B ŷ(v_k)),   v_{k+1} = x_{k+1} + β_k (x_{k+1} − x_k)
+/// V(x_{k+1}) = V(v_k) + M⁻¹ D (x_{k+1} − v_k)          (slots, CSR order)
+/// V(v_{k+1}) = V(x_{k+1}) + β_k (V(x_{k+1}) − V(x_k))  (velocities are linear in γ)
+/// ```
+///
+/// one contact pass and one body pass per iteration, like Jacobi.
+pub fn solve_apgd(
+    p: &mut PackedProblem,
+    csr_slots: &[u32],
+    gamma: &mut [[f32; 6]],
+    s: &SolverSettings,
+    ws: &mut JacobiF32Workspace,
+) -> SolveStats {
+    let nc = p.contacts.len();
+    assert_eq!(gamma.len(), nc);
+    let mut stats = SolveStats::default();
+    if nc == 0 {
+        stats.converged = true;
+        return stats;
+    }
+    let omega = s.omega as f32;
+    let law = p.law;
+    let weighted = weighted(s);
+    let check_every = s.check_every.max(1);
+    ws.deltas.resize(nc, [[0.0; 6]; 2]);
+    ws.gamma_v.clear();
+    ws.gamma_v.extend_from_slice(gamma);
+    ws.bodies_v.clear();
+    ws.bodies_v.extend_from_slice(&p.bodies);
+    let mut theta = 1.0f32;
+    let mut last_rel = f64::INFINITY;
+    let mut it = 0;
+    loop {
+        let last = it == s.max_iterations;
+        if last || (s.tolerance > 0.0 && it % check_every == 0) {
+            residual_into(p, gamma, law, weighted, &mut stats);
+            if stats.residual_rel <= s.tolerance {
+                stats.converged = true;
+                break;
+            }
+            // Restart when the residual grew (NaN never restarts: it
+            // fails the comparison, as in the shader).
+            if stats.residual_rel > last_rel {
+                theta = 1.0;
+            }
+            last_rel = stats.residual_rel;
+        }
+        if last {
+            break;
+        }
+        let (beta, next) = apgd_momentum(theta);
+        theta = next;
+        // Contact pass at the extrapolated point.
+        {
+            let bodies_v = &ws.bodies_v;
+            p.contacts
+                .par_iter()
+                .zip(gamma.par_iter_mut())
+                .zip(ws.gamma_v.par_iter_mut())
+                .zip(ws.deltas.par_iter_mut())
+                .with_min_len(256)
+                .for_each(|(((c, x), v), d)| {
+                    let y = law_velocity(c, &twist(c, bodies_v), law);
+                    let xn = update(c, v, &y, omega, 1.0);
+                    let dg: [f32; 6] = std::array::from_fn(|k| xn[k] - v[k]);
+                    *d = end_deltas(c, &dg, bodies_v);
+                    *v = std::array::from_fn(|k| xn[k] + beta * (xn[k] - x[k]));
+                    *x = xn;
+                });
+        }
+        // Body pass: V(x_{k+1}) from V(v_k) and the slots, then V(v_{k+1}).
+        {
+            let deltas = &ws.deltas;
+            let offsets = &p.offsets;
+            p.bodies
+                .par_iter_mut()
+                .zip(ws.bodies_v.par_iter_mut())
+                .enumerate()
+                .with_min_len(256)
+                .for_each(|(k, (bx, bv))| {
+                    let mut acc = [0.0f32; 6];
+                    for &slot in &csr_slots[offsets[k] as usize..offsets[k + 1] as usize] {
+                        let d = &deltas[(slot >> 1) as usize][(slot & 1) as usize];
+                        for q in 0..6 {
+                            acc[q] += d[q];
+                        }
+                    }
+                    for q in 0..3 {
+                        let xl = bv.v[q] + acc[q];
+                        let xa = bv.w[q] + acc[q + 3];
+                        bv.v[q] = xl + beta * (xl - bx.v[q]);
+                        bv.w[q] = xa + beta * (xa - bx.w[q]);
+                        bx.v[q] = xl;
+                        bx.w[q] = xa;
                     }
                 });
         }

@@ -56,10 +56,12 @@ pub mod pgs;
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
 )]
 pub enum SolverMethod {
-    /// Projected Jacobi (seed 000 eq. 46); the only method of the GPU backend.
+    /// Projected Jacobi (seed 000 eq. 46); runs on every backend.
     #[default]
     Jacobi,
-    /// Accelerated projected gradient descent with adaptive step and restart.
+    /// Accelerated projected gradient descent with adaptive step and restart
+    /// (the GPU and cpu-f32 backends run a variant with a fixed step and a
+    /// restart at residual checks, `jacobi_f32::solve_apgd`).
     Apgd,
     /// Projected block Gauss–Seidel (seed 001 §5.2), CPU only.
     Pgs,
