@@ -30,6 +30,8 @@ use crate::step::{Backend, Stepper};
 pub struct SolverBench {
     /// Backend description.
     pub backend: String,
+    /// The method timed.
+    pub method: String,
     /// Bodies in the problem.
     pub bodies: usize,
     /// Contacts in the problem.
@@ -81,6 +83,19 @@ pub fn f32_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
     let gamma = gpu_jacobi::GAMMA_BYTES as f64;
     let slot = gpu_jacobi::SLOT_BYTES as f64;
     (nc * (rec + 2.0 * gamma) + ends * (body + 2.0 * slot) + nb * (2.0 * body + 4.0)) / nc
+}
+
+/// Bytes moved per contact-iteration by the GPU's APGD (WGSL `apgd_*`):
+/// Jacobi's ([`f32_bytes_per_contact_iteration`]) plus, per contact, the
+/// iterate x read besides v and both written (2 × 32 more), and per body the
+/// second record (V(x) beside V(v)) read and written (2 × 32 more); the
+/// one-thread `apgd_advance` is negligible.
+pub fn f32_apgd_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
+    let nc = p.n_contacts() as f64;
+    let nb = p.n_bodies() as f64;
+    let gamma = gpu_jacobi::GAMMA_BYTES as f64;
+    let body = std::mem::size_of::<PackedBody>() as f64;
+    f32_bytes_per_contact_iteration(p) + (nc * 2.0 * gamma + nb * 2.0 * body) / nc
 }
 
 /// Bytes per contact-iteration of the f64 reference's fused sweep: per
@@ -239,16 +254,22 @@ pub fn bench_solver(
         ("wall clock", (t2 - t1).max(1e-12) / k as f64)
     };
     let cips = p.n_contacts() as f64 / per_it;
+    let f32_bytes = if method == SolverMethod::Apgd {
+        f32_apgd_bytes_per_contact_iteration(p)
+    } else {
+        f32_bytes_per_contact_iteration(p)
+    };
     let (bytes, copy_bw) = match backend {
         Backend::Gpu(gs) => (
-            f32_bytes_per_contact_iteration(p),
+            f32_bytes,
             copy::measure(&gs.ctx, 64 << 20, 20)?.bytes_per_second,
         ),
-        Backend::CpuF32 => (f32_bytes_per_contact_iteration(p), cpu_copy_bandwidth()),
+        Backend::CpuF32 => (f32_bytes, cpu_copy_bandwidth()),
         Backend::Cpu => (f64_bytes_per_contact_iteration(p), cpu_copy_bandwidth()),
     };
     Ok(SolverBench {
         backend: backend.describe(),
+        method: method.name().to_string(),
         bodies: p.n_bodies(),
         contacts: p.n_contacts(),
         iterations: k,
@@ -265,9 +286,10 @@ impl std::fmt::Display for SolverBench {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}: {} bodies, {} contacts; {:.3} ms per iteration; {:.3e} contact-iterations/s; \
+            "{}, {}: {} bodies, {} contacts; {:.3} ms per iteration; {:.3e} contact-iterations/s; \
              {:.0} B per contact-iteration → {:.2} GB/s of a {:.2} GB/s copy ({:.0} %)",
             self.backend,
+            self.method,
             self.bodies,
             self.contacts,
             1e3 * self.seconds_per_iteration,
