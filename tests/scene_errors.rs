@@ -553,3 +553,97 @@ fn dump_problem_step_zero_is_rejected() {
     ));
     assert_names(&msg, "output.dump_problems[1]", "steps count from 1");
 }
+
+// ---------------------------------------------------------------------------
+// Files that are not scenes, or not whole ones.
+
+/// Writes `bytes` to a temporary file and loads it; the error's text.
+fn load_error_of(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scene.ron");
+    std::fs::write(&path, bytes).unwrap();
+    match Scene::load(&path, &[]) {
+        Ok(_) => panic!("{} bytes were accepted as a scene", bytes.len()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn empty_file_says_it_is_empty() {
+    for text in ["", "  \n\t\n"] {
+        let msg = load_error_of(text.as_bytes());
+        assert!(
+            msg.contains("scene.ron") && msg.contains("the file is empty"),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn utf8_byte_order_mark_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bom.ron");
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(BASE.as_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    let s = Scene::load(&path, &[]).expect("a scene with a byte-order mark loads");
+    assert_eq!(s.name, "base");
+}
+
+#[test]
+fn truncated_file_says_it_ends_early() {
+    // Cut inside the materials list, and right after the opening bracket.
+    for cut in [BASE.find("density").unwrap(), BASE.find('(').unwrap() + 1] {
+        let msg = load_error_of(&BASE.as_bytes()[..cut]);
+        assert!(msg.contains("ends early"), "cut at {cut}: {msg}");
+    }
+}
+
+#[test]
+fn non_utf8_byte_is_named_with_its_position() {
+    let text = BASE.replacen("glass", "gl\u{1}ss", 1).into_bytes();
+    let at = text.iter().position(|&b| b == 1).unwrap();
+    let mut bytes = text.clone();
+    bytes[at] = 0xFF;
+    let line = BASE[..at].lines().count();
+    let col = at - BASE[..at].rfind('\n').map_or(0, |p| p + 1) + 1;
+    let msg = load_error_of(&bytes);
+    for part in [
+        "not UTF-8".to_string(),
+        "0xFF".to_string(),
+        format!("line {line}, column {col}"),
+    ] {
+        assert!(msg.contains(&part), "expected {part:?} in: {msg}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_is_refused_before_it_is_read() {
+    let msg = match Scene::load(Path::new("/dev/zero"), &[]) {
+        Ok(_) => panic!("/dev/zero was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        msg.contains("/dev/zero") && msg.contains("not a regular file"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_file_past_the_size_limit_is_refused() {
+    let big = vec![b' '; (repose::scene::MAX_SCENE_BYTES + 1) as usize];
+    let msg = load_error_of(&big);
+    assert!(msg.contains("larger than 16 MiB"), "{msg}");
+}
+
+#[test]
+fn a_step_count_past_the_limit_is_refused_naming_duration() {
+    for (from, to) in [
+        ("duration: 0.5", "duration: 1e300"),
+        ("time_step: 1e-3", "time_step: 1e-300"),
+    ] {
+        let msg = error_of(&edited(from, to));
+        assert_names(&msg, "duration", "more than the 1e9 a run may take");
+    }
+}

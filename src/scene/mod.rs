@@ -506,12 +506,77 @@ fn ron_options() -> ron::Options {
         .with_default_extension(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES)
 }
 
+/// Largest scene file read (bytes): scenes are a few KiB; past this the file
+/// is not a scene (a data file given by mistake, a device).
+pub const MAX_SCENE_BYTES: u64 = 16 << 20;
+
+/// The text of a scene file, checked as [`Scene::load`] describes; every
+/// failure is an `io::Error` whose message says what is wrong.
+fn read_scene_text(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file (a directory or a device); give the path of a .ron scene",
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_SCENE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SCENE_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB: not a scene file (scenes are a few KiB of RON text)",
+                MAX_SCENE_BYTES >> 20
+            ),
+        ));
+    }
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = e.valid_up_to();
+            let before = &body[..at];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let col = at
+                - before
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1)
+                + 1;
+            return Err(Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "not UTF-8 text: byte 0x{:02X} at line {line}, column {col} (offset {at}); \
+                     save the scene as UTF-8",
+                    body[at]
+                ),
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            "the file is empty; a scene starts with `Scene(` (see scenes/pour.ron)",
+        ));
+    }
+    Ok(text.to_string())
+}
+
 impl Scene {
     /// Reads, overrides and validates a scene file. `overrides` are
     /// `(path, value)` pairs as [`parse_set`] returns them, applied in order.
+    ///
+    /// The file must be a regular file of at most [`MAX_SCENE_BYTES`] of
+    /// UTF-8 text (a byte-order mark is accepted and skipped); an empty file,
+    /// a device such as `/dev/zero` or a byte that is not UTF-8 (named with
+    /// its line, column and offset) is an error before any parsing.
     pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scene, SceneError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|err| SceneError::Io {
+        let text = read_scene_text(path).map_err(|err| SceneError::Io {
             file: file.clone(),
             err,
         })?;
@@ -548,12 +613,24 @@ impl Scene {
                         return Err(version_error(file_label, v));
                     }
                 }
+                // A file cut short (a copy interrupted, an editor crash)
+                // fails at its end: say so rather than what was expected.
+                let end = text.trim_end();
+                let end_line = end.lines().count().max(1);
+                let end_col = end.lines().last().map_or(0, |l| l.chars().count()) + 1;
+                let at_end =
+                    (e.position.line, e.position.col) >= (end_line, end_col.saturating_sub(1));
+                let early = if matches!(e.code, ron::Error::Eof) || at_end {
+                    "the file ends early (cut short?): "
+                } else {
+                    ""
+                };
                 return Err(SceneError::Syntax {
                     file: file_label.to_string(),
                     line: e.position.line,
                     col: e.position.col,
                     message: format!(
-                        "{}{}",
+                        "{early}{}{}",
                         e.code,
                         some_hint(text, e.position.line, e.position.col)
                     ),

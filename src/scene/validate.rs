@@ -9,6 +9,11 @@ use super::error::{Issue, SceneError};
 use super::generate::{self, PlacedSphere, SpatialHash};
 use super::{BoundarySpec, InletRegion, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
 
+/// Most steps a scene may ask for (`duration / time_step`): past this a
+/// typo (1e300 s, h = 1e-300 s) is refused at load instead of running for
+/// ever.
+pub const MAX_STEPS: f64 = 1e9;
+
 /// Collects issues; every check first rejects NaN and ±∞.
 struct Checker {
     issues: Vec<Issue>,
@@ -106,6 +111,19 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
     }
     c.positive("time_step", scene.time_step);
     c.positive("duration", scene.duration);
+    if scene.time_step > 0.0 && scene.duration > 0.0 && scene.duration.is_finite() {
+        let steps = scene.duration / scene.time_step;
+        if steps > MAX_STEPS {
+            c.push(
+                "duration",
+                format!(
+                    "{:e} s at time_step {:e} s is {steps:.3e} steps, more than the {MAX_STEPS:.0e} \
+                     a run may take; shorten the duration or lengthen the time step",
+                    scene.duration, scene.time_step
+                ),
+            );
+        }
+    }
     c.vec_finite("gravity", scene.gravity);
 
     let s = &scene.solver;
