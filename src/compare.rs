@@ -72,10 +72,44 @@ fn bulk(rows: &[[f64; 11]]) -> (f64, f64, f64, [f64; 3], f64) {
     (c[2], top, rg, c, rmean)
 }
 
-/// Compares two `final.csv` files (same bodies, same order).
+/// Every number finite and every radius positive: a state with NaN or ∞ (a
+/// run that diverged) or a non-positive radius has no bulk quantities to
+/// compare, and NaN would make every comparison pass.
+fn check_rows(path: &Path, rows: &[[f64; 11]]) -> Result<()> {
+    const COLUMNS: [&str; 11] = [
+        "id", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz", "radius",
+    ];
+    for (i, r) in rows.iter().enumerate() {
+        if let Some(c) = (0..11).find(|&c| !r[c].is_finite()) {
+            bail!(
+                "{}: row {} (body {}): column `{}` is {}; compare needs finite states (did that run diverge?)",
+                path.display(),
+                i + 2,
+                r[0],
+                COLUMNS[c],
+                r[c]
+            );
+        }
+        if r[10] <= 0.0 {
+            bail!(
+                "{}: row {} (body {}): radius {} must be > 0",
+                path.display(),
+                i + 2,
+                r[0],
+                r[10]
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Compares two `final.csv` files (same bodies, same order); a file with a
+/// non-finite number or a radius ≤ 0 is an error naming file, row and column.
 pub fn compare_files(a: &Path, b: &Path) -> Result<Comparison> {
     let ra = read_final_csv(a)?;
     let rb = read_final_csv(b)?;
+    check_rows(a, &ra)?;
+    check_rows(b, &rb)?;
     if ra.len() != rb.len() {
         bail!(
             "{} has {} bodies but {} has {}",

@@ -489,6 +489,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { a, b, tol } => {
+            if !(tol.is_finite() && tol >= 0.0) {
+                anyhow::bail!("--tol {tol}: must be a finite number ≥ 0 (mean grain radii)");
+            }
             let c = repose::compare::compare_files(&a, &b)?;
             let r = c.mean_radius;
             println!("{} bodies, mean radius {:.4e} m", c.bodies, r);
@@ -542,7 +545,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             time_limit,
             json,
         } => {
-            use repose::solve::{problem_files, problem_name, solve_problem, table, SolveOptions};
+            use repose::solve::{
+                problem_files, problem_name, solve_problem, table, SolveOptions, SolveReport,
+            };
             if tol.is_nan()
                 || tol <= 0.0
                 || max_iter == 0
@@ -576,8 +581,16 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                         anyhow::bail!("{}: no .dat files found", dir.display());
                     }
                     for f in files {
-                        let p = repose::siconos::SiconosProblem::read(&f)?;
                         let name = problem_name(&dir, &f);
+                        // A bad file is a row of the table; the others go on.
+                        let p = match repose::siconos::SiconosProblem::read(&f) {
+                            Ok(p) => p,
+                            Err(e) => {
+                                log::warn!("{name}: cannot read: {e}");
+                                rows.push(SolveReport::unreadable(&name, e.to_string()));
+                                continue;
+                            }
+                        };
                         for m in SolverMethod::ALL.into_iter().filter(|m| m.supports(p.law)) {
                             let r = solve_problem(&p, &name, &opts(m));
                             log::info!(

@@ -64,6 +64,29 @@ pub struct SolveReport {
     pub converged: bool,
     /// Whether the time limit stopped the solve.
     pub timed_out: bool,
+    /// Why the file could not be read (`--all` goes on to the next file);
+    /// absent for a file that was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_error: Option<String>,
+}
+
+impl SolveReport {
+    /// The row of a file that could not be read: not solved, and why.
+    pub fn unreadable(name: &str, why: String) -> Self {
+        SolveReport {
+            problem: name.to_string(),
+            dim: 0,
+            contacts: 0,
+            solver: "-".to_string(),
+            iterations: 0,
+            seconds: 0.0,
+            error_abs: f64::NAN,
+            error_rel: f64::NAN,
+            converged: false,
+            timed_out: false,
+            read_error: Some(why),
+        }
+    }
 }
 
 /// Most iterations per chunk between time-limit checks (the solver restarts
@@ -124,6 +147,7 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
         error_rel: err.rel,
         converged: err.rel <= o.tolerance,
         timed_out,
+        read_error: None,
     }
 }
 
@@ -170,12 +194,11 @@ pub fn table(rows: &[SolveReport]) -> String {
             r.seconds,
             r.error_abs,
             r.error_rel,
-            if r.converged {
-                "yes"
-            } else if r.timed_out {
-                "no (time limit)"
-            } else {
-                "no"
+            match &r.read_error {
+                Some(why) => format!("no (cannot read: {why})"),
+                None if r.converged => "yes".to_string(),
+                None if r.timed_out => "no (time limit)".to_string(),
+                None => "no".to_string(),
             }
         );
     }

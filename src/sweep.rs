@@ -1457,7 +1457,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<SweepReport> {
     if dirs.is_empty() {
         bail!("merge: no sweep directories given");
     }
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    // Nothing is created until every shard checks out.
     let out_abs = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_owned());
     let mut first: Option<(PathBuf, Manifest)> = None;
     let mut rows: Vec<SweepRow> = Vec::new();
@@ -1590,5 +1590,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<SweepReport> {
         repose_version: env!("CARGO_PKG_VERSION").to_string(),
         ..m0
     };
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     write_outputs(out, &manifest, &rows, true)
 }

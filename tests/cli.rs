@@ -1263,3 +1263,93 @@ fn dumped_step_problems_are_solved_by_repose_solve() {
         );
     }
 }
+
+/// `repose compare` judges its input: a `final.csv` with NaN (a diverged
+/// run) or a radius ≤ 0 is an error naming file, row and column, never an
+/// "agree"; a NaN or negative `--tol` is refused.
+#[test]
+fn compare_rejects_non_finite_rows_bad_radii_and_bad_tolerances() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good.csv");
+    let header = "id,x,y,z,vx,vy,vz,wx,wy,wz,radius";
+    let rows = "0,0,0,0.05,0,0,0,0,0,0,0.05\n1,0.1,0,0.05,0,0,0,0,0,0,0.05\n";
+    fs::write(&good, format!("{header}\n{rows}")).unwrap();
+    let nan = tmp.path().join("nan.csv");
+    fs::write(
+        &nan,
+        format!("{header}\n0,0,0,0.05,0,0,0,0,0,0,0.05\n1,NaN,0,0.05,0,0,0,0,0,0,0.05\n"),
+    )
+    .unwrap();
+    let neg = tmp.path().join("neg.csv");
+    fs::write(
+        &neg,
+        format!("{header}\n0,0,0,0.05,0,0,0,0,0,0,-0.05\n1,0.1,0,0.05,0,0,0,0,0,0,0.05\n"),
+    )
+    .unwrap();
+    let compare = |a: &Path, b: &Path, tol: &str| {
+        let tol = format!("--tol={tol}");
+        repose([
+            OsStr::new("compare"),
+            a.as_os_str(),
+            b.as_os_str(),
+            OsStr::new(&tol),
+        ])
+    };
+    assert_success(
+        &compare(&good, &good, "0.5"),
+        "compare of a file with itself",
+    );
+    assert_one_error(
+        &compare(&good, &nan, "0.5"),
+        &["nan.csv", "row 3", "`x`", "NaN", "finite"],
+    );
+    assert_one_error(
+        &compare(&neg, &good, "0.5"),
+        &["neg.csv", "row 2", "radius", "must be > 0"],
+    );
+    for tol in ["NaN", "-1"] {
+        assert_one_error(&compare(&good, &good, tol), &["--tol", "finite number ≥ 0"]);
+    }
+}
+
+/// `repose solve --all` reports a file it cannot read as a row of the table
+/// (with the reason) and goes on with the others; the exit code says that
+/// not every problem was solved.
+#[test]
+fn solve_all_reports_a_bad_file_as_a_row_and_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = root().join("tests/data/siconos/fc3d/FrictionContact3D_1c.dat");
+    fs::copy(&good, tmp.path().join("a_good.dat")).unwrap();
+    fs::write(tmp.path().join("b_bad.dat"), "garbage\n").unwrap();
+    fs::copy(&good, tmp.path().join("c_good.dat")).unwrap();
+    let out = repose([
+        OsStr::new("solve"),
+        OsStr::new("--all"),
+        tmp.path().as_os_str(),
+        OsStr::new("--time-limit"),
+        OsStr::new("5"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = stdout(&out);
+    let bad: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("b_bad.dat"))
+        .collect();
+    assert_eq!(bad.len(), 1, "one row for the bad file:\n{text}");
+    assert!(
+        bad[0].contains("cannot read") && bad[0].contains("garbage"),
+        "{}",
+        bad[0]
+    );
+    for f in ["a_good.dat", "c_good.dat"] {
+        assert!(
+            text.lines().any(|l| l.starts_with(f) && l.ends_with("yes")),
+            "{f} must still be solved:\n{text}"
+        );
+    }
+    assert!(
+        stderr(&out).contains("not solved to 1e-6: b_bad.dat"),
+        "{}",
+        show(&out)
+    );
+}

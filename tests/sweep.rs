@@ -357,6 +357,13 @@ fn three_shards_merged_equal_the_unsharded_sweep() {
         merge(&[tmp.path().join("nope")], &tmp.path().join("m6")).unwrap_err()
     );
     assert!(e.contains("nope") && e.contains("sweep.json"), "{e}");
+    // A merge that fails creates nothing.
+    for m in ["m2", "m3", "m4", "m5", "m6"] {
+        assert!(
+            !tmp.path().join(m).exists(),
+            "a failed merge created its --out directory {m}"
+        );
+    }
 }
 
 #[test]
