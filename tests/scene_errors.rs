@@ -647,3 +647,20 @@ fn a_step_count_past_the_limit_is_refused_naming_duration() {
         assert_names(&msg, "duration", "more than the 1e9 a run may take");
     }
 }
+
+#[test]
+fn envelope_past_the_largest_radius_is_refused_before_anything_is_built() {
+    let msg = error_of(&edited("envelope: Some(0.001)", "envelope: Some(0.05)"));
+    assert_names(
+        &msg,
+        "contact.envelope",
+        "larger than the largest sphere radius (0.01 m)",
+    );
+    // Up to the radius is accepted.
+    Scene::from_str(
+        &edited("envelope: Some(0.001)", "envelope: Some(0.01)"),
+        FILE,
+        &[],
+    )
+    .expect("an envelope of one radius is accepted");
+}
