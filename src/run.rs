@@ -190,6 +190,9 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         world.time_step,
         steps
     );
+    if let Some(w) = tunnelling_risk(&world) {
+        log::warn!("{w}");
+    }
     let mut summary = Summary::new(&scene.name, &scene.file, backend.describe());
     summary
         .extra
@@ -518,6 +521,33 @@ fn prepare_output_dir(out: &Path, overwrite: bool) -> Result<()> {
         out.display()
     );
     Ok(())
+}
+
+/// A warning when a sphere starts (or an inlet emits one) fast enough to
+/// cross its own radius in one time step: contacts are found at the start
+/// of a step, so such a sphere can pass through a wall or another sphere
+/// between two detections (tunnelling).
+pub fn tunnelling_risk(world: &crate::world::World) -> Option<String> {
+    let h = world.time_step;
+    let b = &world.bodies;
+    let bodies = (0..b.len()).map(|i| (b.vel[i].length(), b.radius[i], format!("sphere {i}")));
+    let inlets = world.inlets.iter().map(|inl| {
+        let s = &inl.settings;
+        // The jitter is per component: at most √3 times it in length.
+        let v = s.velocity.length() + 3f64.sqrt() * s.velocity_jitter;
+        (v, s.radius, format!("inlet {:?}", s.name))
+    });
+    bodies
+        .chain(inlets)
+        .filter(|(v, r, _)| v * h > *r)
+        .max_by(|a, b| (a.0 * h / a.1).total_cmp(&(b.0 * h / b.1)))
+        .map(|(v, r, what)| {
+            format!(
+                "tunnelling risk: {what} moves {v:.3e} m/s, {:.3e} m a step of {h:e} s, more than its radius {r:e} m; \
+                 it may pass through walls or spheres between two contact detections (use a smaller time_step)",
+                v * h
+            )
+        })
 }
 
 /// The first non-finite quantity of the bodies, named with its body, or
