@@ -289,16 +289,11 @@ fn apgd_body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     if (k >= params.n_bodies) {
         return;
     }
-    var dl = vec3<f32>(0.0);
-    var da = vec3<f32>(0.0);
-    for (var s = offsets[k]; s < offsets[k + 1u]; s++) {
-        dl += slots[2u * s].xyz;
-        da += slots[2u * s + 1u].xyz;
-    }
+    let d = gather_slots(k);
     let bx = bodies[k];
     let bv = bodies[params.n_bodies + k];
-    let xl = bv.v.xyz + dl;
-    let xa = bv.w.xyz + da;
+    let xl = bv.v.xyz + d.f;
+    let xa = bv.w.xyz + d.t;
     let beta = control.beta;
     bodies[k] = Body(vec4<f32>(xl, bv.v.w), vec4<f32>(xa, bv.w.w));
     bodies[params.n_bodies + k] = Body(vec4<f32>(xl + beta * (xl - bx.v.xyz), bv.v.w),
@@ -311,14 +306,20 @@ fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     if (k >= params.n_bodies) {
         return;
     }
+    let d = gather_slots(k);
+    let b = bodies[k];
+    bodies[k] = Body(vec4<f32>(b.v.xyz + d.f, b.v.w), vec4<f32>(b.w.xyz + d.t, b.w.w));
+}
+
+// Body k's velocity change: its contiguous slots added in CSR order.
+fn gather_slots(k: u32) -> V6 {
     var dl = vec3<f32>(0.0);
     var da = vec3<f32>(0.0);
     for (var s = offsets[k]; s < offsets[k + 1u]; s++) {
         dl += slots[2u * s].xyz;
         da += slots[2u * s + 1u].xyz;
     }
-    let b = bodies[k];
-    bodies[k] = Body(vec4<f32>(b.v.xyz + dl, b.v.w), vec4<f32>(b.w.xyz + da, b.w.w));
+    return V6(dl, da);
 }
 
 var<workgroup> red: array<vec4<f32>, 256>;

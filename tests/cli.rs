@@ -697,6 +697,39 @@ fn non_finite_state_stops_the_run_as_diverged_naming_body_and_quantity() {
     assert_valid_frame_series(&dir);
 }
 
+/// Starts `repose run ARGS --out DIR` in the background (stdout and stderr
+/// captured, or discarded) and returns once it is stepping: its first frame
+/// is written just before step 1.
+fn spawn_stepping_run(args: &[&OsStr], dir: &Path, capture: bool) -> std::process::Child {
+    let io = || {
+        if capture {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        }
+    };
+    let child = Command::new(BIN)
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(dir)
+        .current_dir(root())
+        .env_remove("RUST_LOG")
+        .stdout(io())
+        .stderr(io())
+        .spawn()
+        .expect("start repose");
+    let start = std::time::Instant::now();
+    while !dir.join("frame_00000.vtu").exists() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the run did not start within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child
+}
+
 /// SIGINT during a run: it stops after the step in progress, writes
 /// complete outputs for that step, says `"stopped": "interrupted"` and
 /// exits with 130 (the shell's code for Ctrl-C).
@@ -704,31 +737,15 @@ fn non_finite_state_stops_the_run_as_diverged_naming_body_and_quantity() {
 fn sigint_stops_after_a_step_with_complete_outputs() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
-    let child = Command::new(BIN)
-        .args([
-            "run",
-            "scenes/repose_small.ron",
-            "--backend",
-            "cpu",
-            "--out",
-        ])
-        .arg(&dir)
-        .current_dir(root())
-        .env_remove("RUST_LOG")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start repose");
-    // Wait for the run to be stepping: its first frame is written before
-    // step 1; give it a moment past that.
-    let start = std::time::Instant::now();
-    while !dir.join("frame_00000.vtu").exists() {
-        assert!(
-            start.elapsed().as_secs() < 60,
-            "the run did not start within 60 s"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let child = spawn_stepping_run(
+        &[
+            OsStr::new("scenes/repose_small.ron"),
+            OsStr::new("--backend"),
+            OsStr::new("cpu"),
+        ],
+        &dir,
+        true,
+    );
     std::thread::sleep(std::time::Duration::from_millis(500));
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -790,21 +807,16 @@ fn sigkill_at_any_moment_leaves_whole_files() {
     .unwrap();
     for (k, delay_ms) in [150u64, 600, 1500].into_iter().enumerate() {
         let dir = tmp.path().join(format!("out{k}"));
-        let mut child = Command::new(BIN)
-            .args(["run", "--backend", "cpu", "--no-picture", "--out"])
-            .arg(&dir)
-            .arg(&scene)
-            .current_dir(root())
-            .env_remove("RUST_LOG")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start repose");
-        let start = std::time::Instant::now();
-        while !dir.join("frame_00000.vtu").exists() {
-            assert!(start.elapsed().as_secs() < 60, "the run did not start");
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        let mut child = spawn_stepping_run(
+            &[
+                scene.as_os_str(),
+                OsStr::new("--backend"),
+                OsStr::new("cpu"),
+                OsStr::new("--no-picture"),
+            ],
+            &dir,
+            false,
+        );
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         child.kill().expect("SIGKILL");
         child.wait().expect("wait");
