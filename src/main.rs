@@ -90,6 +90,10 @@ enum Command {
         /// Keep the VTU frames of every run (off by default in sweeps).
         #[arg(long)]
         frames: bool,
+        /// Run every run again, even those a previous sweep into the same
+        /// directory finished (by default they are reused: a sweep resumes).
+        #[arg(long)]
+        rerun: bool,
         /// Solver backend of every run.
         #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
         backend: BackendChoice,
@@ -368,6 +372,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             shard,
             out,
             frames,
+            rerun,
             backend,
         } => {
             let spec = SweepSpec::parse(&vary, seeds)?;
@@ -387,6 +392,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 frames,
                 backend,
                 progress: std::io::stderr().is_terminal(),
+                rerun,
             };
             let report = sweep::run_sweep(&prepared, &opts)?;
             Ok(report_sweep(

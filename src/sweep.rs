@@ -928,6 +928,9 @@ pub struct SweepOptions {
     pub backend: BackendChoice,
     /// Draw the overall progress bar (only when stderr is a terminal).
     pub progress: bool,
+    /// Run every run, even one a previous sweep into the same directory
+    /// finished; without it such runs are reused ([`finished_run`]).
+    pub rerun: bool,
 }
 
 /// What a sweep or a merge produced.
@@ -1010,7 +1013,19 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
                 break;
             };
             let dir = runs_dir.join(sweep.spec.run_dir_name(p));
-            let run = || run_one(p, scene, &dir, opts);
+            let run = || {
+                if !opts.rerun {
+                    if let Some(row) = finished_run(p, scene, &dir, opts) {
+                        log::info!(
+                            "run {} was finished by an earlier sweep: reused ({})",
+                            p.index,
+                            dir.display()
+                        );
+                        return row;
+                    }
+                }
+                run_one(p, scene, &dir, opts)
+            };
             let row = match &pool {
                 Some(pool) => pool.install(run),
                 None => run(),
@@ -1088,6 +1103,30 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
     };
     let whole = opts.shard.count == 1;
     write_outputs(out, &manifest, &rows, whole)
+}
+
+/// The row of a run that an earlier sweep into the same directory finished,
+/// when it can stand for this one: its `summary.json` says it completed or
+/// settled, it was written by this version of repose, its `scene.ron` is
+/// this run's scene to the byte, and its frames were kept if this sweep
+/// keeps them. A run that failed, was interrupted or killed (no summary),
+/// or differs in any of these is run again.
+fn finished_run(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> Option<SweepRow> {
+    use crate::output::summary::StopReason;
+    // Summaries older than the `stopped` field cannot say how their run
+    // ended: such runs are run again.
+    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
+    let raw: serde_json::Value = serde_json::from_str(&text).ok()?;
+    raw.get("stopped")?;
+    let s: crate::output::summary::Summary = serde_json::from_value(raw).ok()?;
+    if !matches!(s.stopped, StopReason::Completed | StopReason::Settled)
+        || s.repose_version != env!("CARGO_PKG_VERSION")
+        || (opts.frames && !dir.join("frames.pvd").exists())
+    {
+        return None;
+    }
+    let same_scene = std::fs::read_to_string(dir.join("scene.ron")).ok()? == scene.to_ron().ok()?;
+    same_scene.then(|| SweepRow::from_summary(p, &s))
 }
 
 /// Runs one scene into `dir` and turns the outcome into a row.

@@ -61,6 +61,7 @@ fn opts(out: PathBuf, shard: Shard) -> SweepOptions {
         frames: false,
         backend: BackendChoice::Cpu,
         progress: false,
+        rerun: false,
     }
 }
 
@@ -676,4 +677,69 @@ fn unmeasurable_heap_is_a_note_not_a_failure() {
     let ys: Vec<f64> = h[0].points.iter().map(|p| p.y).collect();
     assert_eq!(ys[..2], [1.0, 1.0], "{ys:?}");
     assert!(ys[2].is_nan(), "the failed run is a gap: {ys:?}");
+}
+
+/// A sweep run again into the same directory resumes: runs that finished
+/// are reused as they are (their files untouched), a run without a
+/// `summary.json` (killed) or one that did not finish is run again, and
+/// `rerun` runs them all; the rows are the same either way.
+#[test]
+fn a_sweep_run_again_reuses_finished_runs_and_redoes_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tiny_scene(tmp.path(), "t.ron", &[]);
+    let sweep = prepare(&path, spec(&["materials.0.friction=0.2,0.4"], 1)).unwrap();
+    let out = tmp.path().join("sw");
+    let first = run_sweep(&sweep, &opts(out.clone(), Shard::ALL)).unwrap();
+    assert_eq!(first.failed, 0, "{:#?}", first.rows);
+    let run_dirs: Vec<PathBuf> = {
+        let mut d: Vec<PathBuf> = fs::read_dir(out.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        d.sort();
+        d
+    };
+    assert_eq!(run_dirs.len(), 2);
+    let stamp = |d: &Path| {
+        fs::metadata(d.join("final.csv"))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let before: Vec<_> = run_dirs.iter().map(|d| stamp(d)).collect();
+    let strip = |rows: &[SweepRow]| -> Vec<SweepRow> {
+        rows.iter().map(SweepRow::without_wall_time).collect()
+    };
+
+    // Run 1 killed (no summary), run 0 finished.
+    fs::remove_file(run_dirs[1].join("summary.json")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let again = run_sweep(&sweep, &opts(out.clone(), Shard::ALL)).unwrap();
+    assert_eq!(strip(&again.rows), strip(&first.rows));
+    assert_eq!(
+        stamp(&run_dirs[0]),
+        before[0],
+        "the finished run must be reused untouched"
+    );
+    assert_ne!(
+        stamp(&run_dirs[1]),
+        before[1],
+        "the killed run must be run again"
+    );
+
+    // --rerun runs everything.
+    let mid: Vec<_> = run_dirs.iter().map(|d| stamp(d)).collect();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let all = run_sweep(
+        &sweep,
+        &SweepOptions {
+            rerun: true,
+            ..opts(out.clone(), Shard::ALL)
+        },
+    )
+    .unwrap();
+    assert_eq!(strip(&all.rows), strip(&first.rows));
+    for (d, m) in run_dirs.iter().zip(&mid) {
+        assert_ne!(&stamp(d), m, "{}: --rerun must run it again", d.display());
+    }
 }
