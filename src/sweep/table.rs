@@ -1,0 +1,414 @@
+//! The sweep's files: the manifest `sweep.json` and the table `sweep.csv`
+//! (one [`SweepRow`] per run), written and read back.
+
+use super::*;
+
+/// `sweep.json`: what a sweep (or one shard of it) is, so that [`merge`]
+/// can check that shards belong together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_VERSION`].
+    pub version: u32,
+    /// The scene file as given on the command line.
+    pub scene_file: String,
+    /// The scene's name (plot title).
+    pub scene_name: String,
+    /// [`content_hash`] of the scene file's bytes.
+    pub scene_hash: String,
+    /// The varied parameters and seeds.
+    pub spec: SweepSpec,
+    /// The shard this directory holds (1/1 for a whole or merged sweep).
+    pub shard: Shard,
+    /// Number of runs of the whole sweep.
+    pub total_runs: usize,
+    /// The run indices whose rows `sweep.csv` holds.
+    pub runs: Vec<usize>,
+    /// Where each run's directory is, by run index: relative to this
+    /// directory (`runs/<name>`), or after a merge the absolute paths of the
+    /// run directories inside the shards.
+    pub run_dirs: BTreeMap<usize, String>,
+    /// Version of repose that wrote the file.
+    pub repose_version: String,
+}
+
+impl Manifest {
+    /// Reads `dir/sweep.json`; errors name the file.
+    pub fn read(dir: &Path) -> Result<Manifest> {
+        let path = dir.join("sweep.json");
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "{}: cannot read the sweep manifest (is {} a sweep directory?)",
+                path.display(),
+                dir.display()
+            )
+        })?;
+        let m: Manifest = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a sweep manifest", path.display()))?;
+        if m.version != MANIFEST_VERSION {
+            bail!(
+                "{}: manifest version {} (this build reads {MANIFEST_VERSION})",
+                path.display(),
+                m.version
+            );
+        }
+        Ok(m)
+    }
+
+    /// Writes `dir/sweep.json` atomically.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = dir.join("sweep.json");
+        let text = serde_json::to_string_pretty(self)?;
+        write_atomic(&path, |w| {
+            w.write_all(text.as_bytes()).and_then(|_| writeln!(w))
+        })
+        .with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
+/// One row of `sweep.csv`: one run's values, seed and results. Numbers are
+/// `None` when the run has none (failed, or no heap analysis).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SweepRow {
+    /// Run index.
+    pub run: usize,
+    /// One value per varied parameter.
+    pub values: Vec<String>,
+    /// Seed offset.
+    pub seed: u64,
+    /// Angle of repose (°), flanks averaged.
+    pub angle_deg: Option<f64>,
+    /// Its standard error (°).
+    pub angle_stderr_deg: Option<f64>,
+    /// Heap height above the floor (m).
+    pub height: Option<f64>,
+    /// Heap base radius (m).
+    pub base_radius: Option<f64>,
+    /// atan(height / base radius) (°).
+    pub height_base_angle_deg: Option<f64>,
+    /// Height over the mean diameter (seed 001 Fig. 5).
+    pub height_over_diameter: Option<f64>,
+    /// Mean distance of the floor-touching spheres from their centroid (m;
+    /// seed 001's mean radius).
+    pub bottom_mean_radius: Option<f64>,
+    /// The same over the mean diameter (seed 001 Fig. 5).
+    pub bottom_mean_radius_over_diameter: Option<f64>,
+    /// When the pile settled (s of simulated time).
+    pub settle_time_s: Option<f64>,
+    /// Whether it was settled at the end.
+    pub settled: Option<bool>,
+    /// Wall-clock time of the run (s).
+    pub wall_time_s: Option<f64>,
+    /// The backend that ran it (empty when it never started).
+    pub backend: String,
+    /// Why the run failed, or ([`MEASURE_NOTE`] …) what could not be
+    /// measured; empty when neither.
+    pub error: String,
+}
+
+impl SweepRow {
+    /// A row for `p` filled from a run's summary (results, settling, wall
+    /// time, backend; `angle_of_repose_error` becomes `error`).
+    pub fn from_summary(p: &RunPoint, s: &Summary) -> SweepRow {
+        let mut row = SweepRow {
+            run: p.index,
+            values: p.values.clone(),
+            seed: p.seed,
+            wall_time_s: Some(s.wall_time_s),
+            backend: s.backend.clone(),
+            ..SweepRow::default()
+        };
+        let num = |v: Option<&serde_json::Value>, k: &str| {
+            v.and_then(|v| v.get(k))
+                .and_then(serde_json::Value::as_f64)
+                .filter(|x| x.is_finite())
+        };
+        // The heap's angle, or a drum's dynamic angle.
+        let a = s
+            .extra
+            .get("angle_of_repose")
+            .or_else(|| s.extra.get("dynamic_angle"));
+        row.angle_deg = num(a, "angle_deg");
+        row.angle_stderr_deg = num(a, "angle_stderr_deg");
+        row.base_radius = num(a, "base_radius");
+        row.height_base_angle_deg = num(a, "height_base_angle_deg");
+        let pile = s.extra.get("pile");
+        row.height = num(a, "height").or_else(|| num(pile, "height"));
+        row.height_over_diameter = num(pile, "height_over_diameter");
+        row.bottom_mean_radius = num(pile, "bottom_mean_radius");
+        row.bottom_mean_radius_over_diameter = num(pile, "bottom_mean_radius_over_diameter");
+        let st = s.extra.get("settling");
+        row.settle_time_s = num(st, "settle_time_s");
+        row.settled = st
+            .and_then(|v| v.get("settled"))
+            .and_then(serde_json::Value::as_bool);
+        if let Some(e) = s
+            .extra
+            .get("angle_of_repose_error")
+            .and_then(serde_json::Value::as_str)
+        {
+            row.error = format!("{MEASURE_NOTE} the heap: {e}");
+        }
+        if let Some(e) = s
+            .extra
+            .get("dynamic_angle_error")
+            .and_then(serde_json::Value::as_str)
+        {
+            row.error = format!("{MEASURE_NOTE} the dynamic angle: {e}");
+        }
+        if s.stopped == crate::output::summary::StopReason::Interrupted {
+            // Not a result: the pile was stopped part way.
+            row.error = format!(
+                "interrupted after step {} (SIGINT/SIGTERM); its numbers are of that step",
+                s.steps
+            );
+        }
+        row
+    }
+
+    /// Whether the run itself failed (a diverging solve, a scene that could
+    /// not run). A measurement that could not be made — a heap too flat for
+    /// a slope, a pile that rolled off its plate — is noted in `error` too
+    /// (prefixed [`MEASURE_NOTE`]) but is a result, not a failure: the run's
+    /// other numbers stand and the sweep does not count it as failed.
+    pub fn run_failed(&self) -> bool {
+        !self.error.is_empty() && !self.error.starts_with(MEASURE_NOTE)
+    }
+
+    /// The numbers compared between runs: everything but the wall time.
+    pub fn without_wall_time(&self) -> SweepRow {
+        SweepRow {
+            wall_time_s: None,
+            ..self.clone()
+        }
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt_num(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite())
+        .map(|x| format!("{x}"))
+        .unwrap_or_default()
+}
+
+/// The header of `sweep.csv` for varied `paths`: `run`, the paths, then
+/// [`SWEEP_CSV_COLUMNS`].
+pub fn sweep_csv_header(paths: &[String]) -> Vec<String> {
+    LEADING_COLUMNS
+        .iter()
+        .map(|s| s.to_string())
+        .chain(paths.iter().cloned())
+        .chain(SWEEP_CSV_COLUMNS.iter().map(|s| s.to_string()))
+        .collect()
+}
+
+/// Writes `sweep.csv` (atomically): the header of [`sweep_csv_header`],
+/// then `rows` in the given order. Numbers at full precision (Rust's
+/// shortest round-trip form), empty cells for missing numbers, fields with
+/// commas, quotes or line breaks quoted as in RFC 4180.
+pub fn write_sweep_csv(path: &Path, paths: &[String], rows: &[SweepRow]) -> Result<()> {
+    let header: Vec<String> = sweep_csv_header(paths)
+        .iter()
+        .map(|h| csv_field(h))
+        .collect();
+    write_atomic(path, |w| {
+        writeln!(w, "{}", header.join(","))?;
+        for r in rows {
+            let mut cells = vec![r.run.to_string()];
+            cells.extend(r.values.iter().map(|v| csv_field(v)));
+            cells.push(r.seed.to_string());
+            for v in [
+                r.angle_deg,
+                r.angle_stderr_deg,
+                r.height,
+                r.base_radius,
+                r.height_base_angle_deg,
+                r.height_over_diameter,
+                r.bottom_mean_radius,
+                r.bottom_mean_radius_over_diameter,
+                r.settle_time_s,
+            ] {
+                cells.push(opt_num(v));
+            }
+            cells.push(r.settled.map(|b| b.to_string()).unwrap_or_default());
+            cells.push(opt_num(r.wall_time_s));
+            cells.push(csv_field(&r.backend));
+            cells.push(csv_field(&r.error));
+            writeln!(w, "{}", cells.join(","))?;
+        }
+        Ok(())
+    })
+    .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// One CSV record: its 1-based starting line and its fields.
+type CsvRecord = (usize, Vec<String>);
+
+/// Splits CSV text into records of fields (RFC 4180 quoting; `\n` or
+/// `\r\n` line ends; empty lines skipped). Returns each record with its
+/// 1-based starting line.
+fn split_csv(text: &str) -> Result<Vec<CsvRecord>, (usize, String)> {
+    let mut records = Vec::new();
+    let mut field = String::new();
+    let mut record: Vec<String> = Vec::new();
+    let mut quoted = false;
+    let mut line = 1;
+    let mut start = 1;
+    let mut chars = text.chars().peekable();
+    let mut at_field_start = true;
+    while let Some(c) = chars.next() {
+        if quoted {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => quoted = false,
+                c => {
+                    if c == '\n' {
+                        line += 1;
+                    }
+                    field.push(c);
+                }
+            }
+            continue;
+        }
+        match c {
+            '"' if at_field_start => {
+                quoted = true;
+                at_field_start = false;
+            }
+            '"' => return Err((line, "a quote inside an unquoted field".into())),
+            ',' => {
+                record.push(std::mem::take(&mut field));
+                at_field_start = true;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                record.push(std::mem::take(&mut field));
+                if !(record.len() == 1 && record[0].is_empty()) {
+                    records.push((start, std::mem::take(&mut record)));
+                }
+                record.clear();
+                line += 1;
+                start = line;
+                at_field_start = true;
+            }
+            c => {
+                field.push(c);
+                at_field_start = false;
+            }
+        }
+    }
+    if quoted {
+        return Err((line, "a quoted field is not closed".into()));
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push((start, record));
+    }
+    Ok(records)
+}
+
+/// Reads a `sweep.csv` written by [`write_sweep_csv`]; returns the varied
+/// paths (from the header) and the rows, bit-for-bit the values written.
+/// Errors name the file, the line and the column.
+pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|err| ReadError::Io {
+        path: path.to_owned(),
+        err,
+    })?;
+    let format = |line: usize, reason: String| ReadError::Format {
+        path: path.to_owned(),
+        line,
+        reason,
+    };
+    let records = split_csv(&text).map_err(|(l, r)| format(l, r))?;
+    let mut it = records.into_iter();
+    let (_, header) = it
+        .next()
+        .ok_or_else(|| format(1, "empty file, expected a header".into()))?;
+    let trailing = &SWEEP_CSV_COLUMNS[..];
+    let n_vary = header
+        .len()
+        .checked_sub(1 + trailing.len())
+        .ok_or_else(|| format(1, format!("header {header:?} has too few columns")))?;
+    if header[0] != "run" || header[1 + n_vary..] != *trailing {
+        return Err(format(
+            1,
+            format!(
+                "header is {:?}, expected run, the varied paths, then {}",
+                header.join(","),
+                trailing.join(",")
+            ),
+        ));
+    }
+    let paths = header[1..1 + n_vary].to_vec();
+    let mut rows = Vec::new();
+    for (line, rec) in it {
+        if rec.len() != header.len() {
+            return Err(format(
+                line,
+                format!("{} fields, expected {}", rec.len(), header.len()),
+            ));
+        }
+        let col = |k: usize| header[k].as_str();
+        let opt = |k: usize| -> Result<Option<f64>, ReadError> {
+            let s = rec[k].trim();
+            if s.is_empty() {
+                return Ok(None);
+            }
+            s.parse::<f64>().map(Some).map_err(|e| {
+                format(
+                    line,
+                    format!("column `{}`: {s:?} is not a number ({e})", col(k)),
+                )
+            })
+        };
+        let whole = |k: usize| -> Result<u64, ReadError> {
+            rec[k].trim().parse::<u64>().map_err(|_| {
+                format(
+                    line,
+                    format!("column `{}`: {:?} is not a whole number", col(k), rec[k]),
+                )
+            })
+        };
+        let t = 1 + n_vary; // index of `seed`
+        let settled = match rec[t + 10].trim() {
+            "" => None,
+            "true" => Some(true),
+            "false" => Some(false),
+            s => {
+                return Err(format(
+                    line,
+                    format!("column `settled`: {s:?} is not true or false"),
+                ))
+            }
+        };
+        rows.push(SweepRow {
+            run: whole(0)? as usize,
+            values: rec[1..t].to_vec(),
+            seed: whole(t)?,
+            angle_deg: opt(t + 1)?,
+            angle_stderr_deg: opt(t + 2)?,
+            height: opt(t + 3)?,
+            base_radius: opt(t + 4)?,
+            height_base_angle_deg: opt(t + 5)?,
+            height_over_diameter: opt(t + 6)?,
+            bottom_mean_radius: opt(t + 7)?,
+            bottom_mean_radius_over_diameter: opt(t + 8)?,
+            settle_time_s: opt(t + 9)?,
+            settled,
+            wall_time_s: opt(t + 11)?,
+            backend: rec[t + 12].clone(),
+            error: rec[t + 13].clone(),
+        });
+    }
+    Ok((paths, rows))
+}
