@@ -1,5 +1,6 @@
-//! The GPU path: wgpu compute shaders that run the same projected Jacobi
-//! iteration as the CPU solvers, in f32.
+//! The GPU path: wgpu compute shaders that run projected Jacobi, as the CPU
+//! does, and an APGD with a fixed step and restarts at residual checks
+//! ([`jacobi`], mirrored by `solver::jacobi_f32::solve_apgd`), in f32.
 //!
 //! # Design
 //!
@@ -7,9 +8,9 @@
 //! (collision, frames, cones, CSR) and packs it into f32 records
 //! ([`crate::solver::packed`]). Per step the GPU gets **one upload** (contact
 //! records, body records holding v_free + M⁻¹Dγ₀, the warm-start impulses, the
-//! CSR offsets), runs K iterations of **two dispatches each** in one compute
+//! CSR offsets), runs K iterations of **two dispatches each** (three for APGD) in one compute
 //! pass with **no host readback inside the loop**, and gives **one readback**
-//! (body velocities, impulses and a 32-byte control record) in **one submit**.
+//! (body velocities, impulses and a 48-byte control record) in **one submit**.
 //!
 //! * `contact_pass` (one thread per contact): twist y = Dᵀv + b, scaled step,
 //!   exact cone projection, relaxation; writes γ and, for each end, the

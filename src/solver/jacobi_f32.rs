@@ -1,5 +1,6 @@
-//! The projected Jacobi iteration in f32 on the packed problem: the CPU
-//! mirror of the GPU solver (`shaders/jacobi.wgsl`), operation for operation.
+//! The projected Jacobi iteration (and the GPU's APGD, [`solve_apgd`]) in
+//! f32 on the packed problem: the CPU mirror of the GPU solvers
+//! (`shaders/jacobi.wgsl`), operation for operation.
 //!
 //! Same iteration as [`super::jacobi`] (seed 000 eq. 46, two step scalars per
 //! contact, projection in the metric B⁻¹), but in the incremental form the
