@@ -140,7 +140,7 @@ fn settings(iterations: usize, method: SolverMethod) -> SolverSettings {
 
 /// Solves from the warm start to the relative residual `tol` (weighted, the
 /// default measure, checked every 10 iterations as in a run: the count is a
-/// multiple of 10) with `method` on the backend, at most 20,000 iterations;
+/// multiple of 10) with `method` on the backend, at most `cap` iterations;
 /// returns the solver's statistics.
 pub fn iterations_to(
     backend: &mut Backend,
@@ -148,10 +148,11 @@ pub fn iterations_to(
     gamma0: &[Vec6],
     method: SolverMethod,
     tol: f64,
+    cap: usize,
 ) -> Result<SolveStats> {
     let s = SolverSettings {
         method,
-        max_iterations: 20_000,
+        max_iterations: cap.max(1),
         tolerance: tol,
         ..Default::default()
     };

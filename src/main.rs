@@ -155,9 +155,12 @@ enum Command {
         solver: SolverMethod,
         /// Instead of timing, solve from the settled warm start to this
         /// relative residual (weighted) with jacobi and with apgd, and print
-        /// the iterations each needs (capped at 20,000).
+        /// the iterations each needs (at most --cap).
         #[arg(long, value_name = "TOL")]
         to_tolerance: Option<f64>,
+        /// Most iterations of a --to-tolerance solve.
+        #[arg(long, default_value_t = 20_000)]
+        cap: usize,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -466,6 +469,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             iterations,
             solver,
             to_tolerance,
+            cap,
             json,
         } => {
             let (mut b, why) = open_backend(backend)?;
@@ -474,7 +478,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let (problem, gamma) = repose::bench::prepare(&scene, 3)?;
             if let Some(tol) = to_tolerance {
                 for method in [SolverMethod::Jacobi, SolverMethod::Apgd] {
-                    let st = repose::bench::iterations_to(&mut b, &problem, &gamma, method, tol)?;
+                    let st =
+                        repose::bench::iterations_to(&mut b, &problem, &gamma, method, tol, cap)?;
                     println!(
                         "{}: {method} {} {} iterations to {tol:e} (relative residual {:.3e}; {} contacts)",
                         b.describe(),
