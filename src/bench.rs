@@ -138,6 +138,45 @@ fn settings(iterations: usize, method: SolverMethod) -> SolverSettings {
     }
 }
 
+/// One solve with settings `s` on the backend from the warm start: its
+/// statistics and the seconds it took — the solver call alone (packing
+/// excluded), or on a GPU with timestamp queries the iteration pass's own
+/// device time.
+fn solve_on(
+    backend: &mut Backend,
+    p: &ContactProblem,
+    gamma0: &[Vec6],
+    s: &SolverSettings,
+) -> Result<(SolveStats, f64)> {
+    let f32_start = || -> Vec<[f32; 6]> { gamma0.iter().map(|g| g.map(|x| x as f32)).collect() };
+    Ok(match backend {
+        Backend::Cpu => {
+            let mut ws = Workspace::default();
+            let mut g = gamma0.to_vec();
+            let t0 = Instant::now();
+            let mut op = BodyDelassus::new(p);
+            let st = crate::solver::solve(&mut op, &mut g, s, &mut ws);
+            (st, t0.elapsed().as_secs_f64())
+        }
+        Backend::CpuF32 => {
+            let mut packed = pack(p, gamma0);
+            let mut g = f32_start();
+            let mut ws = JacobiF32Workspace::default();
+            let t0 = Instant::now();
+            let st = jacobi_f32::solve(&mut packed, &p.csr_slots, &mut g, s, &mut ws);
+            (st, t0.elapsed().as_secs_f64())
+        }
+        Backend::Gpu(gs) => {
+            let mut packed = pack(p, gamma0);
+            let mut g = f32_start();
+            let t0 = Instant::now();
+            let st = gs.solver.solve(&gs.ctx, &mut packed, &mut g, s)?;
+            let wall = t0.elapsed().as_secs_f64();
+            (st, gs.solver.last_pass_seconds().unwrap_or(wall))
+        }
+    })
+}
+
 /// Solves from the warm start to the relative residual `tol` (weighted, the
 /// default measure, checked every 10 iterations as in a run: the count is a
 /// multiple of 10) with `method` on the backend, at most `cap` iterations;
@@ -156,29 +195,7 @@ pub fn iterations_to(
         tolerance: tol,
         ..Default::default()
     };
-    Ok(match backend {
-        Backend::Cpu => {
-            let mut g = gamma0.to_vec();
-            let mut op = BodyDelassus::new(p);
-            crate::solver::solve(&mut op, &mut g, &s, &mut Workspace::default())
-        }
-        Backend::CpuF32 => {
-            let mut packed = pack(p, gamma0);
-            let mut g: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
-            jacobi_f32::solve(
-                &mut packed,
-                &p.csr_slots,
-                &mut g,
-                &s,
-                &mut JacobiF32Workspace::default(),
-            )
-        }
-        Backend::Gpu(gs) => {
-            let mut packed = pack(p, gamma0);
-            let mut g: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
-            gs.solver.solve(&gs.ctx, &mut packed, &mut g, &s)?
-        }
-    })
+    Ok(solve_on(backend, p, gamma0, &s)?.0)
 }
 
 /// Times one solve of `iterations` iterations on the backend (seconds).
@@ -189,33 +206,7 @@ fn time_solve(
     iterations: usize,
     method: SolverMethod,
 ) -> Result<f64> {
-    let s = settings(iterations, method);
-    match backend {
-        Backend::Cpu => {
-            let mut ws = Workspace::default();
-            let mut g = gamma0.to_vec();
-            let t0 = Instant::now();
-            let mut op = BodyDelassus::new(p);
-            crate::solver::solve(&mut op, &mut g, &s, &mut ws);
-            Ok(t0.elapsed().as_secs_f64())
-        }
-        Backend::CpuF32 => {
-            let mut packed = pack(p, gamma0);
-            let mut g: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
-            let mut ws = JacobiF32Workspace::default();
-            let t0 = Instant::now();
-            jacobi_f32::solve(&mut packed, &p.csr_slots, &mut g, &s, &mut ws);
-            Ok(t0.elapsed().as_secs_f64())
-        }
-        Backend::Gpu(gs) => {
-            let mut packed = pack(p, gamma0);
-            let mut g: Vec<[f32; 6]> = gamma0.iter().map(|g| g.map(|x| x as f32)).collect();
-            let t0 = Instant::now();
-            gs.solver.solve(&gs.ctx, &mut packed, &mut g, &s)?;
-            let wall = t0.elapsed().as_secs_f64();
-            Ok(gs.solver.last_pass_seconds().unwrap_or(wall))
-        }
-    }
+    Ok(solve_on(backend, p, gamma0, &settings(iterations, method))?.1)
 }
 
 /// Benchmarks a backend on a problem: `iterations` timed iterations, the

@@ -298,9 +298,12 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         }
         before.clone_from(&world.bodies);
         let (time_before, index_before) = (world.time, world.step_index);
-        match stepper.step(&mut world) {
-            Ok(_) if non_finite(&world.bodies).is_some() => {
-                let what = non_finite(&world.bodies).unwrap_or_default();
+        let step = stepper.step(&mut world);
+        // One scan of the new state; a failed step has its own error.
+        let bad = step.as_ref().ok().and_then(|_| non_finite(&world.bodies));
+        match step {
+            Ok(_) if bad.is_some() => {
+                let what = bad.unwrap_or_default();
                 diverged = Some(format!(
                     "step {k} (t = {:.4} s) made the state non-finite: {what}; \
                      the outputs hold the state after step {} — a smaller time step \

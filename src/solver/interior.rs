@@ -265,14 +265,18 @@ impl Program {
         let p_mat = CscMatrix::new(n, n, colptr, (nz..n).collect(), vec![1.0; 6 * nb]);
         // Equality rows, body k's six: w_k − Σ_ends M_k^-½ D_e B^½ z_i = 0.
         let mut rows = Rows::default();
+        // Body k's contact ends with their rows, reused from body to body.
+        let mut ends: Vec<(usize, [(DVec3, DVec3); 6])> = Vec::new();
         for k in 0..nb {
             let (rm, rj) = (p.inv_mass[k].sqrt(), p.inv_inertia[k].sqrt());
             let lo = p.csr_offsets[k] as usize;
             let hi = p.csr_offsets[k + 1] as usize;
-            let ends: Vec<(usize, [(DVec3, DVec3); 6])> = p.csr_slots[lo..hi]
-                .iter()
-                .map(|&slot| ((slot >> 1) as usize, p.end_rows(slot)))
-                .collect();
+            ends.clear();
+            ends.extend(
+                p.csr_slots[lo..hi]
+                    .iter()
+                    .map(|&slot| ((slot >> 1) as usize, p.end_rows(slot))),
+            );
             for d in 0..6 {
                 rows.entry(nz + 6 * k + d, 1.0);
                 for (i, er) in &ends {

@@ -266,6 +266,28 @@ fn residual_into(
     };
 }
 
+/// The residual check of iteration `it` (every `check_every` iterations with
+/// a tolerance, and always after the last): `None` when none is due, else
+/// the residual written into `stats` and whether it met the tolerance (then
+/// `stats.converged` is set).
+fn residual_check(
+    p: &PackedProblem,
+    gamma: &[[f32; 6]],
+    law: FrictionLaw,
+    weighted: bool,
+    s: &SolverSettings,
+    it: usize,
+    stats: &mut SolveStats,
+) -> Option<bool> {
+    let due = it == s.max_iterations || (s.tolerance > 0.0 && it % s.check_every.max(1) == 0);
+    if !due {
+        return None;
+    }
+    residual_into(p, gamma, law, weighted, stats);
+    stats.converged = stats.residual_rel <= s.tolerance;
+    Some(stats.converged)
+}
+
 /// Reusable buffers of the f32 solver.
 #[derive(Default)]
 pub struct JacobiF32Workspace {
@@ -301,19 +323,13 @@ pub fn solve(
     let (omega, lambda) = (s.omega as f32, s.lambda as f32);
     let law = p.law;
     let weighted = weighted(s);
-    let check_every = s.check_every.max(1);
     ws.deltas.resize(nc, [[0.0; 6]; 2]);
     let mut it = 0;
     loop {
-        let last = it == s.max_iterations;
-        if last || (s.tolerance > 0.0 && it % check_every == 0) {
-            residual_into(p, gamma, law, weighted, &mut stats);
-            if stats.residual_rel <= s.tolerance {
-                stats.converged = true;
-                break;
-            }
+        if let Some(true) = residual_check(p, gamma, law, weighted, s, it, &mut stats) {
+            break;
         }
-        if last {
+        if it == s.max_iterations {
             break;
         }
         // Contact pass: new impulse, and each end's velocity change.
@@ -407,7 +423,6 @@ pub fn solve_apgd(
     let omega = s.omega as f32;
     let law = p.law;
     let weighted = weighted(s);
-    let check_every = s.check_every.max(1);
     ws.deltas.resize(nc, [[0.0; 6]; 2]);
     ws.gamma_v.clear();
     ws.gamma_v.extend_from_slice(gamma);
@@ -417,21 +432,19 @@ pub fn solve_apgd(
     let mut last_rel = f64::INFINITY;
     let mut it = 0;
     loop {
-        let last = it == s.max_iterations;
-        if last || (s.tolerance > 0.0 && it % check_every == 0) {
-            residual_into(p, gamma, law, weighted, &mut stats);
-            if stats.residual_rel <= s.tolerance {
-                stats.converged = true;
-                break;
+        match residual_check(p, gamma, law, weighted, s, it, &mut stats) {
+            Some(true) => break,
+            Some(false) => {
+                // Restart when the residual grew (NaN never restarts: it
+                // fails the comparison, as in the shader).
+                if stats.residual_rel > last_rel {
+                    theta = 1.0;
+                }
+                last_rel = stats.residual_rel;
             }
-            // Restart when the residual grew (NaN never restarts: it
-            // fails the comparison, as in the shader).
-            if stats.residual_rel > last_rel {
-                theta = 1.0;
-            }
-            last_rel = stats.residual_rel;
+            None => {}
         }
-        if last {
+        if it == s.max_iterations {
             break;
         }
         let (beta, next) = apgd_momentum(theta);
