@@ -279,8 +279,7 @@ fn residual_check(
     it: usize,
     stats: &mut SolveStats,
 ) -> Option<bool> {
-    let due = it == s.max_iterations || (s.tolerance > 0.0 && it % s.check_every.max(1) == 0);
-    if !due {
+    if !super::is_check(it, s) {
         return None;
     }
     residual_into(p, gamma, law, weighted, stats);
