@@ -7,9 +7,10 @@
 //! orientation quaternion only matters for output and for tracking spin.
 
 use glam::{DQuat, DVec3};
+use serde::{Deserialize, Serialize};
 
 /// All dynamic spheres of a simulation, one entry per body in each vector.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bodies {
     /// Centre positions (m).
     pub pos: Vec<DVec3>,

@@ -113,6 +113,21 @@ pub struct Inlet {
     last_t_end: f64,
 }
 
+/// The state of an [`Inlet`] beyond its settings: what a checkpoint keeps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InletProgress {
+    /// Spheres emitted so far.
+    pub emitted: usize,
+    /// The generator, where the next draw comes from.
+    pub rng: Rng,
+    /// Consecutive steps with deferred spheres.
+    pub deferred_steps: u32,
+    /// Whether the "falls behind" warning was given.
+    pub warned: bool,
+    /// The step end of the last emission.
+    pub last_t_end: f64,
+}
+
 /// The settings of an [`Inlet`] (what a scene gives).
 #[derive(Clone, Debug, PartialEq)]
 pub struct InletSettings {
@@ -154,6 +169,27 @@ impl Inlet {
             warned: false,
             last_t_end: f64::NEG_INFINITY,
         }
+    }
+
+    /// What the inlet has done so far, for a checkpoint.
+    pub fn progress(&self) -> InletProgress {
+        InletProgress {
+            emitted: self.emitted,
+            rng: self.rng.clone(),
+            deferred_steps: self.deferred_steps,
+            warned: self.warned,
+            last_t_end: self.last_t_end,
+        }
+    }
+
+    /// Puts back what [`Inlet::progress`] took, so that the inlet goes on
+    /// exactly as it would have (same draws, same deferrals).
+    pub fn restore(&mut self, p: InletProgress) {
+        self.emitted = p.emitted;
+        self.rng = p.rng;
+        self.deferred_steps = p.deferred_steps;
+        self.warned = p.warned;
+        self.last_t_end = p.last_t_end;
     }
 
     /// How many spheres are due by simulated time `t`:

@@ -12,7 +12,7 @@ use repose::analysis::{Axis, HeapMethod};
 use repose::measure::{format_report, measure_dir, MeasureOptions};
 use repose::output::summary::StopReason;
 use repose::render::{ColourBy, LookAlong};
-use repose::run::{open_backend, run_file, BackendChoice, RunOptions};
+use repose::run::{open_backend, resume_run, run_file, BackendChoice, ResumeOptions, RunOptions};
 use repose::scene::parse_set;
 use repose::solver::SolverMethod;
 use repose::step::Stepper;
@@ -32,7 +32,23 @@ enum Command {
     /// Simulate a scene file and write frames, final.csv, final.png and summary.json.
     Run {
         /// The scene file (RON).
-        scene: PathBuf,
+        #[arg(required_unless_present = "resume")]
+        scene: Option<PathBuf>,
+        /// Continue the run whose output directory is DIR from its
+        /// checkpoint (DIR/checkpoint.bin), with the scene and options it was
+        /// started with; on the cpu backend the result is bit-identical to
+        /// an uninterrupted run.
+        #[arg(
+            long,
+            value_name = "DIR",
+            conflicts_with_all = ["scene", "set", "out", "no_frames", "no_picture", "solver", "dump_problem", "overwrite", "checkpoint_every"]
+        )]
+        resume: Option<PathBuf>,
+        /// Write a checkpoint every N steps (`500`) or every T seconds of wall
+        /// time (`60s`), or `off` (default: the scene's output.checkpoint,
+        /// every 60 s).
+        #[arg(long, value_name = "N|Ts|off")]
+        checkpoint_every: Option<String>,
         /// Override a scalar field, e.g. `--set materials.0.rolling=0.02` (repeatable).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
@@ -45,9 +61,10 @@ enum Command {
         /// Write no final.png (overrides the scene's output.picture.enabled).
         #[arg(long)]
         no_picture: bool,
-        /// Solver backend: auto = GPU if an adapter exists, else CPU.
-        #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
-        backend: BackendChoice,
+        /// Solver backend: auto = GPU if an adapter exists, else CPU (with
+        /// --resume: the backend the run started with).
+        #[arg(long, value_enum)]
+        backend: Option<BackendChoice>,
         /// Solver method (overrides the scene's `solver.method`).
         #[arg(long, value_enum)]
         solver: Option<SolverMethod>,
@@ -295,10 +312,50 @@ fn report_sweep(r: &SweepReport, what: &str) -> ExitCode {
     }
 }
 
+/// The `--set` overrides that `--checkpoint-every SPEC` stands for: `N`
+/// (every N steps, and no longer by wall time), `Ts` (every T seconds of
+/// wall time only) or `off`.
+fn checkpoint_overrides(spec: &str) -> Result<Vec<(String, String)>> {
+    let set = |k: &str, v: &str| (format!("output.checkpoint.{k}"), v.to_string());
+    let spec = spec.trim();
+    if spec.eq_ignore_ascii_case("off") {
+        return Ok(vec![set("enabled", "false")]);
+    }
+    let bad = || {
+        anyhow::anyhow!(
+            "--checkpoint-every {spec:?}: expected a step count (500), seconds of wall time (60s) or off"
+        )
+    };
+    if let Some(secs) = spec.strip_suffix('s') {
+        let t: f64 = secs.trim().parse().map_err(|_| bad())?;
+        anyhow::ensure!(
+            t.is_finite() && t > 0.0,
+            "--checkpoint-every {spec:?}: the seconds must be > 0"
+        );
+        return Ok(vec![
+            set("enabled", "true"),
+            set("every_seconds", &t.to_string()),
+            set("every_steps", "None"),
+        ]);
+    }
+    let n: u64 = spec.parse().map_err(|_| bad())?;
+    anyhow::ensure!(
+        n > 0,
+        "--checkpoint-every {spec:?}: the step count must be ≥ 1"
+    );
+    Ok(vec![
+        set("enabled", "true"),
+        set("every_steps", &n.to_string()),
+        set("every_seconds", "None"),
+    ])
+}
+
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run {
             scene,
+            resume,
+            checkpoint_every,
             set,
             out,
             no_frames,
@@ -308,25 +365,42 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             dump_problem,
             overwrite,
         } => {
-            let mut overrides = set
-                .iter()
-                .map(|s| parse_set(s))
-                .collect::<Result<Vec<_>, _>>()?;
-            if let Some(m) = solver {
-                overrides.push(("solver.method".into(), format!("{m:?}")));
-            }
-            let opts = RunOptions {
-                out_dir: out,
-                // The bar draws only on a terminal; otherwise the run logs
-                // a progress line every 30 s.
-                progress: true,
-                no_frames,
-                backend,
-                no_picture,
-                dump_steps: dump_problem,
-                overwrite,
+            // The bar draws only on a terminal; otherwise the run logs a
+            // progress line every 30 s.
+            let s = if let Some(dir) = resume {
+                resume_run(
+                    &dir,
+                    &ResumeOptions {
+                        backend,
+                        progress: true,
+                        stop_after_step: None,
+                    },
+                )?
+            } else {
+                let mut overrides = set
+                    .iter()
+                    .map(|s| parse_set(s))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if let Some(m) = solver {
+                    overrides.push(("solver.method".into(), format!("{m:?}")));
+                }
+                if let Some(every) = checkpoint_every {
+                    overrides.extend(checkpoint_overrides(&every)?);
+                }
+                let opts = RunOptions {
+                    out_dir: out,
+                    progress: true,
+                    no_frames,
+                    backend: backend.unwrap_or_default(),
+                    no_picture,
+                    dump_steps: dump_problem,
+                    overwrite,
+                    stop_after_step: None,
+                };
+                let scene = scene
+                    .ok_or_else(|| anyhow::anyhow!("a scene file or --resume DIR is needed"))?;
+                run_file(&scene, &overrides, &opts)?
             };
-            let s = run_file(&scene, &overrides, &opts)?;
             println!(
                 "{}: {} steps, {:.3} s simulated in {:.1} s wall; mean {:.0} contacts and {:.1} iterations per step; final relative residual {:.2e}",
                 s.scene,
@@ -360,7 +434,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             if s.stopped == StopReason::Interrupted {
                 println!(
-                    "interrupted after step {}: the outputs are complete for that step",
+                    "interrupted after step {}: the outputs are complete for that step, and a checkpoint is kept (repose run --resume DIR continues)",
                     s.steps
                 );
                 return Ok(ExitCode::from(repose::interrupt::EXIT_INTERRUPTED as u8));

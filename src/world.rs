@@ -42,7 +42,7 @@ impl Default for ContactSettings {
 
 /// Warm-start memory: the last impulse of each persistent contact pair, in
 /// world coordinates so it survives the contact frame turning.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WarmImpulse {
     /// Force impulse F = γ_n n + γ_u u + γ_w w (N s).
     pub force: DVec3,

@@ -349,8 +349,7 @@ fn drum_angle(omega: f64) -> repose::analysis::DynamicAngle {
         no_frames: true,
         backend: BackendChoice::Cpu,
         no_picture: true,
-        dump_steps: Vec::new(),
-        overwrite: false,
+        ..Default::default()
     };
     let summary = repose::run::run_scene(&scene, &opts).expect("run");
     let v = summary

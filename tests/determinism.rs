@@ -45,8 +45,7 @@ fn run_once(scene: &Scene, backend: BackendChoice) -> (Summary, Vec<u8>) {
         no_frames: true,
         backend,
         no_picture: true,
-        dump_steps: Vec::new(),
-        overwrite: false,
+        ..Default::default()
     };
     let summary =
         run_scene(scene, &opts).unwrap_or_else(|e| panic!("run on {backend:?} failed: {e:#}"));

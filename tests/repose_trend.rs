@@ -25,8 +25,7 @@ fn pile(rho: f64, dir: &Path) -> (f64, f64) {
         no_frames: true,
         backend: BackendChoice::Cpu,
         no_picture: true,
-        dump_steps: Vec::new(),
-        overwrite: false,
+        ..Default::default()
     };
     let s = run_file(&scene, &overrides, &opts).unwrap();
     let a = s.extra.get("angle_of_repose").unwrap_or_else(|| {

@@ -679,6 +679,69 @@ fn unmeasurable_heap_is_a_note_not_a_failure() {
     assert!(ys[2].is_nan(), "the failed run is a gap: {ys:?}");
 }
 
+/// A sweep run again after a stop: a run stopped part way (it has a
+/// checkpoint) is resumed from it and gives the row of a run that never
+/// stopped; a run that failed stays recorded with its error and is not run
+/// again (the same scene on the same version fails the same way).
+#[test]
+fn a_sweep_run_again_resumes_stopped_runs_and_keeps_failed_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tiny_scene(tmp.path(), "t.ron", &[]);
+    let sweep = prepare(&path, spec(&["materials.0.friction=0.2,0.4"], 1)).unwrap();
+    let out = tmp.path().join("sw");
+    let o = opts(out.clone(), Shard::ALL);
+    let first = run_sweep(&sweep, &o).unwrap();
+    assert_eq!(first.failed, 0, "{:#?}", first.rows);
+    let dir = |i: usize| {
+        out.join("runs")
+            .join(sweep.spec.run_dir_name(&sweep.runs[i].0))
+    };
+    // Run 1 stopped at step 40 of 125, as a signal would stop it.
+    let stopped = run_scene(
+        &sweep.runs[1].1,
+        &RunOptions {
+            out_dir: Some(dir(1)),
+            no_frames: !o.frames,
+            backend: o.backend,
+            overwrite: true,
+            stop_after_step: Some(40),
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(stopped.steps, 40);
+    assert!(dir(1).join("checkpoint.bin").exists());
+    // Run 0 failed.
+    let summary = dir(0).join("summary.json");
+    let text = fs::read_to_string(&summary).unwrap();
+    assert!(text.contains("\"stopped\": \"completed\""), "{text}");
+    fs::write(
+        &summary,
+        text.replace(
+            "\"stopped\": \"completed\"",
+            "\"stopped\": \"failed\", \"stop_message\": \"step 3: the solver diverged\"",
+        ),
+    )
+    .unwrap();
+
+    let again = run_sweep(&sweep, &o).unwrap();
+    assert_eq!(again.failed, 1, "{:#?}", again.rows);
+    let failed = &again.rows[0];
+    assert!(failed.run_failed());
+    assert_eq!(
+        failed.error,
+        "failed (recorded by an earlier sweep): step 3: the solver diverged"
+    );
+    assert_eq!(
+        again.rows[1].without_wall_time(),
+        first.rows[1].without_wall_time(),
+        "the resumed run's row"
+    );
+    let s = repose::output::summary::read_summary(dir(1).join("summary.json")).unwrap();
+    assert_eq!(s.extra["resumed_at_steps"], serde_json::json!([40]));
+    assert!(!dir(1).join("checkpoint.bin").exists());
+}
+
 /// A sweep run again into the same directory resumes: runs that finished
 /// are reused as they are (their files untouched), a run without a
 /// `summary.json` (killed) or one that did not finish is run again, and

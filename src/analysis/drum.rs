@@ -91,7 +91,7 @@ impl DrumSettings {
 }
 
 /// The drum's geometry as the measurement sees it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DrumFrame {
     /// Centre of the drum (m).
     pub center: DVec3,
@@ -260,7 +260,7 @@ pub struct DynamicAngle {
 }
 
 /// Collects surface fits during a run and summarises them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DrumSampler {
     /// The drum's name.
     pub boundary: String,

@@ -188,7 +188,7 @@ pub(crate) fn check_counts(positions: &[glam::DVec3], radii: &[f64]) -> Result<(
 }
 
 /// Why an analysis could not be done.
-#[derive(Debug, Error, Clone, PartialEq)]
+#[derive(Debug, Error, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum AnalysisError {
     /// There are no spheres to measure.
     #[error("no spheres to measure")]

@@ -137,7 +137,7 @@ pub struct SettleCriterion {
 /// that run. A loud sample (or a non-finite one, or time going backwards)
 /// ends the run, so a pile that starts moving again (an avalanche) is no
 /// longer settled.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SettleDetector {
     criterion: SettleCriterion,
     quiet_since: Option<f64>,

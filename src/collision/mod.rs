@@ -69,7 +69,13 @@ pub fn detect(
 
 /// Integer grid cell of a point.
 fn cell_of(x: DVec3, inv_cell: f64) -> [i32; 3] {
-    let c = (x * inv_cell).floor();
+    // Clamped one short of the i32 range so that the neighbour cells c ± 1
+    // exist: a body flung far away (a diverging run, before its state turns
+    // non-finite) shares the outermost cell instead of overflowing.
+    let lim = f64::from(i32::MAX - 1);
+    let c = (x * inv_cell)
+        .floor()
+        .clamp(DVec3::splat(-lim), DVec3::splat(lim));
     [c.x as i32, c.y as i32, c.z as i32]
 }
 
@@ -217,6 +223,29 @@ mod tests {
             omega: DVec3::ZERO,
             material: 0,
         }
+    }
+
+    /// Bodies flung to the edge of the f64 range (a diverging run, still
+    /// finite) share the outermost grid cells instead of overflowing the
+    /// cell index, and two of them touching there are still found.
+    #[test]
+    fn bodies_flung_far_away_neither_panic_nor_hide_contacts() {
+        let far = 1e300;
+        let inits = [
+            sphere(DVec3::new(far, -far, far), 0.01),
+            sphere(DVec3::new(far, -far, far), 0.01),
+            sphere(DVec3::new(-far, far, 0.0), 0.01),
+            sphere(DVec3::new(0.0, 0.0, 0.0), 0.01),
+            sphere(DVec3::new(0.0, 0.0, 0.015), 0.01),
+        ];
+        let bodies = Bodies::from_inits(&inits);
+        let pairs: Vec<(u32, u32)> = sphere_sphere(&bodies, 0.001)
+            .iter()
+            .map(|c| (c.a, c.b))
+            .collect();
+        assert!(pairs.contains(&(0, 1)), "{pairs:?}");
+        assert!(pairs.contains(&(3, 4)), "{pairs:?}");
+        assert_eq!(pairs.len(), 2, "{pairs:?}");
     }
 
     /// The grid finds exactly the pairs a brute-force O(n²) search finds.

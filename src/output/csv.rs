@@ -172,6 +172,54 @@ impl TrackWriter {
         })
     }
 
+    /// Takes up a `track.csv` that an earlier process wrote, cut back to
+    /// its first `len` bytes (a length [`flushed_len`](Self::flushed_len)
+    /// gave at a checkpoint): rows written after that are removed, and new
+    /// rows are appended.
+    ///
+    /// Errors: `InvalidData` when the file is shorter than `len` (it is not
+    /// the file the checkpoint saw); I/O failures.
+    pub fn reopen(path: impl AsRef<Path>, ids: &[usize], len: u64) -> io::Result<Self> {
+        use std::io::{Seek, SeekFrom};
+        let path = path.as_ref().to_owned();
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| with_path(&path, e))?;
+        let found = file.metadata().map_err(|e| with_path(&path, e))?.len();
+        if found < len {
+            return Err(with_path(
+                &path,
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{found} bytes, but the checkpoint saw {len}: not the same file"),
+                ),
+            ));
+        }
+        file.set_len(len)
+            .and_then(|_| file.seek(SeekFrom::End(0)).map(drop))
+            .map_err(|e| with_path(&path, e))?;
+        Ok(TrackWriter {
+            path,
+            ids: ids.to_vec(),
+            out: Some(file),
+            pending: Vec::with_capacity(TRACK_CHUNK),
+        })
+    }
+
+    /// Writes the pending rows and returns the file's length: what
+    /// [`reopen`](Self::reopen) cuts back to.
+    pub fn flushed_len(&mut self) -> io::Result<u64> {
+        self.flush()?;
+        match &self.out {
+            Some(f) => f
+                .metadata()
+                .map(|m| m.len())
+                .map_err(|e| with_path(&self.path, e)),
+            None => Err(io::Error::other("track writer already finished")),
+        }
+    }
+
     /// The tracked body ids.
     pub fn ids(&self) -> &[usize] {
         &self.ids

@@ -139,6 +139,19 @@ pub enum StopReason {
     Failed,
 }
 
+impl std::fmt::Display for StopReason {
+    /// The word `summary.json` uses: `completed`, `settled`, …
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StopReason::Completed => "completed",
+            StopReason::Settled => "settled",
+            StopReason::Interrupted => "interrupted",
+            StopReason::Diverged => "diverged",
+            StopReason::Failed => "failed",
+        })
+    }
+}
+
 /// Number of active contacts per step: minimum, mean, maximum.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContactStats {

@@ -249,25 +249,80 @@ impl PvdSeries {
     /// Errors: `InvalidInput` when `basename` is empty or contains a path
     /// separator; I/O failures.
     pub fn new(dir: impl Into<PathBuf>, basename: &str) -> io::Result<Self> {
-        if basename.is_empty() || basename.contains(['/', '\\']) || basename == ".." {
-            return Err(invalid(format!(
-                "series basename {basename:?} must be a plain, non-empty file name"
-            )));
-        }
-        let dir = dir.into();
-        fs::create_dir_all(&dir).map_err(|e| super::with_path(&dir, e))?;
-        let mut series = PvdSeries {
-            dir,
-            basename: basename.to_owned(),
-            frames: Vec::new(),
-            pvd_len: 0,
-        };
+        let mut series = PvdSeries::new_unwritten(dir.into(), basename)?;
         series.write_pvd(&series.frames)?;
         let path = series.pvd_path();
         series.pvd_len = fs::metadata(&path)
             .map_err(|e| super::with_path(&path, e))?
             .len();
         Ok(series)
+    }
+
+    /// Takes up a series that an earlier process started in `dir`, as it
+    /// was when it held exactly `frames` (a checkpoint's list): the
+    /// collection file is rewritten (atomically) with those frames, and
+    /// frame files written after them (`frame_NNNNN.vtu` numbered from
+    /// `frames.len()` on, and temporaries) are removed, so the next
+    /// [`add_frame`](Self::add_frame) continues the numbering.
+    ///
+    /// Errors: `InvalidInput` for a bad basename or a listed frame whose
+    /// file is missing; I/O failures.
+    pub fn reopen(
+        dir: impl Into<PathBuf>,
+        basename: &str,
+        frames: Vec<(f64, String)>,
+    ) -> io::Result<Self> {
+        let mut series = PvdSeries::new_unwritten(dir.into(), basename)?;
+        if let Some((_, missing)) = frames
+            .iter()
+            .find(|(_, name)| !series.dir.join(name).is_file())
+        {
+            return Err(invalid(format!(
+                "{}: frame {missing} of the series is missing",
+                series.dir.display()
+            )));
+        }
+        let kept = frames.len();
+        let stale: Vec<PathBuf> = fs::read_dir(&series.dir)
+            .map_err(|e| super::with_path(&series.dir, e))?
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let index = name.strip_prefix("frame_")?;
+                let index = index
+                    .strip_suffix(".vtu")
+                    .or_else(|| index.strip_suffix(".vtu.tmp"))?;
+                let later = index.parse::<usize>().ok()? >= kept || name.ends_with(".tmp");
+                later.then(|| e.path())
+            })
+            .collect();
+        for p in stale {
+            fs::remove_file(&p).map_err(|e| super::with_path(&p, e))?;
+        }
+        series.frames = frames;
+        series.write_pvd(&series.frames)?;
+        let path = series.pvd_path();
+        series.pvd_len = fs::metadata(&path)
+            .map_err(|e| super::with_path(&path, e))?
+            .len();
+        Ok(series)
+    }
+
+    /// The series value with no file written: checks the basename and
+    /// creates the directory.
+    fn new_unwritten(dir: PathBuf, basename: &str) -> io::Result<Self> {
+        if basename.is_empty() || basename.contains(['/', '\\']) || basename == ".." {
+            return Err(invalid(format!(
+                "series basename {basename:?} must be a plain, non-empty file name"
+            )));
+        }
+        fs::create_dir_all(&dir).map_err(|e| super::with_path(&dir, e))?;
+        Ok(PvdSeries {
+            dir,
+            basename: basename.to_owned(),
+            frames: Vec::new(),
+            pvd_len: 0,
+        })
     }
 
     /// Writes `bodies` at physical time `time` (s) as the next frame and

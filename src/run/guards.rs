@@ -11,7 +11,8 @@ use crate::bodies::Bodies;
 /// Whether `name` is a file `repose run` writes into its output directory
 /// (or a temporary of one, `NAME.tmp`, that a killed run leaves).
 fn is_run_output(name: &str) -> bool {
-    const FILES: [&str; 6] = [
+    const FILES: [&str; 7] = [
+        super::checkpoint::CHECKPOINT_FILE,
         "summary.json",
         "final.csv",
         "final.png",

@@ -134,7 +134,12 @@ impl SpatialHash {
     }
 
     fn key(&self, p: DVec3) -> [i64; 3] {
-        let c = (p / self.cell).floor();
+        // Clamped well inside the i64 range so that the neighbour keys
+        // k ± 1 exist however far away a sphere is.
+        let lim = 2f64.powi(62);
+        let c = (p / self.cell)
+            .floor()
+            .clamp(DVec3::splat(-lim), DVec3::splat(lim));
         [c.x as i64, c.y as i64, c.z as i64]
     }
 

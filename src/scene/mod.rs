@@ -134,6 +134,35 @@ pub struct OutputSettings {
     /// reads (d = 6 with the spinning row, [`crate::siconos`]), for studying
     /// hard problems apart from the run. Also `repose run --dump-problem`.
     pub dump_problems: Vec<u64>,
+    /// When the run writes `checkpoint.bin`, the state `repose run --resume`
+    /// continues from.
+    pub checkpoint: CheckpointSettings,
+}
+
+/// When a run writes its checkpoint (`checkpoint.bin`, see
+/// [`crate::run::checkpoint`]): at the start, then whenever `every_seconds`
+/// of wall time have passed or `every_steps` steps were taken since the
+/// last one (whichever comes first; either may be off), and when the run is
+/// interrupted. A run that finishes removes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckpointSettings {
+    /// Write checkpoints at all (default `true`).
+    pub enabled: bool,
+    /// Wall-clock seconds between checkpoints (default 60; `None`: off).
+    pub every_seconds: Option<f64>,
+    /// Steps between checkpoints (default `None`: off).
+    pub every_steps: Option<u64>,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> Self {
+        CheckpointSettings {
+            enabled: true,
+            every_seconds: Some(60.0),
+            every_steps: None,
+        }
+    }
 }
 
 /// Settings of `final.png`, the picture of the final state (a side view and

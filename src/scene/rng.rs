@@ -6,7 +6,7 @@
 //! every platform.
 
 /// xoshiro256** generator.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Rng {
     s: [u64; 4],
 }

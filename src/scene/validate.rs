@@ -172,6 +172,16 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             );
         }
     }
+    c.opt_positive(
+        "output.checkpoint.every_seconds",
+        scene.output.checkpoint.every_seconds,
+    );
+    if scene.output.checkpoint.every_steps == Some(0) {
+        c.push(
+            "output.checkpoint.every_steps",
+            "must be at least 1 (leave it out for no step-count checkpoints)",
+        );
+    }
     for (i, &step) in scene.output.dump_problems.iter().enumerate() {
         if step == 0 {
             c.push(

@@ -93,7 +93,7 @@ use crate::output::{write_atomic, ReadError};
 use crate::render::{
     contact_sheet, fmt_num, plot_lines, read_png, write_png, Image, PlotOptions, Rgb, Series,
 };
-use crate::run::{run_scene, BackendChoice, RunOptions};
+use crate::run::{resume_run, run_scene, BackendChoice, ResumeOptions, RunOptions};
 use crate::scene::{parse_set, Scene, SphereSource};
 
 mod merge;

@@ -182,11 +182,26 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
                 if !opts.rerun {
                     if let Some(row) = finished_run(p, scene, &dir, opts) {
                         log::info!(target: "repose::sweep",
-                            "run {} was finished by an earlier sweep: reused ({})",
+                            "run {} was {} by an earlier sweep: reused ({})",
                             p.index,
+                            if row.run_failed() { "failed" } else { "finished" },
                             dir.display()
                         );
                         return row;
+                    }
+                    if resumable(scene, &dir, opts) {
+                        log::info!(target: "repose::sweep",
+                            "run {} was stopped part way by an earlier sweep: resumed from its checkpoint ({})",
+                            p.index,
+                            dir.display()
+                        );
+                        let t0 = Instant::now();
+                        let ropts = ResumeOptions {
+                            backend: Some(opts.backend),
+                            progress: false,
+                            stop_after_step: None,
+                        };
+                        return row_of(p, &dir, t0, resume_run(&dir, &ropts));
                     }
                 }
                 run_one(p, scene, &dir, opts)
@@ -270,12 +285,15 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
     write_outputs(out, &manifest, &rows, whole)
 }
 
-/// The row of a run that an earlier sweep into the same directory finished,
-/// when it can stand for this one: its `summary.json` says it completed or
-/// settled, it was written by this version of repose, its `scene.ron` is
-/// this run's scene to the byte, and its frames were kept if this sweep
-/// keeps them. A run that failed, was interrupted or killed (no summary),
-/// or differs in any of these is run again.
+/// The row of a run that an earlier sweep into the same directory finished
+/// or that failed there, when it can stand for this one: its
+/// `summary.json` says it completed, settled, failed or diverged (a failed
+/// run stays recorded with its error: the same scene on the same version
+/// fails the same way), it was written by this version of repose, its
+/// `scene.ron` is this run's scene to the byte, and its frames were kept if
+/// this sweep keeps them. A run that was interrupted or killed (no
+/// summary) is resumed from its checkpoint ([`resumable`]) or run again;
+/// one that differs in any of these is run again.
 fn finished_run(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> Option<SweepRow> {
     use crate::output::summary::StopReason;
     // Summaries older than the `stopped` field cannot say how their run
@@ -284,30 +302,46 @@ fn finished_run(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) ->
     let raw: serde_json::Value = serde_json::from_str(&text).ok()?;
     raw.get("stopped")?;
     let s: crate::output::summary::Summary = serde_json::from_value(raw).ok()?;
-    if !matches!(s.stopped, StopReason::Completed | StopReason::Settled)
+    if s.stopped == StopReason::Interrupted
         || s.repose_version != env!("CARGO_PKG_VERSION")
         || (opts.frames && !dir.join("frames.pvd").exists())
     {
         return None;
     }
     let same_scene = std::fs::read_to_string(dir.join("scene.ron")).ok()? == scene.to_ron().ok()?;
-    same_scene.then(|| SweepRow::from_summary(p, &s))
+    same_scene.then(|| {
+        let mut row = SweepRow::from_summary(p, &s);
+        if matches!(s.stopped, StopReason::Failed | StopReason::Diverged) {
+            row.error = format!(
+                "{} (recorded by an earlier sweep): {}",
+                s.stopped,
+                s.stop_message.as_deref().unwrap_or("no message")
+            );
+        }
+        row
+    })
 }
 
-/// Runs one scene into `dir` and turns the outcome into a row.
-fn run_one(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> SweepRow {
-    let t0 = Instant::now();
-    let ropts = RunOptions {
-        out_dir: Some(dir.to_owned()),
-        progress: false,
-        no_frames: !opts.frames,
-        backend: opts.backend,
-        no_picture: false,
-        dump_steps: Vec::new(),
-        // A sweep owns its run directories: running it again replaces them.
-        overwrite: true,
+/// Whether the run in `dir` can be resumed: it has a checkpoint written by
+/// this version of repose for this run's scene (and its frames if this
+/// sweep keeps them).
+fn resumable(scene: &Scene, dir: &Path, opts: &SweepOptions) -> bool {
+    let path = dir.join(crate::run::checkpoint::CHECKPOINT_FILE);
+    if !path.is_file() {
+        return false;
+    }
+    let Ok(ck) = crate::run::checkpoint::read_checkpoint(&path) else {
+        return false;
     };
-    match run_scene(scene, &ropts) {
+    ck.repose_version == env!("CARGO_PKG_VERSION")
+        && ck.options.no_frames != opts.frames
+        && scene.to_ron().is_ok_and(|r| r == ck.scene_ron)
+}
+
+/// The row of a run that ended with `result`: from its summary, and with
+/// the error when it failed.
+fn row_of(p: &RunPoint, dir: &Path, t0: Instant, result: Result<Summary>) -> SweepRow {
+    match result {
         Ok(s) => SweepRow::from_summary(p, &s),
         Err(e) => {
             // The run writes summary.json before it reports a failed step;
@@ -326,6 +360,23 @@ fn run_one(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> Swee
             row
         }
     }
+}
+
+/// Runs one scene into `dir` and turns the outcome into a row.
+fn run_one(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> SweepRow {
+    let t0 = Instant::now();
+    let ropts = RunOptions {
+        out_dir: Some(dir.to_owned()),
+        progress: false,
+        no_frames: !opts.frames,
+        backend: opts.backend,
+        no_picture: false,
+        dump_steps: Vec::new(),
+        // A sweep owns its run directories: running it again replaces them.
+        overwrite: true,
+        stop_after_step: None,
+    };
+    row_of(p, dir, t0, run_scene(scene, &ropts))
 }
 
 /// Writes `sweep.csv` and `sweep.json`, and with `whole` also `sweep.png`

@@ -1,0 +1,342 @@
+//! Checkpoints: everything a run needs to go on where it was, written
+//! atomically to `checkpoint.bin` in its output directory and read back by
+//! `repose run --resume DIR`.
+//!
+//! **What is in it.** The state that changes during a run and is not
+//! rebuilt from the scene: the bodies (every array, so spheres that inlets
+//! emitted are in it), the simulated time and step counter, the warm-start
+//! impulses, each inlet's progress (count, generator state, deferrals), the
+//! analysis accumulators (settling detector, drum samples), the summary so
+//! far, the list of frames written and the length of `track.csv`, and the
+//! options the run was started with. Everything fixed (materials,
+//! boundaries, settings) comes from the run's own `scene.ron`, whose text is
+//! kept in the checkpoint too: a `scene.ron` edited since is refused.
+//! Boundaries carry no state of their own (their motion is a function of
+//! the time), and the stepper keeps none between steps that changes the
+//! numbers (its thread choice does not: serial and parallel passes give the
+//! same bits). So on the CPU backend a resumed run's `final.csv` is
+//! bit-identical to an uninterrupted run's (`tests/checkpoint.rs`).
+//!
+//! **Format.** The 8 bytes `REPOSECK`, a little-endian `u32` format
+//! version ([`FORMAT_VERSION`]), then the [`Checkpoint`] in postcard's
+//! serde encoding (a compact, documented binary format; each `f64` is its 8
+//! bytes, so every number comes back bit for bit). The summary travels as
+//! JSON text inside it, since its open `extra` map needs a self-describing
+//! format (serde_json reads floats back exactly with its `float_roundtrip`
+//! feature). A checkpoint is about 100 bytes per sphere plus 56 per
+//! warm-started contact.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::{DrumSampler, SettleDetector};
+use crate::bodies::Bodies;
+use crate::inlet::InletProgress;
+use crate::output::write_atomic;
+use crate::world::{WarmImpulse, World};
+
+use super::BackendChoice;
+
+/// The checkpoint's file name in a run's output directory.
+pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
+
+/// The first bytes of every checkpoint file.
+const MAGIC: &[u8; 8] = b"REPOSECK";
+
+/// Version of the layout of [`Checkpoint`]; a file of another version is
+/// refused with both numbers.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Everything `repose run --resume` needs besides the run's `scene.ron`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The repose version that wrote it (a resume by another version is
+    /// refused: the numbers could differ).
+    pub repose_version: String,
+    /// The text of the run's `scene.ron` when the run started.
+    pub scene_ron: String,
+    /// How the run was started.
+    pub options: StartOptions,
+    /// The simulation state.
+    pub world: WorldState,
+    /// The settling detector, when detection is on.
+    pub settle: Option<SettleDetector>,
+    /// The drum sampler, when the scene measures a drum.
+    pub drum: Option<DrumSampler>,
+    /// The summary so far (JSON text: see the module docs), with the stage
+    /// times and wall time up to the checkpoint.
+    pub summary_json: String,
+    /// The frames written so far (time, file name), when frames are written.
+    pub frames: Option<Vec<(f64, String)>>,
+    /// The length of `track.csv` (bytes) at the checkpoint, when tracking.
+    pub track_len: Option<u64>,
+}
+
+/// The options of `repose run` that a resumed run keeps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StartOptions {
+    /// The backend asked for.
+    pub backend: BackendChoice,
+    /// No VTU frames.
+    pub no_frames: bool,
+    /// No `final.png`.
+    pub no_picture: bool,
+    /// Steps whose problem is written out (from the command line).
+    pub dump_steps: Vec<u64>,
+}
+
+/// The part of a [`World`] that changes during a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorldState {
+    /// All bodies, those emitted by inlets included.
+    pub bodies: Bodies,
+    /// Simulated time (s).
+    pub time: f64,
+    /// Steps taken.
+    pub step_index: u64,
+    /// Warm-start impulses by contact key, sorted by key (so that equal
+    /// states give equal files).
+    pub warm: Vec<(u64, WarmImpulse)>,
+    /// Each inlet's progress, in scene order.
+    pub inlets: Vec<InletProgress>,
+}
+
+impl WorldState {
+    /// The changing state of `world`.
+    pub fn of(world: &World) -> Self {
+        let mut warm: Vec<(u64, WarmImpulse)> = world.warm.iter().map(|(&k, &v)| (k, v)).collect();
+        warm.sort_unstable_by_key(|&(k, _)| k);
+        WorldState {
+            bodies: world.bodies.clone(),
+            time: world.time,
+            step_index: world.step_index,
+            warm,
+            inlets: world.inlets.iter().map(|i| i.progress()).collect(),
+        }
+    }
+
+    /// Puts this state into `world`, a world freshly built from the same
+    /// scene. Errors when the inlets or the bodies' arrays do not match.
+    pub fn restore(self, world: &mut World) -> Result<()> {
+        anyhow::ensure!(
+            self.inlets.len() == world.inlets.len(),
+            "the checkpoint has {} inlets but the scene {}",
+            self.inlets.len(),
+            world.inlets.len()
+        );
+        let b = &self.bodies;
+        let n = b.pos.len();
+        anyhow::ensure!(
+            [
+                b.rot.len(),
+                b.vel.len(),
+                b.omega.len(),
+                b.radius.len(),
+                b.inv_mass.len(),
+                b.inv_inertia.len(),
+                b.material.len()
+            ]
+            .iter()
+            .all(|&m| m == n),
+            "the checkpoint's body arrays differ in length"
+        );
+        anyhow::ensure!(
+            b.material
+                .iter()
+                .all(|&m| (m as usize) < world.materials.len()),
+            "the checkpoint's bodies use materials the scene does not have"
+        );
+        for (inlet, p) in world.inlets.iter_mut().zip(self.inlets) {
+            inlet.restore(p);
+        }
+        world.bodies = self.bodies;
+        world.time = self.time;
+        world.step_index = self.step_index;
+        world.warm = self.warm.into_iter().collect();
+        Ok(())
+    }
+}
+
+/// Writes `ck` to `path` atomically (a temporary, then a rename: a run
+/// killed while writing leaves the previous checkpoint whole); returns the
+/// file's size in bytes.
+pub fn write_checkpoint(path: &Path, ck: &Checkpoint) -> Result<u64> {
+    let body = postcard::to_stdvec(ck)
+        .with_context(|| format!("cannot encode the checkpoint {}", path.display()))?;
+    write_atomic(path, |w| {
+        w.write_all(MAGIC)?;
+        w.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        w.write_all(&body)
+    })
+    .with_context(|| format!("cannot write the checkpoint {}", path.display()))?;
+    Ok((MAGIC.len() + 4 + body.len()) as u64)
+}
+
+/// Reads a checkpoint; errors name the file and say what is wrong with it
+/// (not a checkpoint, another format version, cut short or damaged).
+pub fn read_checkpoint(path: &Path) -> Result<Checkpoint> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read checkpoint {}", path.display()))?;
+    let Some(rest) = bytes.strip_prefix(MAGIC) else {
+        anyhow::bail!(
+            "{}: not a repose checkpoint (it does not start with {:?})",
+            path.display(),
+            std::str::from_utf8(MAGIC).unwrap_or_default()
+        );
+    };
+    let Some((version, body)) = rest.split_first_chunk::<4>() else {
+        anyhow::bail!(
+            "{}: the checkpoint ends early (no format version)",
+            path.display()
+        );
+    };
+    let version = u32::from_le_bytes(*version);
+    anyhow::ensure!(
+        version == FORMAT_VERSION,
+        "{}: checkpoint format version {version}, but this repose reads version {FORMAT_VERSION}",
+        path.display()
+    );
+    let (ck, left) = postcard::take_from_bytes::<Checkpoint>(body).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: the checkpoint is damaged or cut short ({e})",
+            path.display()
+        )
+    })?;
+    anyhow::ensure!(
+        left.is_empty(),
+        "{}: the checkpoint has {} bytes of trailing garbage",
+        path.display(),
+        left.len()
+    );
+    Ok(ck)
+}
+
+/// When the next checkpoint is due (`output.checkpoint`).
+#[derive(Clone, Debug)]
+pub(super) struct CheckpointClock {
+    every_seconds: Option<f64>,
+    every_steps: Option<u64>,
+    last_step: u64,
+    last_time: std::time::Instant,
+}
+
+impl CheckpointClock {
+    /// A clock that last fired at step `step`, now.
+    pub fn new(s: &crate::scene::CheckpointSettings, step: u64) -> Option<Self> {
+        s.enabled.then(|| CheckpointClock {
+            every_seconds: s.every_seconds,
+            every_steps: s.every_steps,
+            last_step: step,
+            last_time: std::time::Instant::now(),
+        })
+    }
+
+    /// Whether a checkpoint is due after step `step`; if so the clock
+    /// restarts there.
+    pub fn due(&mut self, step: u64) -> bool {
+        let by_steps = self.every_steps.is_some_and(|n| step >= self.last_step + n);
+        let by_time = self
+            .every_seconds
+            .is_some_and(|t| self.last_time.elapsed().as_secs_f64() >= t);
+        if by_steps || by_time {
+            self.last_step = step;
+            self.last_time = std::time::Instant::now();
+        }
+        by_steps || by_time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bodies::SphereInit;
+    use glam::DVec3;
+
+    fn sample() -> Checkpoint {
+        let mut bodies = Bodies::default();
+        bodies.push(&SphereInit {
+            pos: DVec3::new(0.1, -0.2, 1.0 / 3.0),
+            radius: 0.01,
+            mass: 1e-3,
+            inertia: 4e-8,
+            vel: DVec3::new(f64::MIN_POSITIVE, -0.0, 1e300),
+            omega: DVec3::new(0.5, 0.25, -7.0),
+            material: 0,
+        });
+        Checkpoint {
+            repose_version: "x".into(),
+            scene_ron: "(name: \"s\")".into(),
+            options: StartOptions {
+                backend: BackendChoice::Cpu,
+                no_frames: false,
+                no_picture: true,
+                dump_steps: vec![3, 9],
+            },
+            world: WorldState {
+                bodies,
+                time: 0.1 + 0.2,
+                step_index: 300,
+                warm: vec![(
+                    42,
+                    WarmImpulse {
+                        force: DVec3::new(1e-9, 2.0, 3.0),
+                        torque: DVec3::new(-1.0, 0.0, std::f64::consts::PI),
+                    },
+                )],
+                inlets: Vec::new(),
+            },
+            settle: None,
+            drum: None,
+            summary_json: "{\"x\": 0.30000000000000004}".into(),
+            frames: Some(vec![(0.0, "frame_00000.vtu".into())]),
+            track_len: Some(1234),
+        }
+    }
+
+    #[test]
+    fn checkpoint_round_trips_every_bit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CHECKPOINT_FILE);
+        let ck = sample();
+        let size = write_checkpoint(&path, &ck).unwrap();
+        assert_eq!(size, std::fs::metadata(&path).unwrap().len());
+        let back = read_checkpoint(&path).unwrap();
+        assert_eq!(back.world, ck.world);
+        assert_eq!(back.options, ck.options);
+        assert_eq!(back.frames, ck.frames);
+        assert_eq!(back.track_len, ck.track_len);
+        assert_eq!(back.summary_json, ck.summary_json);
+        // -0.0 == 0.0 under PartialEq: compare the bits too.
+        assert_eq!(
+            back.world.bodies.vel[0].y.to_bits(),
+            ck.world.bodies.vel[0].y.to_bits()
+        );
+    }
+
+    #[test]
+    fn damaged_checkpoints_are_named_not_misread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CHECKPOINT_FILE);
+        write_checkpoint(&path, &sample()).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (b"PK\x03\x04 not ours".to_vec(), "not a repose checkpoint"),
+            (good[..10].to_vec(), "ends early"),
+            (
+                [&good[..8], &7u32.to_le_bytes()[..], &good[12..]].concat(),
+                "format version 7",
+            ),
+            (good[..good.len() - 5].to_vec(), "damaged or cut short"),
+            ([&good[..], b"xx"].concat(), "trailing garbage"),
+        ];
+        for (bytes, want) in cases {
+            std::fs::write(&path, &bytes).unwrap();
+            let err = format!("{:#}", read_checkpoint(&path).unwrap_err());
+            assert!(err.contains(want), "expected {want:?} in: {err}");
+            assert!(err.contains("checkpoint.bin"), "no file name in: {err}");
+        }
+    }
+}

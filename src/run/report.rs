@@ -1,0 +1,192 @@
+//! What a run reports at its end besides the state: the picture of the
+//! final state, and the analyses recorded in `summary.json` (settling, the
+//! floor and the pile's size, the angle of repose, a drum's dynamic angle).
+
+use std::path::Path;
+
+use crate::analysis::{measure_heap, measure_pile, DrumSampler, SettleDetector};
+use crate::output::summary::Summary;
+use crate::render::{render_particles, run_caption, write_png, ParticleOptions};
+use crate::scene::Scene;
+
+use super::scene_floor;
+
+/// Writes `final.png`, the picture of the final state (settings from
+/// `scene.output.picture`), and logs its path. A picture that cannot be
+/// made (non-finite positions after a diverged step) or written is a
+/// warning, not an error: the numbers of the run matter more.
+pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &Path) {
+    let pic = &scene.output.picture;
+    let b = &world.bodies;
+    // With analysis.floor given, spheres below it (fallen off a plate) are
+    // not part of the pile and would only shrink it in the frame.
+    let shown: Vec<usize> = match scene.analysis.floor {
+        Some(z) => (0..b.len()).filter(|&i| b.pos[i].z >= z).collect(),
+        None => (0..b.len()).collect(),
+    };
+    if shown.len() < b.len() {
+        log::info!(
+            "picture: {} spheres below the floor (analysis.floor) left out",
+            b.len() - shown.len()
+        );
+    }
+    let pos: Vec<glam::DVec3> = shown.iter().map(|&i| b.pos[i]).collect();
+    let vel: Vec<glam::DVec3> = shown.iter().map(|&i| b.vel[i]).collect();
+    let radius: Vec<f64> = shown.iter().map(|&i| b.radius[i]).collect();
+    let result = pic
+        .colour
+        .values(&pos, &vel)
+        .and_then(|values| {
+            let opts = ParticleOptions {
+                width: pic.width,
+                height: pic.height,
+                colour_label: pic.colour.label().to_string(),
+                caption: Some(run_caption(&scene.name, world.time, pos.len(), pic.colour)),
+                look_along: pic.look_along,
+            };
+            render_particles(&pos, &radius, &values, &opts)
+        })
+        .map_err(anyhow::Error::new)
+        .and_then(|img| write_png(path, &img).map_err(anyhow::Error::new));
+    match result {
+        Ok(()) => log::info!("picture of the final state: {}", path.display()),
+        Err(e) => log::warn!("no picture of the final state ({}): {e:#}", path.display()),
+    }
+}
+
+/// Writes the settling record, the floor and (when the scene asks for it
+/// and the run did not fail) the heap measurement into `summary.extra`. A
+/// heap that cannot be measured is a warning and an
+/// `angle_of_repose_error` entry, not a failed run.
+pub(super) fn record_analysis(
+    scene: &Scene,
+    world: &crate::world::World,
+    settle: Option<&SettleDetector>,
+    stopped: bool,
+    completed: bool,
+    summary: &mut Summary,
+) {
+    let extra = &mut summary.extra;
+    let settling = match settle {
+        Some(d) => {
+            let r = d.report(stopped);
+            match r.settle_time_s {
+                // A stopped run has said so already.
+                Some(t) if !stopped => log::info!("pile settled at t = {t:.4} s"),
+                Some(_) => {}
+                None if world.inlets.iter().any(|i| !i.finished()) => log::info!(
+                    "pile not settled at the end: the inlets were still emitting"
+                ),
+                None => log::info!(
+                    "pile not settled at the end (mean kinetic energy per particle {:.3e} J, threshold {:.3e} J for {:.3} s)",
+                    r.ke_per_particle_final_j.unwrap_or(f64::NAN),
+                    r.ke_threshold_j,
+                    r.hold_s
+                ),
+            }
+            serde_json::to_value(r).unwrap_or(serde_json::Value::Null)
+        }
+        None => serde_json::Value::Null,
+    };
+    extra.insert("settling".into(), settling);
+    let floor = scene
+        .analysis
+        .floor
+        .or_else(|| scene_floor(&world.boundaries, &world.bodies));
+    if let Some(z) = floor {
+        extra.insert("floor_z".into(), z.into());
+        // The pile's size (seed 001 Fig. 5) needs no fit: recorded whenever
+        // the floor is known, even for a layer too flat for an angle.
+        if completed && !world.bodies.is_empty() {
+            let b = &world.bodies;
+            match measure_pile(&b.pos, &b.radius, z) {
+                Ok(p) => {
+                    log::info!(
+                        "pile: height {:.4} m = {:.2} diameters; {} spheres on the floor, mean radius {:.4} m = {:.2} diameters{}",
+                        p.height,
+                        p.height_over_diameter,
+                        p.bottom_spheres,
+                        p.bottom_mean_radius,
+                        p.bottom_mean_radius_over_diameter,
+                        if p.spheres_below_floor > 0 {
+                            format!("; {} spheres fell below the floor", p.spheres_below_floor)
+                        } else {
+                            String::new()
+                        }
+                    );
+                    extra.insert(
+                        "pile".into(),
+                        serde_json::to_value(p).unwrap_or(serde_json::Value::Null),
+                    );
+                }
+                Err(e) => log::warn!("cannot measure the pile: {e}"),
+            }
+        }
+    }
+    let Some(heap) = &scene.analysis.heap else {
+        return;
+    };
+    if !completed {
+        log::warn!("the run failed: the heap is not measured");
+        return;
+    }
+    let b = &world.bodies;
+    let floor = floor.unwrap_or_else(|| {
+        (0..b.len())
+            .map(|i| b.pos[i].z - b.radius[i])
+            .fold(f64::INFINITY, f64::min)
+    });
+    match measure_heap(&b.pos, &b.radius, floor, heap) {
+        Ok(m) => {
+            log::info!(
+                "angle of repose ({}): {:.2}° ± {:.2}°; height {:.4} m, base radius {:.4} m, atan(H/R) = {:.2}°",
+                m.method.name(),
+                m.angle_deg,
+                m.angle_stderr_deg,
+                m.height,
+                m.base_radius,
+                m.height_base_angle_deg
+            );
+            extra.insert(
+                "angle_of_repose".into(),
+                serde_json::to_value(m).unwrap_or(serde_json::Value::Null),
+            );
+        }
+        Err(e) => {
+            log::warn!("cannot measure the heap: {e}");
+            extra.insert("angle_of_repose_error".into(), e.to_string().into());
+        }
+    }
+}
+
+/// Writes `extra.dynamic_angle` (or `dynamic_angle_error`).
+pub(super) fn record_dynamic_angle(d: DrumSampler, completed: bool, summary: &mut Summary) {
+    if !completed {
+        log::warn!("the run failed: the dynamic angle is not reported");
+        return;
+    }
+    match d.finish() {
+        Ok(a) => {
+            log::info!(
+                "dynamic angle of drum {:?}: {:.2}° (sd {:.2}° over {} samples from t = {:.3} s to {:.3} s; {} of them rising toward the wall's rising side)",
+                a.boundary,
+                a.angle_deg,
+                a.angle_sd_deg,
+                a.samples,
+                a.window_s[0],
+                a.window_s[1],
+                a.samples_rising_with_the_wall
+            );
+            summary.extra.insert(
+                "dynamic_angle".into(),
+                serde_json::to_value(a).unwrap_or(serde_json::Value::Null),
+            );
+        }
+        Err(e) => {
+            log::warn!("cannot measure the dynamic angle: {e}");
+            summary
+                .extra
+                .insert("dynamic_angle_error".into(), e.to_string().into());
+        }
+    }
+}

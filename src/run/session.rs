@@ -1,0 +1,417 @@
+//! The step loop of a run and its ending, the same for a run that starts
+//! and one that resumes from a checkpoint: step, record, write frames and
+//! track rows, checkpoint when due, stop on a signal, on settling, on a
+//! failed or diverging step or at the end; then `final.csv`, `final.png`
+//! and `summary.json`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::analysis::{DrumSampler, SettleDetector};
+use crate::output::csv::{write_final_csv, TrackWriter};
+use crate::output::summary::{write_json, StopReason, Summary};
+use crate::output::vtk::PvdSeries;
+use crate::scene::Scene;
+use crate::step::Stepper;
+use crate::world::World;
+
+use super::checkpoint::{
+    write_checkpoint, Checkpoint, CheckpointClock, StartOptions, WorldState, CHECKPOINT_FILE,
+};
+use super::guards::non_finite;
+use super::report::{record_analysis, record_dynamic_angle, write_picture};
+
+/// Seconds between progress log lines when no terminal shows the bar.
+const PROGRESS_LOG_SECONDS: f64 = 30.0;
+
+/// A run in progress: the world, its stepper and everything its outputs
+/// and analyses accumulate.
+pub(super) struct Session<'a> {
+    /// The scene (for a resumed run: read from the run's `scene.ron`).
+    pub scene: &'a Scene,
+    /// The text of the run's `scene.ron` (kept in checkpoints).
+    pub scene_ron: String,
+    /// How the run was started.
+    pub start: StartOptions,
+    /// Draw a progress bar (or log progress lines).
+    pub progress: bool,
+    /// Stop after this step as a signal would.
+    pub stop_after_step: Option<u64>,
+    /// The output directory.
+    pub out: PathBuf,
+    /// The state.
+    pub world: World,
+    /// The stepper on the chosen backend.
+    pub stepper: Stepper,
+    /// The summary so far.
+    pub summary: Summary,
+    /// The frame series, when frames are written.
+    pub frames: Option<PvdSeries>,
+    /// `track.csv`, when bodies are tracked.
+    pub track: Option<TrackWriter>,
+    /// The settling detector, when detection is on.
+    pub settle: Option<SettleDetector>,
+    /// The drum sampler, when the scene measures a drum.
+    pub drum: Option<DrumSampler>,
+    /// When checkpoints are due (`None`: never, but on a signal).
+    pub clock: Option<CheckpointClock>,
+    /// Wall seconds spent by the processes that ran this run before (0 for
+    /// a run that starts here).
+    pub wall_before: f64,
+    /// When this process took the run up.
+    pub t0: Instant,
+    /// The step of the last checkpoint written, if any.
+    pub last_checkpoint: Option<u64>,
+}
+
+impl Session<'_> {
+    /// Writes `checkpoint.bin` for the state now (after step
+    /// `world.step_index`, its frame and track rows written).
+    pub fn checkpoint(&mut self) -> Result<()> {
+        let t = Instant::now();
+        let track_len = match &mut self.track {
+            Some(tr) => Some(
+                tr.flushed_len()
+                    .context("cannot flush track.csv for a checkpoint")?,
+            ),
+            None => None,
+        };
+        let mut summary = self.summary.clone();
+        for (k, v) in self.stepper.timers.seconds() {
+            summary.add_stage_seconds(&k, v);
+        }
+        summary.steps = self.world.step_index;
+        summary.simulated_time = self.world.time;
+        summary.bodies = self.world.bodies.len();
+        summary.wall_time_s = self.wall_before + self.t0.elapsed().as_secs_f64();
+        let ck = Checkpoint {
+            repose_version: env!("CARGO_PKG_VERSION").to_owned(),
+            scene_ron: self.scene_ron.clone(),
+            options: self.start.clone(),
+            world: WorldState::of(&self.world),
+            settle: self.settle.clone(),
+            drum: self.drum.clone(),
+            summary_json: serde_json::to_string(&summary)
+                .context("cannot encode the summary for a checkpoint")?,
+            frames: self.frames.as_ref().map(|f| f.frames().to_vec()),
+            track_len,
+        };
+        let bytes = write_checkpoint(&self.out.join(CHECKPOINT_FILE), &ck)?;
+        let secs = t.elapsed().as_secs_f64();
+        self.summary.add_stage_seconds("checkpoint", secs);
+        self.last_checkpoint = Some(self.world.step_index);
+        log::debug!(
+            "checkpoint at step {} (t = {:.4} s): {bytes} bytes in {:.3} s",
+            self.world.step_index,
+            self.world.time,
+            secs
+        );
+        Ok(())
+    }
+
+    /// Writes a frame of the current state, when frames are written.
+    fn write_frame(&mut self) -> Result<()> {
+        if let Some(f) = &mut self.frames {
+            f.add_frame(&self.world.bodies, self.world.time)
+                .context("cannot write a frame")?;
+        }
+        Ok(())
+    }
+
+    /// Steps the world to the scene's duration (or until it settles, fails,
+    /// diverges or is interrupted) and writes the final outputs.
+    pub fn run(mut self) -> Result<Summary> {
+        let scene = self.scene;
+        let steps = scene.steps();
+        let frame_every = scene.frame_every();
+        let out = self.out.clone();
+        let first = self.world.step_index + 1;
+        let bar = if self.progress {
+            let b = ProgressBar::new(steps);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:40.cyan/blue} {pos}/{len} steps  ETA {eta}  {msg}",
+                )
+                .expect("valid template"),
+            );
+            b.set_position(first - 1);
+            b.reset_eta();
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        let stop_when_settled = scene.analysis.stop_when_settled && self.settle.is_some();
+        let mut stopped = false;
+        let dump_steps: std::collections::BTreeSet<u64> = scene
+            .output
+            .dump_problems
+            .iter()
+            .chain(&self.start.dump_steps)
+            .copied()
+            .collect();
+        if let Some(last) = dump_steps.last().filter(|&&s| s > steps) {
+            log::warn!("the run has {steps} steps: no problem will be written for step {last}");
+        }
+        let mut failure = None;
+        // Without a terminal (a batch job, a redirected log) the bar is not
+        // drawn; a log line every PROGRESS_LOG_SECONDS takes its place.
+        let mut log_progress =
+            (self.progress && !std::io::stderr().is_terminal()).then(Instant::now);
+        let run_start = Instant::now();
+        let mut reason = StopReason::Completed;
+        let mut diverged: Option<String> = None;
+        // The state before the step, kept so that a step that makes it
+        // non-finite leaves the last finite one in the outputs.
+        let mut before = self.world.bodies.clone();
+        for k in first..=steps {
+            let asked = self.stop_after_step.is_some_and(|s| k > s);
+            if asked || crate::interrupt::requested() {
+                reason = StopReason::Interrupted;
+                log::warn!(
+                    "{}: stopping after step {} of {steps} (t = {:.4} s) and writing the outputs",
+                    if asked {
+                        "stop_after_step"
+                    } else {
+                        "interrupted"
+                    },
+                    k - 1,
+                    self.world.time
+                );
+                break;
+            }
+            let world = &mut self.world;
+            before.clone_from(&world.bodies);
+            let (time_before, index_before) = (world.time, world.step_index);
+            let step = self.stepper.step(world);
+            // One scan of the new state; a failed step has its own error.
+            let bad = step.as_ref().ok().and_then(|_| non_finite(&world.bodies));
+            match step {
+                Ok(_) if bad.is_some() => {
+                    let what = bad.unwrap_or_default();
+                    diverged = Some(format!(
+                        "step {k} (t = {:.4} s) made the state non-finite: {what}; \
+                         the outputs hold the state after step {} — a smaller time step \
+                         (time_step) or a check of the initial velocities usually helps",
+                        world.time,
+                        k - 1
+                    ));
+                    world.bodies.clone_from(&before);
+                    (world.time, world.step_index) = (time_before, index_before);
+                    break;
+                }
+                Ok(rep) => {
+                    if dump_steps.contains(&k) {
+                        let path = out.join(format!("problem_step{k:06}.dat"));
+                        crate::output::write_contact_problem(&path, &self.stepper.last_problem)
+                            .with_context(|| format!("cannot write the problem of step {k}"))?;
+                        log::info!(
+                            "step {k}: wrote its problem ({} contacts) to {}",
+                            rep.contacts,
+                            path.display()
+                        );
+                    }
+                    let summary = &mut self.summary;
+                    summary.contacts.record(rep.contacts);
+                    let s = rep.solve;
+                    summary.solver.record(
+                        s.iterations,
+                        s.residual_abs,
+                        s.residual_rel,
+                        s.converged,
+                    );
+                    summary.solver.record_work(rep.contacts, s.iterations);
+                    if k % 10 == 0 || k == steps {
+                        bar.set_message(format!(
+                            "{} contacts, {} it, res {:.1e}",
+                            rep.contacts, s.iterations, s.residual_rel
+                        ));
+                    }
+                    if let Some(last) = &mut log_progress {
+                        if last.elapsed().as_secs_f64() >= PROGRESS_LOG_SECONDS {
+                            *last = Instant::now();
+                            let wall = run_start.elapsed().as_secs_f64();
+                            let eta = wall / (k + 1 - first) as f64 * (steps - k) as f64;
+                            log::info!(
+                                "step {k}/{steps} (t = {:.3} s): {} bodies, {} contacts, {} it, res {:.1e}; {:.0} s elapsed, ETA {:.0} s",
+                                world.time,
+                                world.bodies.len(),
+                                rep.contacts,
+                                s.iterations,
+                                s.residual_rel,
+                                wall,
+                                eta
+                            );
+                        }
+                    }
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+            if let Some(d) = &mut self.settle {
+                // A pile still being poured is not settled, however quiet: the
+                // sample is loud (infinite) until every inlet has finished.
+                let pouring = world.inlets.iter().any(|i| !i.finished());
+                let ke = if pouring || world.bodies.is_empty() {
+                    f64::INFINITY
+                } else {
+                    world.bodies.kinetic_energy() / world.bodies.len() as f64
+                };
+                stopped = d.update(world.time, ke) && stop_when_settled;
+            }
+            let t_out = Instant::now();
+            if let Some(d) = &mut self.drum {
+                if k % frame_every == 0 || k == steps {
+                    d.sample(&world.bodies.pos, &world.bodies.radius, world.time);
+                }
+            }
+            if k % frame_every == 0 || k == steps || stopped {
+                self.write_frame()?;
+            }
+            if let Some(t) = &mut self.track {
+                t.record(self.world.time, &self.world.bodies)?;
+            }
+            self.summary
+                .add_stage_seconds("output", t_out.elapsed().as_secs_f64());
+            bar.inc(1);
+            if stopped {
+                log::info!(
+                    "pile settled at t = {:.4} s (detected at t = {:.4} s); stopping after step {k} of {steps} (analysis.stop_when_settled)",
+                    self.settle.as_ref().and_then(|d| d.settle_time()).unwrap_or(self.world.time),
+                    self.world.time
+                );
+                break;
+            }
+            if k < steps && self.clock.as_mut().is_some_and(|c| c.due(k)) {
+                self.checkpoint()?;
+            }
+        }
+        bar.finish_and_clear();
+        if reason == StopReason::Interrupted {
+            self.checkpoint()
+                .context("cannot write the checkpoint of the interrupted run")?;
+        }
+        self.finish(reason, stopped, diverged, failure)
+    }
+
+    /// Writes `final.csv`, `final.png` and `summary.json` for a run that
+    /// ended for `reason`; removes the checkpoint of a run that finished.
+    fn finish(
+        mut self,
+        mut reason: StopReason,
+        stopped: bool,
+        diverged: Option<String>,
+        failure: Option<crate::step::StepError>,
+    ) -> Result<Summary> {
+        let scene = self.scene;
+        let out = self.out.clone();
+        let world = &self.world;
+        let summary = &mut self.summary;
+        if let Some(t) = self.track.take() {
+            t.finish()?;
+        }
+        write_final_csv(out.join("final.csv"), &world.bodies)
+            .with_context(|| format!("cannot write {}", out.join("final.csv").display()))?;
+        // Inlets grow the body count during the run: report the final count.
+        summary.bodies = world.bodies.len();
+        if !world.inlets.is_empty() {
+            let emitted: usize = world.inlets.iter().map(|i| i.emitted).sum();
+            let wanted: usize = world.inlets.iter().map(|i| i.settings.count).sum();
+            summary
+                .extra
+                .insert("inlet_emitted".into(), serde_json::Value::from(emitted));
+            log::info!("inlets emitted {emitted} of {wanted} spheres");
+        }
+        if scene.output.picture.enabled && !self.start.no_picture {
+            let t_pic = Instant::now();
+            write_picture(scene, world, &out.join("final.png"));
+            summary.add_stage_seconds("picture", t_pic.elapsed().as_secs_f64());
+        }
+        if stopped {
+            reason = StopReason::Settled;
+        }
+        if let Some(msg) = &diverged {
+            reason = StopReason::Diverged;
+            summary.stop_message = Some(msg.clone());
+        } else if let Some(e) = &failure {
+            reason = StopReason::Failed;
+            summary.stop_message = Some(e.to_string());
+        }
+        summary.stopped = reason;
+        summary.steps = world.step_index;
+        summary.simulated_time = world.time;
+        summary.wall_time_s = self.wall_before + self.t0.elapsed().as_secs_f64();
+        for (k, v) in self.stepper.timers.seconds() {
+            summary.add_stage_seconds(&k, v);
+        }
+        summary.kinetic_energy_final = world.bodies.kinetic_energy();
+        if let Some(d) = self.drum.take() {
+            record_dynamic_angle(d, failure.is_none(), summary);
+        }
+        record_analysis(
+            scene,
+            world,
+            self.settle.as_ref(),
+            stopped,
+            failure.is_none(),
+            summary,
+        );
+        write_json(out.join("summary.json"), &*summary)
+            .with_context(|| format!("cannot write {}", out.join("summary.json").display()))?;
+        let ck_path = out.join(CHECKPOINT_FILE);
+        let resume_hint = match self.last_checkpoint {
+            Some(k) if ck_path.exists() => format!(
+                "; the checkpoint of step {k} is kept: `repose run --resume {}` goes on from there \
+                 (a deterministic failure recurs; --backend resumes on another backend)",
+                out.display()
+            ),
+            _ => String::new(),
+        };
+        match reason {
+            StopReason::Completed | StopReason::Settled => {
+                if let Err(e) = std::fs::remove_file(&ck_path) {
+                    if e.kind() != std::io::ErrorKind::NotFound {
+                        log::warn!(
+                            "the run finished but its checkpoint {} could not be removed: {e}",
+                            ck_path.display()
+                        );
+                    }
+                }
+            }
+            StopReason::Interrupted => log::warn!(
+                "interrupted at step {} of {}: `repose run --resume {}` continues the run",
+                world.step_index,
+                scene.steps(),
+                out.display()
+            ),
+            _ => {}
+        }
+        let summary = self.summary;
+        if let Some(msg) = diverged {
+            return Err(anyhow::anyhow!(
+                "simulation of {} diverged: {msg}; outputs are in {}{resume_hint}",
+                scene.file,
+                out.display()
+            ));
+        }
+        if let Some(e) = failure {
+            return Err(anyhow::Error::new(e).context(format!(
+                "simulation of {} stopped; outputs up to the failing step are in {}{resume_hint}",
+                scene.file,
+                out.display()
+            )));
+        }
+        log::info!(
+            "done: {} steps in {:.1} s wall, outputs in {}",
+            summary.steps,
+            summary.wall_time_s,
+            out.display()
+        );
+        Ok(summary)
+    }
+}
