@@ -176,6 +176,21 @@ fn resumed_drum_is_bit_identical() {
     resumed_run_is_bit_identical(&scene, &[150]);
 }
 
+/// A wall that moves (its origin advances every step): it goes on from
+/// where it was.
+#[test]
+fn resumed_lifting_cylinder_is_bit_identical() {
+    let scene = load(
+        "lifting_cylinder.ron",
+        &[
+            ("duration", "0.2"),
+            ("boundaries.1.start_time", "0.05"),
+            ("boundaries.1.velocity.2", "0.2"),
+        ],
+    );
+    resumed_run_is_bit_identical(&scene, &[120]);
+}
+
 /// A pile whose heap is measured at the end: the same angle.
 #[test]
 fn resumed_heap_is_bit_identical() {
