@@ -697,6 +697,72 @@ fn non_finite_state_stops_the_run_as_diverged_naming_body_and_quantity() {
     assert_valid_frame_series(&dir);
 }
 
+/// A sphere at 1.3 km/s in a closed box with h = 0.1 s: it crosses the
+/// wall between two contact detections (tunnelling). The run is warned
+/// about before it starts, and stops as diverged at the step where the
+/// sphere is outside the box, naming the body, the box and the cause; the
+/// outputs are whole and hold that step.
+#[test]
+fn a_body_that_leaves_its_closed_container_stops_the_run_as_diverged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("tunnel.ron");
+    fs::write(
+        &scene,
+        r#"Scene(
+    version: 1,
+    name: "tunnel",
+    time_step: 0.1,
+    duration: 1.0,
+    materials: [(name: "plain", friction: 0.5, rolling: 0.0, spinning: 0.0, density: 1000.0)],
+    spheres: [Sphere(pos: (0.0, 0.0, 0.5), radius: 0.05, material: 0, velocity: (1300.0, 0.0, 0.0))],
+    boundaries: [Box(name: "crate", center: (0.0, 0.0, 0.5), half_extents: (0.5, 0.5, 0.5), open_top: false, material: 0)],
+    output: (track: [0]),
+)"#,
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let out = repose([
+        OsStr::new("run"),
+        scene.as_os_str(),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--no-picture"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "exit code\n{}", show(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "a panic:\n{}", show(&out));
+    assert!(err.contains("tunnelling risk: sphere 0"), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "expected one error line in:\n{err}");
+    for p in [
+        "diverged",
+        "step 1 ",
+        "body 0",
+        "left the closed container crate",
+        "tunnelling",
+    ] {
+        assert!(errors[0].contains(p), "expected {p:?} in:\n{}", errors[0]);
+    }
+    let s = summary_of(&dir);
+    assert_eq!(s.stopped, StopReason::Diverged);
+    assert!(s
+        .stop_message
+        .as_deref()
+        .is_some_and(|m| m.contains("left the closed container")));
+    assert_eq!(s.steps, 1, "the outputs hold the step where it left");
+    let rows = read_final_csv(dir.join("final.csv")).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(
+        rows[0][1] > 0.5,
+        "final.csv holds the sphere outside the box: x = {}",
+        rows[0][1]
+    );
+    read_track_csv(dir.join("track.csv")).unwrap();
+    assert_valid_frame_series(&dir);
+}
+
 /// Starts `repose run ARGS --out DIR` in the background (stdout and stderr
 /// captured, or discarded) and returns once it is stepping: its first frame
 /// is written just before step 1.

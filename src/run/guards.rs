@@ -1,12 +1,19 @@
 //! Checks before and during a run: the output directory (another run's
 //! files are refused or, with `--overwrite`, removed), the tunnelling
-//! warning, and the non-finite state that stops a run as diverged.
+//! warning, and what stops a run as diverged — a non-finite state
+//! ([`non_finite`]) and the bounds of [`DivergenceBounds`]: a contact
+//! overlap deeper than a radius, a kinetic energy no motion of the scene
+//! can reach, a body outside every closed container that held it.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use crate::bodies::Bodies;
+use crate::boundary::{Boundary, Caps, Shape};
+use crate::collision::NO_BODY;
+use crate::problem::ContactProblem;
+use crate::world::World;
 
 /// Whether `name` is a file `repose run` writes into its output directory
 /// (or a temporary of one, `NAME.tmp`, that a killed run leaves).
@@ -119,4 +126,309 @@ pub(super) fn non_finite(b: &Bodies) -> Option<String> {
         };
         Some(format!("body {i}'s {quantity}"))
     })
+}
+
+/// The bound on the kinetic energy is this many times the most the scene
+/// can give its bodies (see [`DivergenceBounds::new`]).
+pub const KE_BOUND_FACTOR: f64 = 10.0;
+
+/// Bounds that a sound run never crosses, checked after every step: past
+/// one, the solver has lost the physics (a blow-up that is still finite,
+/// tunnelling) and the run stops as diverged with the step, the body and
+/// the quantity named.
+///
+/// * **Overlap**: a contact of the step whose overlap exceeds the smaller
+///   radius (a sphere centre inside another sphere, or beyond a wall).
+/// * **Kinetic energy** above [`KE_BOUND_FACTOR`] × ½ M (v + g T + w)²:
+///   M the mass of every body the run will hold (inlets included), v the
+///   fastest initial, inlet or recovery speed (`contact.max_recovery_speed`),
+///   g T the speed of a free fall over the whole duration, w the fastest
+///   wall surface speed (|v_b| + |ω_b| L, L the scene's size). Energy can
+///   only come from those; a free fall off a plate stays below it.
+/// * **Containment**: when every body starts (and every inlet emits)
+///   inside a closed container — a box with a lid or a cylinder with both
+///   caps — a body whose centre leaves every one of them has tunnelled.
+#[derive(Clone, Debug)]
+pub(super) struct DivergenceBounds {
+    ke_max: f64,
+    /// The closed containers that hold every body, when there are any.
+    containers: Vec<usize>,
+}
+
+impl DivergenceBounds {
+    /// The bounds of `world` (as the scene builds it, before any step) for a
+    /// run of `duration` seconds.
+    pub fn new(world: &World, duration: f64) -> Self {
+        let b = &world.bodies;
+        let mut mass: f64 = b.inv_mass.iter().map(|im| 1.0 / im).sum();
+        let mut speed = world.contact.max_recovery_speed.max(0.0);
+        speed = b.vel.iter().map(|v| v.length()).fold(speed, f64::max);
+        let (mut lo, mut hi) = (
+            glam::DVec3::splat(f64::INFINITY),
+            glam::DVec3::splat(f64::NEG_INFINITY),
+        );
+        for (p, r) in b.pos.iter().zip(&b.radius) {
+            lo = lo.min(*p - *r);
+            hi = hi.max(*p + *r);
+        }
+        for inlet in &world.inlets {
+            let s = &inlet.settings;
+            let r = s.radius_max.max(s.radius);
+            mass += s.count as f64 * crate::bodies::SphereInit::solid_mass(r, s.density);
+            speed = speed.max(s.velocity.length() + 3f64.sqrt() * s.velocity_jitter);
+            let (a, c) = s.region.bounds();
+            lo = lo.min(a - r);
+            hi = hi.max(c + r);
+        }
+        let size = if hi.cmpge(lo).all() {
+            (hi - lo).length()
+        } else {
+            0.0
+        };
+        let wall = world
+            .boundaries
+            .iter()
+            .map(|w| {
+                let reach = match w.shape {
+                    Shape::Cylinder { radius, .. } => radius.max(size),
+                    _ => size,
+                };
+                w.velocity.length() + w.angular_velocity.length() * reach
+            })
+            .fold(0.0, f64::max);
+        let v = speed + world.gravity.length() * duration.max(0.0) + wall;
+        let ke_max = KE_BOUND_FACTOR * 0.5 * mass * v * v;
+        let closed: Vec<usize> = world
+            .boundaries
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| is_closed(w))
+            .map(|(i, _)| i)
+            .collect();
+        let held = |x: glam::DVec3| closed.iter().any(|&i| inside(&world.boundaries[i], x));
+        let inlets_held = world.inlets.iter().all(|inlet| {
+            let (a, c) = inlet.settings.region.bounds();
+            held(a) && held(c)
+        });
+        let containers = if !closed.is_empty() && b.pos.iter().all(|&p| held(p)) && inlets_held {
+            closed
+        } else {
+            Vec::new()
+        };
+        DivergenceBounds { ke_max, containers }
+    }
+
+    /// The first bound that the state after a step (`world`) or the step's
+    /// contact problem crosses, in words; `None` when all hold.
+    pub fn check(&self, world: &World, problem: &ContactProblem) -> Option<String> {
+        let b = &world.bodies;
+        // Overlaps: the geometry the step started from.
+        let deepest = (0..problem.gap.len())
+            .filter_map(|c| {
+                let (i, j) = (problem.body_a[c] as usize, problem.body_b[c]);
+                let r = if j == NO_BODY {
+                    b.radius.get(i).copied()?
+                } else {
+                    b.radius
+                        .get(i)
+                        .copied()?
+                        .min(b.radius.get(j as usize).copied()?)
+                };
+                let overlap = -problem.gap[c];
+                (overlap > r).then_some((overlap / r, overlap, r, i, j))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((_, overlap, r, i, j)) = deepest {
+            let other = if j == NO_BODY {
+                "a boundary".to_string()
+            } else {
+                format!("body {j}")
+            };
+            return Some(format!(
+                "body {i} and {other} overlap by {overlap:.3e} m, more than the radius {r:.3e} m: the solver did not hold the contact (a smaller time_step or more solver.max_iterations usually helps)"
+            ));
+        }
+        let ke = b.kinetic_energy();
+        if ke > self.ke_max {
+            let fastest = (0..b.len())
+                .max_by(|&x, &y| b.vel[x].length().total_cmp(&b.vel[y].length()))
+                .unwrap_or(0);
+            return Some(format!(
+                "the kinetic energy {ke:.3e} J exceeds {:.3e} J, {KE_BOUND_FACTOR}× the most the scene's speeds, walls and gravity can give over its duration (fastest: body {fastest} at {:.3e} m/s) — a smaller time_step usually helps",
+                self.ke_max,
+                b.vel.get(fastest).map_or(0.0, |v| v.length())
+            ));
+        }
+        if !self.containers.is_empty() {
+            let walls = &world.boundaries;
+            let out = (0..b.len())
+                .find(|&i| !self.containers.iter().any(|&c| inside(&walls[c], b.pos[i])));
+            if let Some(i) = out {
+                let names: Vec<&str> = self
+                    .containers
+                    .iter()
+                    .map(|&c| walls[c].name.as_str())
+                    .collect();
+                return Some(format!(
+                    "body {i} at {} left the closed container{} {} that held every body: it passed through a wall (tunnelling; a smaller time_step helps)",
+                    b.pos[i],
+                    if names.len() > 1 { "s" } else { "" },
+                    names.join(", ")
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Whether a boundary encloses a region with no opening: a box with a lid
+/// or a cylinder with both caps.
+fn is_closed(b: &Boundary) -> bool {
+    match b.shape {
+        Shape::BoxContainer { open_top, .. } => !open_top,
+        Shape::Cylinder { caps, .. } => caps == Caps::Both,
+        _ => false,
+    }
+}
+
+/// Whether the point `x` is inside the closed boundary `b` (on its free
+/// side of every wall).
+fn inside(b: &Boundary, x: glam::DVec3) -> bool {
+    b.clearance(x).is_some_and(|c| c >= 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bodies::SphereInit;
+    use crate::material::Material;
+    use glam::DVec3;
+
+    fn ball(pos: DVec3, vel: DVec3) -> SphereInit {
+        let mass = SphereInit::solid_mass(0.01, 1000.0);
+        SphereInit {
+            pos,
+            radius: 0.01,
+            mass,
+            inertia: SphereInit::solid_inertia(mass, 0.01),
+            vel,
+            omega: DVec3::ZERO,
+            material: 0,
+        }
+    }
+
+    fn world(balls: &[SphereInit], boundaries: Vec<Boundary>) -> World {
+        World::new(
+            Bodies::from_inits(balls),
+            boundaries,
+            vec![Material {
+                name: "m".into(),
+                friction: 0.5,
+                rolling: 0.0,
+                spinning: 0.0,
+                density: 1000.0,
+            }],
+        )
+    }
+
+    /// The energy bound is 10 × ½ M (v + g T)² (no walls; recovery speed
+    /// 0.5 m/s is the fastest speed here): a body just under it passes, one
+    /// just over it is named.
+    #[test]
+    fn kinetic_energy_beyond_what_the_scene_can_give_is_divergence() {
+        let mut w = world(
+            &[ball(DVec3::ZERO, DVec3::ZERO), ball(DVec3::X, DVec3::ZERO)],
+            vec![],
+        );
+        let duration = 2.0;
+        let bounds = DivergenceBounds::new(&w, duration);
+        let m = 2.0 / w.bodies.inv_mass[0];
+        let v = 0.5 + 9.81 * duration;
+        let bound = KE_BOUND_FACTOR * 0.5 * m * v * v;
+        assert!(
+            (bounds.ke_max - bound).abs() <= 1e-12 * bound,
+            "{} vs {bound}",
+            bounds.ke_max
+        );
+        // All the energy in body 1: speed² = 2 E / m₁.
+        let m1 = 1.0 / w.bodies.inv_mass[1];
+        let speed = |e: f64| (2.0 * e / m1).sqrt();
+        let p = ContactProblem::default();
+        w.bodies.vel[1] = DVec3::new(0.0, 0.0, -speed(0.99 * bound));
+        assert_eq!(bounds.check(&w, &p), None);
+        w.bodies.vel[1] = DVec3::new(0.0, 0.0, -speed(1.01 * bound));
+        let msg = bounds.check(&w, &p).expect("over the bound");
+        assert!(
+            msg.contains("kinetic energy") && msg.contains("body 1"),
+            "{msg}"
+        );
+    }
+
+    /// An overlap deeper than the smaller radius is named with both bodies;
+    /// one just within it is not.
+    #[test]
+    fn an_overlap_deeper_than_a_radius_is_divergence() {
+        let w = world(
+            &[
+                ball(DVec3::ZERO, DVec3::ZERO),
+                ball(DVec3::X * 0.015, DVec3::ZERO),
+            ],
+            vec![],
+        );
+        let bounds = DivergenceBounds::new(&w, 1.0);
+        let mut p = ContactProblem {
+            body_a: vec![0, 1],
+            body_b: vec![1, NO_BODY],
+            gap: vec![-0.0099, -0.001],
+            ..ContactProblem::default()
+        };
+        assert_eq!(bounds.check(&w, &p), None);
+        p.gap[0] = -0.0101;
+        let msg = bounds.check(&w, &p).expect("too deep");
+        assert!(
+            msg.contains("body 0 and body 1 overlap by 1.010e-2 m"),
+            "{msg}"
+        );
+        p.gap = vec![0.0, -0.012];
+        let msg = bounds.check(&w, &p).expect("too deep");
+        assert!(msg.contains("body 1 and a boundary"), "{msg}");
+    }
+
+    /// Containment applies only when every body starts inside a closed
+    /// container (a box with a lid, a cylinder with both caps): an open box
+    /// or a body that starts outside turns it off.
+    #[test]
+    fn containment_applies_to_closed_containers_holding_every_body() {
+        let boxed = |open_top| Boundary {
+            name: "crate".into(),
+            shape: Shape::BoxContainer {
+                half_extents: DVec3::splat(0.5),
+                open_top,
+            },
+            origin: DVec3::ZERO,
+            velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+            start_time: 0.0,
+            material: 0,
+        };
+        let p = ContactProblem::default();
+        let mut w = world(&[ball(DVec3::ZERO, DVec3::ZERO)], vec![boxed(false)]);
+        let bounds = DivergenceBounds::new(&w, 1.0);
+        assert_eq!(bounds.check(&w, &p), None);
+        w.bodies.pos[0] = DVec3::new(0.0, 0.6, 0.0);
+        let msg = bounds.check(&w, &p).expect("outside");
+        assert!(msg.contains("body 0") && msg.contains("crate"), "{msg}");
+        let open = world(&[ball(DVec3::ZERO, DVec3::ZERO)], vec![boxed(true)]);
+        let mut moved = open.clone();
+        moved.bodies.pos[0] = DVec3::new(0.0, 0.0, 0.7);
+        assert_eq!(DivergenceBounds::new(&open, 1.0).check(&moved, &p), None);
+        let outside = world(
+            &[
+                ball(DVec3::ZERO, DVec3::ZERO),
+                ball(DVec3::X * 2.0, DVec3::ZERO),
+            ],
+            vec![boxed(false)],
+        );
+        assert!(DivergenceBounds::new(&outside, 1.0).containers.is_empty());
+    }
 }

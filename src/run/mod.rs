@@ -44,8 +44,8 @@ mod report;
 mod session;
 
 use checkpoint::{read_checkpoint, CheckpointClock, StartOptions, CHECKPOINT_FILE};
-use guards::prepare_output_dir;
 pub use guards::tunnelling_risk;
+use guards::{prepare_output_dir, DivergenceBounds};
 use session::Session;
 
 /// The backend asked for on the command line.
@@ -269,7 +269,9 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         None => None,
     };
     world.step_index = 0;
+    let bounds = DivergenceBounds::new(&world, scene.duration);
     let mut session = Session {
+        bounds,
         scene,
         scene_ron,
         start: StartOptions {
@@ -365,6 +367,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
     );
     let scene = Scene::load(&scene_path, &[])?;
     let mut world = scene.build()?;
+    let bounds = DivergenceBounds::new(&world, scene.duration);
     let k = ck.world.step_index;
     ck.world.restore(&mut world).with_context(|| {
         format!(
@@ -418,6 +421,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         None => None,
     };
     let session = Session {
+        bounds,
         scene: &scene,
         scene_ron,
         start: ck.options,

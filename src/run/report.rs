@@ -127,7 +127,7 @@ pub(super) fn record_analysis(
         return;
     };
     if !completed {
-        log::warn!("the run failed: the heap is not measured");
+        log::warn!("the run failed or diverged: the heap is not measured");
         return;
     }
     let b = &world.bodies;
@@ -162,7 +162,7 @@ pub(super) fn record_analysis(
 /// Writes `extra.dynamic_angle` (or `dynamic_angle_error`).
 pub(super) fn record_dynamic_angle(d: DrumSampler, completed: bool, summary: &mut Summary) {
     if !completed {
-        log::warn!("the run failed: the dynamic angle is not reported");
+        log::warn!("the run failed or diverged: the dynamic angle is not reported");
         return;
     }
     match d.finish() {

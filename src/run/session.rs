@@ -22,7 +22,7 @@ use crate::world::World;
 use super::checkpoint::{
     write_checkpoint, Checkpoint, CheckpointClock, StartOptions, WorldState, CHECKPOINT_FILE,
 };
-use super::guards::non_finite;
+use super::guards::{non_finite, DivergenceBounds};
 use super::report::{record_analysis, record_dynamic_angle, write_picture};
 
 /// Seconds between progress log lines when no terminal shows the bar.
@@ -57,6 +57,8 @@ pub(super) struct Session<'a> {
     pub settle: Option<SettleDetector>,
     /// The drum sampler, when the scene measures a drum.
     pub drum: Option<DrumSampler>,
+    /// What a sound run never crosses (from the scene's initial state).
+    pub bounds: DivergenceBounds,
     /// When checkpoints are due (`None`: never, but on a signal).
     pub clock: Option<CheckpointClock>,
     /// Wall seconds spent by the processes that ran this run before (0 for
@@ -189,6 +191,11 @@ impl Session<'_> {
             let step = self.stepper.step(world);
             // One scan of the new state; a failed step has its own error.
             let bad = step.as_ref().ok().and_then(|_| non_finite(&world.bodies));
+            // A finite state can still be lost: the bounds.
+            let crossed = match (&step, &bad) {
+                (Ok(_), None) => self.bounds.check(world, &self.stepper.last_problem),
+                _ => None,
+            };
             match step {
                 Ok(_) if bad.is_some() => {
                     let what = bad.unwrap_or_default();
@@ -201,6 +208,14 @@ impl Session<'_> {
                     ));
                     world.bodies.clone_from(&before);
                     (world.time, world.step_index) = (time_before, index_before);
+                    break;
+                }
+                Ok(_) if crossed.is_some() => {
+                    let what = crossed.unwrap_or_default();
+                    diverged = Some(format!(
+                        "step {k} (t = {:.4} s): {what}; the outputs hold the state after that step",
+                        world.time
+                    ));
                     break;
                 }
                 Ok(rep) => {
@@ -350,17 +365,12 @@ impl Session<'_> {
             summary.add_stage_seconds(&k, v);
         }
         summary.kinetic_energy_final = world.bodies.kinetic_energy();
+        // A failed or diverged run has no state worth measuring.
+        let sound = failure.is_none() && diverged.is_none();
         if let Some(d) = self.drum.take() {
-            record_dynamic_angle(d, failure.is_none(), summary);
+            record_dynamic_angle(d, sound, summary);
         }
-        record_analysis(
-            scene,
-            world,
-            self.settle.as_ref(),
-            stopped,
-            failure.is_none(),
-            summary,
-        );
+        record_analysis(scene, world, self.settle.as_ref(), stopped, sound, summary);
         write_json(out.join("summary.json"), &*summary)
             .with_context(|| format!("cannot write {}", out.join("summary.json").display()))?;
         let ck_path = out.join(CHECKPOINT_FILE);
