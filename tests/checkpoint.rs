@@ -61,7 +61,8 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
                 || name == "track.csv"
                 || name == "frames.pvd"
                 || name == "scene.ron"
-                || (name.starts_with("frame_") && name.ends_with(".vtu"));
+                || (name.starts_with("frame_")
+                    && (name.ends_with(".vtu") || name.ends_with(".csv")));
             kept.then(|| (name, fs::read(e.path()).unwrap()))
         })
         .collect();
@@ -159,7 +160,36 @@ fn resumed_pour_with_an_inlet_is_bit_identical() {
     );
     let mut scene = scene;
     scene.output.track = vec![0, 3, 250];
+    scene.output.csv_frames = true;
     resumed_run_is_bit_identical(&scene, &[33, 34, 71]);
+}
+
+/// `output.csv_frames`: a `frame_NNNNN.csv` beside every VTU frame, the
+/// last one (the final step) equal to `final.csv`.
+#[test]
+fn csv_frames_sit_beside_the_vtu_frames() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut scene = load(
+        "sphere_on_plane.ron",
+        &[("duration", "0.05"), ("output.frame_interval", "0.01")],
+    );
+    scene.output.csv_frames = true;
+    run_scene(&scene, &cpu_opts(tmp.path(), None)).unwrap();
+    let count = |ext: &str| {
+        fs::read_dir(tmp.path())
+            .unwrap()
+            .filter(|e| {
+                let n = e.as_ref().unwrap().file_name().into_string().unwrap();
+                n.starts_with("frame_") && n.ends_with(ext)
+            })
+            .count()
+    };
+    assert_eq!(count(".vtu"), 6, "t = 0 and every 10 steps of 50");
+    assert_eq!(count(".csv"), 6);
+    assert_eq!(
+        fs::read(tmp.path().join("frame_00005.csv")).unwrap(),
+        fs::read(tmp.path().join("final.csv")).unwrap()
+    );
 }
 
 /// A rotating drum: the drum sampler's fits go on from the checkpoint.
@@ -368,10 +398,17 @@ fn sigkill_then_resume_gives_the_uninterrupted_result() {
             "resume after a kill at +{delay_ms} ms failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        for f in ["final.csv", "track.csv", "frames.pvd"] {
+        let (a, b) = (outputs(&whole), outputs(&dir));
+        assert_eq!(
+            a.len(),
+            b.len(),
+            "file count after a kill at +{delay_ms} ms"
+        );
+        for ((name, x), (other, y)) in a.iter().zip(&b) {
+            assert_eq!(name, other);
             assert!(
-                fs::read(whole.join(f)).unwrap() == fs::read(dir.join(f)).unwrap(),
-                "{f} differs after a kill at +{delay_ms} ms and a resume"
+                x == y,
+                "{name} differs after a kill at +{delay_ms} ms and a resume"
             );
         }
     }

@@ -262,8 +262,9 @@ impl PvdSeries {
     /// was when it held exactly `frames` (a checkpoint's list): the
     /// collection file is rewritten (atomically) with those frames, and
     /// frame files written after them (`frame_NNNNN.vtu` numbered from
-    /// `frames.len()` on, and temporaries) are removed, so the next
-    /// [`add_frame`](Self::add_frame) continues the numbering.
+    /// `frames.len()` on, the per-frame CSV files of the same numbers, and
+    /// temporaries) are removed, so the next [`add_frame`](Self::add_frame)
+    /// continues the numbering.
     ///
     /// Errors: `InvalidInput` for a bad basename or a listed frame whose
     /// file is missing; I/O failures.
@@ -289,9 +290,9 @@ impl PvdSeries {
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
                 let index = name.strip_prefix("frame_")?;
-                let index = index
-                    .strip_suffix(".vtu")
-                    .or_else(|| index.strip_suffix(".vtu.tmp"))?;
+                let index = [".vtu", ".vtu.tmp", ".csv", ".csv.tmp"]
+                    .iter()
+                    .find_map(|ext| index.strip_suffix(ext))?;
                 let later = index.parse::<usize>().ok()? >= kept || name.ends_with(".tmp");
                 later.then(|| e.path())
             })

@@ -28,7 +28,7 @@ fn is_run_output(name: &str) -> bool {
         "scene.ron",
     ];
     FILES.contains(&name)
-        || (name.starts_with("frame_") && name.ends_with(".vtu"))
+        || (name.starts_with("frame_") && (name.ends_with(".vtu") || name.ends_with(".csv")))
         || (name.starts_with("problem_step") && name.ends_with(".dat"))
         || name.ends_with(".tmp")
 }

@@ -295,10 +295,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         t0,
         last_checkpoint: None,
     };
-    if let Some(f) = &mut session.frames {
-        f.add_frame(&session.world.bodies, session.world.time)
-            .context("cannot write a frame")?;
-    }
+    session.write_frame()?;
     if let Some(t) = &mut session.track {
         t.record(session.world.time, &session.world.bodies)?;
     }

@@ -115,11 +115,19 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// Writes a frame of the current state, when frames are written.
-    fn write_frame(&mut self) -> Result<()> {
+    /// Writes a frame of the current state, when frames are written: the
+    /// VTU file and, with `output.csv_frames`, `frame_NNNNN.csv` beside it
+    /// (the columns of `final.csv`).
+    pub fn write_frame(&mut self) -> Result<()> {
         if let Some(f) = &mut self.frames {
-            f.add_frame(&self.world.bodies, self.world.time)
+            let vtu = f
+                .add_frame(&self.world.bodies, self.world.time)
                 .context("cannot write a frame")?;
+            if self.scene.output.csv_frames {
+                let csv = vtu.with_extension("csv");
+                write_final_csv(&csv, &self.world.bodies)
+                    .with_context(|| format!("cannot write {}", csv.display()))?;
+            }
         }
         Ok(())
     }
