@@ -144,6 +144,14 @@ pub enum StepError {
         /// The backend.
         backend: String,
     },
+    /// Contact detection refused: spheres inside each other en masse.
+    #[error("step {step}: {error}")]
+    Crowded {
+        /// Index of the failing step.
+        step: u64,
+        /// Which sphere, and the bound.
+        error: collision::Crowded,
+    },
     /// The backend cannot run the asked-for method.
     #[error(
         "the {backend} backend runs only the jacobi and apgd methods, not {method}; use the cpu backend"
@@ -293,9 +301,14 @@ impl Stepper {
             integrate::free_velocities(&world.bodies, world.gravity, h)
         });
         let envelope = world.envelope();
-        let contacts = timers.time("collide", || {
-            collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
-        });
+        let contacts = timers
+            .time("collide", || {
+                collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
+            })
+            .map_err(|error| StepError::Crowded {
+                step: world.step_index + 1,
+                error,
+            })?;
         let problem = timers.time("assemble", || {
             let mut p = ContactProblem::assemble(
                 &world.bodies,

@@ -10,12 +10,42 @@
 //! end B (a sphere with a larger id, or a boundary face). The normal `n`
 //! points from A toward B, and the gap Φ is the signed surface distance
 //! (negative when overlapping). Pairs with Φ < envelope enter the problem.
+//!
+//! **A bound on crowding.** Spheres that do not overlap cannot crowd: the
+//! neighbours of sphere i within reach (centres closer than
+//! R = r_i + r_max + envelope) lie whole inside the ball of radius
+//! R + r_min around it and outside sphere i itself, so there are at most
+//! ((R + r_min)³ − r_i³) / r_min³ of them (volumes; 29 for equal spheres
+//! and the default envelope, against the 12 that touch). More than
+//! [`CROWDING_SLACK`] times that means spheres sit inside each other en
+//! masse — a lost state, or spheres placed so — and every pair of them
+//! would become a contact (memory quadratic in their number): detection
+//! stops with a [`Crowded`] error naming the sphere before it allocates
+//! them.
 
 use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, SurfacePoint};
+
+/// How many times the volume bound of the module docs a sphere's neighbour
+/// count may reach before detection refuses (overlaps of a loaded packing
+/// are a few per cent of a radius; this leaves room for far more).
+pub const CROWDING_SLACK: f64 = 2.0;
+
+/// Detection refused: a sphere has more neighbours within reach than fit
+/// around it without overlapping (module docs).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("sphere {body} (radius {radius:e} m) has more than {limit} neighbours within reach, {CROWDING_SLACK}× the most that fit around it without overlapping: spheres sit inside each other en masse (a lost state, or spheres placed inside each other); contact detection stopped before allocating every pair")]
+pub struct Crowded {
+    /// The crowded sphere.
+    pub body: usize,
+    /// Its radius (m).
+    pub radius: f64,
+    /// The neighbour count it exceeded.
+    pub limit: usize,
+}
 
 /// Marker for "end B is a kinematic boundary, not a body".
 pub const NO_BODY: u32 = u32::MAX;
@@ -56,15 +86,16 @@ pub fn wall_key(a: u32, boundary: usize, face: u32) -> u64 {
 /// Finds all contacts with gap below `envelope`, in canonical order, at
 /// simulated time `time` (which decides whether a boundary's prescribed
 /// motion has started; see [`Boundary::motion_at`]).
+/// Errors: [`Crowded`] (module docs).
 pub fn detect(
     bodies: &Bodies,
     boundaries: &[Boundary],
     envelope: f64,
     time: f64,
-) -> Vec<ContactGeom> {
-    let mut out = sphere_sphere(bodies, envelope);
+) -> Result<Vec<ContactGeom>, Crowded> {
+    let mut out = sphere_sphere(bodies, envelope)?;
     out.extend(sphere_boundary(bodies, boundaries, envelope, time));
-    out
+    Ok(out)
 }
 
 /// Integer grid cell of a point.
@@ -81,13 +112,21 @@ fn cell_of(x: DVec3, inv_cell: f64) -> [i32; 3] {
 
 /// Sphere–sphere contacts via a uniform grid whose cell is the largest
 /// possible interaction distance (2 r_max + envelope), so every pair within
-/// reach lies in the same or an adjacent cell.
-pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Vec<ContactGeom> {
+/// reach lies in the same or an adjacent cell. Errors: [`Crowded`].
+pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>, Crowded> {
     let n = bodies.len();
     if n < 2 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let cell = 2.0 * bodies.max_radius() + envelope.max(0.0);
+    let r_max = bodies.max_radius();
+    let r_min = bodies.radius.iter().copied().fold(f64::INFINITY, f64::min);
+    let limit = |ri: f64| -> usize {
+        let outer = ri + r_max + envelope.max(0.0) + r_min;
+        let fit = (outer.powi(3) - ri.powi(3)) / r_min.powi(3);
+        // At least a handful, however the radii compare.
+        (CROWDING_SLACK * fit).ceil().clamp(32.0, 1e9) as usize
+    };
+    let cell = 2.0 * r_max + envelope.max(0.0);
     let inv_cell = 1.0 / cell;
     // Counting-sort-like bucketing: sort (cell, id) once; cells are runs.
     let mut order: Vec<([i32; 3], u32)> = (0..n)
@@ -96,12 +135,15 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Vec<ContactGeom> {
         .collect();
     order.par_sort_unstable();
     let keys: Vec<[i32; 3]> = order.iter().map(|e| e.0).collect();
-    let per_body: Vec<Vec<ContactGeom>> = (0..n)
+    let per_body: Vec<Result<Vec<ContactGeom>, Crowded>> = (0..n)
         .into_par_iter()
         .map(|i| {
             let xi = bodies.pos[i];
             let ri = bodies.radius[i];
             let c = cell_of(xi, inv_cell);
+            // Only neighbours with larger ids are listed (and counted):
+            // in a crowd, the one with the smallest id sees all the others.
+            let most = limit(ri);
             let mut found = Vec::new();
             for dx in -1..=1 {
                 for dy in -1..=1 {
@@ -122,6 +164,13 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Vec<ContactGeom> {
                             if dist2 >= reach * reach {
                                 continue;
                             }
+                            if found.len() == most {
+                                return Err(Crowded {
+                                    body: i,
+                                    radius: ri,
+                                    limit: most,
+                                });
+                            }
                             let dist = dist2.sqrt();
                             let normal = if dist > 0.0 { d / dist } else { DVec3::Z };
                             let gap = dist - ri - bodies.radius[j];
@@ -141,10 +190,20 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Vec<ContactGeom> {
                 }
             }
             found.sort_unstable_by_key(|g| g.b);
-            found
+            Ok(found)
         })
         .collect();
-    per_body.into_iter().flatten().collect()
+    // The first crowded sphere in id order, whatever the threads did.
+    let mut out = Vec::with_capacity(
+        per_body
+            .iter()
+            .map(|l| l.as_ref().map_or(0, Vec::len))
+            .sum(),
+    );
+    for list in per_body {
+        out.extend(list?);
+    }
+    Ok(out)
 }
 
 /// Sphere–boundary contacts: every sphere against every surface of every
@@ -240,12 +299,41 @@ mod tests {
         ];
         let bodies = Bodies::from_inits(&inits);
         let pairs: Vec<(u32, u32)> = sphere_sphere(&bodies, 0.001)
+            .unwrap()
             .iter()
             .map(|c| (c.a, c.b))
             .collect();
         assert!(pairs.contains(&(0, 1)), "{pairs:?}");
         assert!(pairs.contains(&(3, 4)), "{pairs:?}");
         assert_eq!(pairs.len(), 2, "{pairs:?}");
+    }
+
+    /// 200 equal spheres piled into one spot (every pair a contact: 19,900)
+    /// are refused, naming the first of them; the same spheres spread on a
+    /// touching cubic lattice (6 neighbours each) are not.
+    #[test]
+    fn spheres_inside_each_other_en_masse_are_refused_before_allocating() {
+        let r = 0.01;
+        let piled: Vec<SphereInit> = (0..200)
+            .map(|k| sphere(DVec3::new(1e-4 * k as f64, 0.0, 0.0), r))
+            .collect();
+        let err = sphere_sphere(&Bodies::from_inits(&piled), 0.1 * r).unwrap_err();
+        assert_eq!(err.body, 0);
+        // Equal spheres, envelope r/10: ((3.1 r)³ − r³)/r³ = 28.8, twice that.
+        assert_eq!(err.limit, 58);
+        let msg = err.to_string();
+        assert!(
+            msg.contains("sphere 0") && msg.contains("more than 58 neighbours"),
+            "{msg}"
+        );
+        let lattice: Vec<SphereInit> = (0..216)
+            .map(|k| {
+                let (i, j, l) = (k % 6, (k / 6) % 6, k / 36);
+                sphere(DVec3::new(i as f64, j as f64, l as f64) * 2.0 * r, r)
+            })
+            .collect();
+        let found = sphere_sphere(&Bodies::from_inits(&lattice), 0.1 * r).unwrap();
+        assert_eq!(found.len(), 3 * 5 * 36, "the lattice's touching pairs");
     }
 
     /// The grid finds exactly the pairs a brute-force O(n²) search finds.
@@ -266,6 +354,7 @@ mod tests {
         let bodies = Bodies::from_inits(&inits);
         let env = 0.002;
         let got: Vec<(u32, u32)> = sphere_sphere(&bodies, env)
+            .unwrap()
             .iter()
             .map(|c| (c.a, c.b))
             .collect();
@@ -295,7 +384,7 @@ mod tests {
             sphere(DVec3::ZERO, 1.0),
             sphere(DVec3::new(2.5, 0.0, 0.0), 1.0),
         ]);
-        let c = sphere_sphere(&bodies, 1.0);
+        let c = sphere_sphere(&bodies, 1.0).unwrap();
         assert_eq!(c.len(), 1);
         assert!(
             (c[0].gap - 0.5).abs() < 1e-15,

@@ -700,20 +700,20 @@ impl Scene {
     /// Checks every rule of the format, runs the generators and checks the
     /// spheres against the boundaries; `Ok` means [`Scene::build`] succeeds.
     pub fn validate(&self) -> Result<(), SceneError> {
-        validate::check(self).map(|_| ())
+        validate::check(self, false).map(|_| ())
     }
 
     /// The spheres this scene generates, in body-id order, each with its
     /// source (validates first).
     pub fn spheres(&self) -> Result<Vec<PlacedSphere>, SceneError> {
-        validate::check(self)
+        validate::check(self, false)
     }
 
     /// Validates, generates the spheres and returns the initial [`World`]:
     /// bodies, boundaries, materials, gravity, time step, contact and solver
     /// settings.
     pub fn build(&self) -> Result<World, SceneError> {
-        let placed = validate::check(self)?;
+        let placed = validate::check(self, true)?;
         let mut bodies = Bodies::default();
         for p in &placed {
             bodies.push(&p.init);

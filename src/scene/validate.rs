@@ -431,8 +431,10 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
 }
 
 /// Full validation: fields, then generation, then the spheres against the
-/// boundaries and the tracked ids. Returns the generated spheres.
-pub(crate) fn check(scene: &Scene) -> Result<Vec<PlacedSphere>, SceneError> {
+/// boundaries and the tracked ids. Returns the generated spheres. With
+/// `warn`, spheres that start overlapping a boundary or each other are
+/// logged (once per built world, not at every validation of the scene).
+pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, SceneError> {
     let invalid = |issues| SceneError::Invalid {
         file: label(scene),
         issues,
@@ -537,7 +539,7 @@ pub(crate) fn check(scene: &Scene) -> Result<Vec<PlacedSphere>, SceneError> {
                 ),
             ));
         }
-        if overlapping > 0 {
+        if warn && overlapping > 0 {
             log::warn!(
                 "{}: {overlapping} spheres start overlapping boundary {:?}; contact will push them out",
                 label(scene),
@@ -562,7 +564,9 @@ pub(crate) fn check(scene: &Scene) -> Result<Vec<PlacedSphere>, SceneError> {
     if !issues.is_empty() {
         return Err(invalid(issues));
     }
-    warn_overlaps(scene, &placed);
+    if warn {
+        warn_overlaps(scene, &placed);
+    }
     Ok(placed)
 }
 
