@@ -192,7 +192,7 @@ fn config() -> ProptestConfig {
     };
     // Fixed unless PROPTEST_RNG_SEED asks for another (as in cone_projection.rs).
     if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
-        c.rng_seed = proptest::test_runner::RngSeed::Fixed(0xbad_1_9_u64);
+        c.rng_seed = proptest::test_runner::RngSeed::Fixed(0x0bad_1e55);
     }
     c
 }
