@@ -266,6 +266,15 @@ fn resume_refuses_what_it_cannot_continue() {
     let dir = tmp.path().join("stopped");
     let s = run_scene(&scene, &cpu_opts(&dir, Some(10))).unwrap();
     assert_eq!(s.stopped, StopReason::Interrupted);
+    let again = format!(
+        "{:#}",
+        run_scene(&scene, &cpu_opts(&dir, None)).unwrap_err()
+    );
+    assert!(
+        again.contains("holds the outputs of another run")
+            && again.contains(&format!("repose run --resume {}", dir.display())),
+        "a new run into a stopped run's directory points to --resume: {again}"
+    );
     let ck_path = dir.join(CHECKPOINT_FILE);
     let good_ck = fs::read(&ck_path).unwrap();
     let ron = fs::read_to_string(dir.join("scene.ron")).unwrap();

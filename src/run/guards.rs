@@ -56,13 +56,25 @@ pub(super) fn prepare_output_dir(out: &Path, overwrite: bool) -> Result<()> {
             .take(3)
             .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .collect();
+        let resumable = found.iter().any(|p| {
+            p.file_name()
+                .is_some_and(|n| n == super::checkpoint::CHECKPOINT_FILE)
+        });
         anyhow::bail!(
             "output directory {} holds the outputs of another run ({} files: {}{}); \
-             pass --overwrite to replace them, or choose another --out",
+             pass --overwrite to replace them, or choose another --out{}",
             out.display(),
             found.len(),
             names.join(", "),
-            if found.len() > 3 { ", …" } else { "" }
+            if found.len() > 3 { ", …" } else { "" },
+            if resumable {
+                format!(
+                    " (that run stopped part way: `repose run --resume {}` continues it)",
+                    out.display()
+                )
+            } else {
+                String::new()
+            }
         );
     }
     for p in &found {

@@ -555,7 +555,8 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
             issues.push(Issue::new(
                 format!("output.track[{i}]"),
                 format!(
-                    "body id {id} is out of range (the scene has {total} spheres, ids 0..={})",
+                    "body id {id} is out of range (the scene has {total} sphere{}, ids 0..={})",
+                    if total == 1 { "" } else { "s" },
                     total.saturating_sub(1)
                 ),
             ));
