@@ -475,3 +475,51 @@ fn sigint_then_resume_gives_the_uninterrupted_result() {
     let s = read_summary(dir.join("summary.json")).unwrap();
     assert_eq!(s.stopped, StopReason::Completed);
 }
+
+/// The bytes of a real checkpoint (a sphere on a plane stopped at step 10),
+/// made once.
+fn checkpoint_bytes() -> &'static [u8] {
+    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BYTES.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let scene = load("sphere_on_plane.ron", &[("duration", "0.05")]);
+        run_scene(&scene, &cpu_opts(tmp.path(), Some(10))).unwrap();
+        fs::read(tmp.path().join(CHECKPOINT_FILE)).unwrap()
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 128,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0xc4ec_4901),
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// A checkpoint cut short or with a byte changed is read or refused
+    /// with the file named, never a panic (a length prefix turned huge must
+    /// not allocate it).
+    #[test]
+    fn damaged_checkpoints_are_refused_never_a_panic(
+        at in 0.0..1.0f64,
+        byte in proptest::prelude::any::<u8>(),
+        cut in proptest::prelude::any::<bool>(),
+    ) {
+        let mut bytes = checkpoint_bytes().to_vec();
+        let i = ((at * bytes.len() as f64) as usize).min(bytes.len() - 1);
+        if cut {
+            bytes.truncate(i);
+        } else {
+            bytes[i] = byte;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(CHECKPOINT_FILE);
+        fs::write(&path, &bytes).unwrap();
+        let outcome = std::panic::catch_unwind(|| read_checkpoint(&path).map(drop));
+        proptest::prop_assert!(outcome.is_ok(), "reading panicked (byte {i}, cut {cut})");
+        if let Ok(Err(e)) = outcome {
+            let msg = format!("{e:#}");
+            proptest::prop_assert!(msg.contains(CHECKPOINT_FILE), "{msg}");
+        }
+    }
+}
