@@ -639,6 +639,24 @@ fn diverging_solve_exits_nonzero_naming_the_step_and_leaves_valid_outputs() {
     assert!(dir.join("scene.ron").exists(), "scene.ron is written");
 }
 
+/// Runs `repose run SCENE --backend cpu --no-picture --out DIR`, which must
+/// fail with exit code 1 and no panic; returns its stderr.
+fn run_failing_cpu(scene: &Path, dir: &Path) -> String {
+    let out = repose([
+        OsStr::new("run"),
+        scene.as_os_str(),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--no-picture"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "exit code\n{}", show(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "a panic:\n{}", show(&out));
+    err
+}
+
 /// A sphere thrown at 1e308 m/s with nothing to hit: its position
 /// overflows after about 1,800 steps of 1 ms. The run must stop there with
 /// the step, the body and the quantity named, exit 1, and leave outputs of
@@ -662,18 +680,7 @@ fn non_finite_state_stops_the_run_as_diverged_naming_body_and_quantity() {
     )
     .unwrap();
     let dir = tmp.path().join("out");
-    let out = repose([
-        OsStr::new("run"),
-        scene.as_os_str(),
-        OsStr::new("--backend"),
-        OsStr::new("cpu"),
-        OsStr::new("--no-picture"),
-        OsStr::new("--out"),
-        dir.as_os_str(),
-    ]);
-    assert_eq!(out.status.code(), Some(1), "exit code\n{}", show(&out));
-    let err = stderr(&out);
-    assert!(!err.contains("panicked"), "a panic:\n{}", show(&out));
+    let err = run_failing_cpu(&scene, &dir);
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     assert_eq!(errors.len(), 1, "expected one error line in:\n{err}");
     let msg = errors[0];
@@ -721,18 +728,7 @@ fn a_body_that_leaves_its_closed_container_stops_the_run_as_diverged() {
     )
     .unwrap();
     let dir = tmp.path().join("out");
-    let out = repose([
-        OsStr::new("run"),
-        scene.as_os_str(),
-        OsStr::new("--backend"),
-        OsStr::new("cpu"),
-        OsStr::new("--no-picture"),
-        OsStr::new("--out"),
-        dir.as_os_str(),
-    ]);
-    assert_eq!(out.status.code(), Some(1), "exit code\n{}", show(&out));
-    let err = stderr(&out);
-    assert!(!err.contains("panicked"), "a panic:\n{}", show(&out));
+    let err = run_failing_cpu(&scene, &dir);
     assert!(err.contains("tunnelling risk: sphere 0"), "{err}");
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     assert_eq!(errors.len(), 1, "expected one error line in:\n{err}");

@@ -250,11 +250,7 @@ impl PvdSeries {
     /// separator; I/O failures.
     pub fn new(dir: impl Into<PathBuf>, basename: &str) -> io::Result<Self> {
         let mut series = PvdSeries::new_unwritten(dir.into(), basename)?;
-        series.write_pvd(&series.frames)?;
-        let path = series.pvd_path();
-        series.pvd_len = fs::metadata(&path)
-            .map_err(|e| super::with_path(&path, e))?
-            .len();
+        series.rewrite_pvd()?;
         Ok(series)
     }
 
@@ -301,12 +297,19 @@ impl PvdSeries {
             fs::remove_file(&p).map_err(|e| super::with_path(&p, e))?;
         }
         series.frames = frames;
-        series.write_pvd(&series.frames)?;
-        let path = series.pvd_path();
-        series.pvd_len = fs::metadata(&path)
+        series.rewrite_pvd()?;
+        Ok(series)
+    }
+
+    /// Writes the whole collection file for the frames held (atomically)
+    /// and records its length for [`append_entry`](Self::append_entry).
+    fn rewrite_pvd(&mut self) -> io::Result<()> {
+        self.write_pvd(&self.frames)?;
+        let path = self.pvd_path();
+        self.pvd_len = fs::metadata(&path)
             .map_err(|e| super::with_path(&path, e))?
             .len();
-        Ok(series)
+        Ok(())
     }
 
     /// The series value with no file written: checks the basename and
