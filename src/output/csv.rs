@@ -164,12 +164,17 @@ impl TrackWriter {
         let mut file = File::create(&path).map_err(|e| with_path(&path, e))?;
         file.write_all(format!("{TRACK_CSV_HEADER}\n").as_bytes())
             .map_err(|e| with_path(&path, e))?;
-        Ok(TrackWriter {
+        Ok(TrackWriter::on(path, ids, file))
+    }
+
+    /// A writer appending to `file` (open, positioned at its end).
+    fn on(path: PathBuf, ids: &[usize], file: File) -> Self {
+        TrackWriter {
             path,
             ids: ids.to_vec(),
             out: Some(file),
             pending: Vec::with_capacity(TRACK_CHUNK),
-        })
+        }
     }
 
     /// Takes up a `track.csv` that an earlier process wrote, cut back to
@@ -199,12 +204,7 @@ impl TrackWriter {
         file.set_len(len)
             .and_then(|_| file.seek(SeekFrom::End(0)).map(drop))
             .map_err(|e| with_path(&path, e))?;
-        Ok(TrackWriter {
-            path,
-            ids: ids.to_vec(),
-            out: Some(file),
-            pending: Vec::with_capacity(TRACK_CHUNK),
-        })
+        Ok(TrackWriter::on(path, ids, file))
     }
 
     /// Writes the pending rows and returns the file's length: what

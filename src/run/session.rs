@@ -199,9 +199,11 @@ impl Session<'_> {
             let step = self.stepper.step(world);
             // One scan of the new state; a failed step has its own error.
             let bad = step.as_ref().ok().and_then(|_| non_finite(&world.bodies));
-            // A finite state can still be lost: the bounds.
+            // A finite state can still be lost: the bounds. The kinetic
+            // energy serves them and the settling detector.
+            let ke = world.bodies.kinetic_energy();
             let crossed = match (&step, &bad) {
-                (Ok(_), None) => self.bounds.check(world, &self.stepper.last_problem),
+                (Ok(_), None) => self.bounds.check(world, ke, &self.stepper.last_problem),
                 _ => None,
             };
             match step {
@@ -283,7 +285,7 @@ impl Session<'_> {
                 let ke = if pouring || world.bodies.is_empty() {
                     f64::INFINITY
                 } else {
-                    world.bodies.kinetic_energy() / world.bodies.len() as f64
+                    ke / world.bodies.len() as f64
                 };
                 stopped = d.update(world.time, ke) && stop_when_settled;
             }

@@ -296,6 +296,21 @@ pub struct JacobiF32Workspace {
     bodies_v: Vec<PackedBody>,
 }
 
+/// The sum of one body's velocity changes: its `slots` (`2 × contact +
+/// end`, in CSR order) into the contact pass's `deltas`, added in that
+/// order (the body pass of both methods, as the WGSL body kernel does).
+#[inline]
+fn gather(deltas: &[[[f32; 6]; 2]], slots: &[u32]) -> [f32; 6] {
+    let mut acc = [0.0f32; 6];
+    for &slot in slots {
+        let d = &deltas[(slot >> 1) as usize][(slot & 1) as usize];
+        for q in 0..6 {
+            acc[q] += d[q];
+        }
+    }
+    acc
+}
+
 /// Runs the f32 solver of `s.method` on a packed problem: projected Jacobi,
 /// or APGD ([`solve_apgd`]) when the method is
 /// [`Apgd`](super::SolverMethod::Apgd). `gamma` is the
@@ -356,13 +371,10 @@ pub fn solve(
                 .enumerate()
                 .with_min_len(256)
                 .for_each(|(k, b)| {
-                    let mut acc = [0.0f32; 6];
-                    for &slot in &csr_slots[offsets[k] as usize..offsets[k + 1] as usize] {
-                        let d = &deltas[(slot >> 1) as usize][(slot & 1) as usize];
-                        for q in 0..6 {
-                            acc[q] += d[q];
-                        }
-                    }
+                    let acc = gather(
+                        deltas,
+                        &csr_slots[offsets[k] as usize..offsets[k + 1] as usize],
+                    );
                     for q in 0..3 {
                         b.v[q] += acc[q];
                         b.w[q] += acc[q + 3];
@@ -476,13 +488,10 @@ pub fn solve_apgd(
                 .enumerate()
                 .with_min_len(256)
                 .for_each(|(k, (bx, bv))| {
-                    let mut acc = [0.0f32; 6];
-                    for &slot in &csr_slots[offsets[k] as usize..offsets[k + 1] as usize] {
-                        let d = &deltas[(slot >> 1) as usize][(slot & 1) as usize];
-                        for q in 0..6 {
-                            acc[q] += d[q];
-                        }
-                    }
+                    let acc = gather(
+                        deltas,
+                        &csr_slots[offsets[k] as usize..offsets[k + 1] as usize],
+                    );
                     for q in 0..3 {
                         let xl = bv.v[q] + acc[q];
                         let xa = bv.w[q] + acc[q + 3];
