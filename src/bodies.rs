@@ -1,15 +1,26 @@
-//! Dynamic bodies (spheres) as structs of arrays.
+//! Dynamic bodies as structs of arrays: spheres, and rigid bodies of the
+//! other shapes of [`crate::shape`].
 //!
 //! Every per-body quantity lives in its own `Vec`, indexed by body id, so the
 //! solver and collision stages stream through exactly the fields they need
-//! (MuJoCo's model/data split, Box2D's body SoA). Spheres have isotropic
-//! inertia, so angular velocities are kept in the world frame and the
-//! orientation quaternion only matters for output and for tracking spin.
+//! (MuJoCo's model/data split, Box2D's body SoA). Angular velocities are
+//! kept in the world frame. Spheres have isotropic inertia (a scalar), so
+//! for them the orientation only matters for output and for tracking spin;
+//! a body of another shape has principal moments in its body frame, and its
+//! world inverse inertia R I_b⁻¹ Rᵀ follows its orientation
+//! ([`Bodies::inv_inertia_world`]). For such a body `radius` is the radius
+//! of its bounding ball (the broadphase's view of it) and `inv_inertia` the
+//! largest principal inverse moment (a bound the solvers' step sizes use).
 
-use glam::{DQuat, DVec3};
+use glam::{DMat3, DQuat, DVec3};
 use serde::{Deserialize, Serialize};
 
-/// All dynamic spheres of a simulation, one entry per body in each vector.
+use crate::shape::{self, BodyShape, Shape};
+
+/// `Bodies::shape` of a plain sphere.
+pub const SPHERE: u32 = u32::MAX;
+
+/// All dynamic bodies of a simulation, one entry per body in each vector.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bodies {
     /// Centre positions (m).
@@ -28,6 +39,35 @@ pub struct Bodies {
     pub inv_inertia: Vec<f64>,
     /// Index into the scene's materials table.
     pub material: Vec<u32>,
+    /// Each body's entry in `shapes`, or [`SPHERE`] for a plain sphere.
+    pub shape: Vec<u32>,
+    /// The shapes of the bodies that are not plain spheres, in body frames.
+    pub shapes: Vec<BodyShape>,
+    /// Principal inverse moments in the body frame (1/(kg m²)); a sphere's
+    /// scalar three times.
+    pub inv_inertia_body: Vec<DVec3>,
+}
+
+/// The initial state of a rigid body of any shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyInit {
+    /// The shape, in its body frame (centre of mass at the origin,
+    /// principal axes along the axes: see [`Shape::to_body_frame`]).
+    pub shape: Shape,
+    /// Centre of mass (m).
+    pub pos: DVec3,
+    /// Orientation of the body frame (body → world).
+    pub rot: DQuat,
+    /// Linear velocity (m/s).
+    pub vel: DVec3,
+    /// Angular velocity, world frame (rad/s).
+    pub omega: DVec3,
+    /// Mass (kg).
+    pub mass: f64,
+    /// Principal moments of inertia about the centre of mass (kg m²).
+    pub principal: DVec3,
+    /// Material index.
+    pub material: u32,
 }
 
 /// The initial state of one sphere, as scene generators produce it.
@@ -82,7 +122,63 @@ impl Bodies {
         self.inv_mass.push(1.0 / s.mass);
         self.inv_inertia.push(1.0 / s.inertia);
         self.material.push(s.material);
+        self.shape.push(SPHERE);
+        self.inv_inertia_body.push(DVec3::splat(1.0 / s.inertia));
         self.len() - 1
+    }
+
+    /// Appends a rigid body of any shape; returns its body id. A sphere
+    /// with equal principal moments takes the sphere path.
+    pub fn push_body(&mut self, b: &BodyInit) -> usize {
+        if let Shape::Sphere { radius } = b.shape {
+            if b.principal.x == b.principal.y && b.principal.y == b.principal.z {
+                let id = self.push(&SphereInit {
+                    pos: b.pos,
+                    radius,
+                    mass: b.mass,
+                    inertia: b.principal.x,
+                    vel: b.vel,
+                    omega: b.omega,
+                    material: b.material,
+                });
+                self.rot[id] = b.rot;
+                return id;
+            }
+        }
+        let inv = b.principal.recip();
+        self.pos.push(b.pos);
+        self.rot.push(b.rot.normalize());
+        self.vel.push(b.vel);
+        self.omega.push(b.omega);
+        self.radius.push(b.shape.bounding_radius());
+        self.inv_mass.push(1.0 / b.mass);
+        self.inv_inertia.push(inv.max_element());
+        self.material.push(b.material);
+        self.shape.push(self.shapes.len() as u32);
+        self.shapes.push(BodyShape::new(b.shape.clone()));
+        self.inv_inertia_body.push(inv);
+        self.len() - 1
+    }
+
+    /// True when some body is not a plain sphere.
+    pub fn has_shapes(&self) -> bool {
+        !self.shapes.is_empty()
+    }
+
+    /// Body i's shape, `None` for a plain sphere.
+    pub fn shape_of(&self, i: usize) -> Option<&BodyShape> {
+        match self.shape[i] {
+            SPHERE => None,
+            k => Some(&self.shapes[k as usize]),
+        }
+    }
+
+    /// Body i's world inverse inertia R I_b⁻¹ Rᵀ.
+    pub fn inv_inertia_world(&self, i: usize) -> DMat3 {
+        match self.shape[i] {
+            SPHERE => DMat3::from_diagonal(DVec3::splat(self.inv_inertia[i])),
+            _ => shape::world_inverse_inertia(self.rot[i], self.inv_inertia_body[i]),
+        }
     }
 
     /// Builds the arrays from a list of sphere initial states.
@@ -94,12 +190,23 @@ impl Bodies {
         b
     }
 
+    /// Body i's angular momentum about its centre, world frame (kg m²/s).
+    pub fn angular_momentum(&self, i: usize) -> DVec3 {
+        match self.shape[i] {
+            SPHERE => self.omega[i] / self.inv_inertia[i],
+            _ => {
+                let q = self.rot[i];
+                q * ((q.inverse() * self.omega[i]) / self.inv_inertia_body[i])
+            }
+        }
+    }
+
     /// Total kinetic energy, translational plus rotational (J).
     pub fn kinetic_energy(&self) -> f64 {
         (0..self.len())
             .map(|i| {
                 0.5 * self.vel[i].length_squared() / self.inv_mass[i]
-                    + 0.5 * self.omega[i].length_squared() / self.inv_inertia[i]
+                    + 0.5 * self.omega[i].dot(self.angular_momentum(i))
             })
             .sum()
     }

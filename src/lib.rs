@@ -17,6 +17,7 @@ pub mod problem;
 pub mod render;
 pub mod run;
 pub mod scene;
+pub mod shape;
 pub mod siconos;
 pub mod solve;
 pub mod solver;

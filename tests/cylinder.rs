@@ -136,12 +136,16 @@ fn f32_backend_refuses_a_spinning_wall() {
 #[test]
 fn backend_choice_routes_rotating_boundaries_to_the_cpu() {
     let s = SolverSettings::default();
-    let (b, why) =
-        open_backend_for(BackendChoice::Auto, &s, Some("drum")).expect("auto opens the cpu");
+    let (b, why) = open_backend_for(
+        BackendChoice::Auto,
+        &s,
+        Some("the rotating boundary \"drum\""),
+    )
+    .expect("auto opens the cpu");
     assert!(matches!(b, Backend::Cpu), "auto chose {}", b.describe());
     assert!(why.contains("rotating boundary \"drum\""), "reason: {why}");
     for choice in [BackendChoice::CpuF32, BackendChoice::Gpu] {
-        let err = match open_backend_for(choice, &s, Some("drum")) {
+        let err = match open_backend_for(choice, &s, Some("the rotating boundary \"drum\"")) {
             Ok((b, _)) => panic!("{choice:?} opened {}", b.describe()),
             Err(e) => e.to_string(),
         };

@@ -34,7 +34,9 @@ fn scene_files() -> Vec<PathBuf> {
 fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
     let scene = Scene::load(path, &[]).map_err(|e| format!("load: {e}"))?;
     let mut world = scene.build().map_err(|e| format!("build: {e}"))?;
-    if stepper.backend.is_f32() && has_rotating_boundary(&world) {
+    // What only the f64 CPU runs (a spinning wall, bodies of other shapes)
+    // is refused by the f32 backends with a message: tests/shapes.rs.
+    if stepper.backend.is_f32() && repose::run::f32_blocker(&world).is_some() {
         return Ok(());
     }
     // The f32 backends run Jacobi only: a scene that asks for another method
@@ -77,13 +79,6 @@ fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn has_rotating_boundary(world: &repose::world::World) -> bool {
-    world
-        .boundaries
-        .iter()
-        .any(|b| b.angular_velocity != glam::DVec3::ZERO)
 }
 
 fn assert_all_ok(results: Vec<(PathBuf, Result<(), String>)>, backend: &str) {

@@ -1,13 +1,16 @@
 //! Collision detection: a deterministic uniform-grid broadphase and the
-//! sphere–sphere and sphere–face narrowphase.
+//! sphere–sphere and sphere–face narrowphase; bodies of other shapes
+//! ([`crate::shape`]) go through the same broadphase as their bounding
+//! balls and through parry's narrowphase, several points per pair where the
+//! geometry has them (a box on a plane: four).
 //!
 //! Output is a list of [`ContactGeom`] in a canonical order (by first body,
 //! then by second body or boundary face), independent of the number of
 //! threads: each sphere's candidate list is built and sorted on its own and the
 //! lists are concatenated in body order.
 //!
-//! Conventions: a contact is between body A (always a dynamic sphere) and
-//! end B (a sphere with a larger id, or a boundary face). The normal `n`
+//! Conventions: a contact is between body A (always a dynamic body) and
+//! end B (a body with a larger id, or a boundary face). The normal `n`
 //! points from A toward B, and the gap Φ is the signed surface distance
 //! (negative when overlapping). Pairs with Φ < envelope enter the problem.
 //!
@@ -28,6 +31,7 @@ use rayon::prelude::*;
 
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, SurfacePoint};
+use crate::shape::{self, BodyShape, PointContact};
 
 /// How many times the volume bound of the module docs a sphere's neighbour
 /// count may reach before detection refuses (overlaps of a loaded packing
@@ -83,6 +87,97 @@ pub fn wall_key(a: u32, boundary: usize, face: u32) -> u64 {
     (1u64 << 63) | ((a as u64) << 32) | ((boundary as u64) << 4) | face as u64
 }
 
+/// A 64-bit mix (splitmix64's finaliser) for the keys of manifold points.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Key of one manifold point of a body pair where one is not a sphere
+/// (bits 63–62 = 01; the rest a hash of the pair and the features in
+/// touch, so an impulse follows its point from step to step).
+pub fn shape_pair_key(a: u32, b: u32, tag: u64) -> u64 {
+    (1u64 << 62) | (mix(mix(pair_key(a, b)) ^ tag) >> 2)
+}
+
+/// Key of one manifold point of a non-sphere on a boundary face (bits
+/// 63–62 = 11, the rest a hash).
+pub fn shape_wall_key(a: u32, boundary: usize, face: u32, tag: u64) -> u64 {
+    (3u64 << 62) | (mix(mix(wall_key(a, boundary, face)) ^ tag) >> 2)
+}
+
+/// The contacts of a pair of bodies of which one or both are not plain
+/// spheres, appended to `found` (normal from `a` toward `b`, the point in
+/// the middle of the gap, one contact per manifold point).
+fn shape_pair(bodies: &Bodies, a: usize, b: usize, envelope: f64, found: &mut Vec<ContactGeom>) {
+    let ball = |i: usize| {
+        BodyShape::new(shape::Shape::Sphere {
+            radius: bodies.radius[i],
+        })
+    };
+    let (tmp_a, tmp_b);
+    let sa = match bodies.shape_of(a) {
+        Some(s) => s,
+        None => {
+            tmp_a = ball(a);
+            &tmp_a
+        }
+    };
+    let sb = match bodies.shape_of(b) {
+        Some(s) => s,
+        None => {
+            tmp_b = ball(b);
+            &tmp_b
+        }
+    };
+    let points = shape::contacts(
+        sa,
+        bodies.pos[a],
+        bodies.rot[a],
+        sb,
+        bodies.pos[b],
+        bodies.rot[b],
+        envelope,
+    );
+    push_points(
+        &points,
+        found,
+        |tag| shape_pair_key(a as u32, b as u32, tag),
+        |c| ContactGeom {
+            a: a as u32,
+            b: b as u32,
+            key: 0,
+            normal: c.normal,
+            point: 0.5 * (c.p1 + c.p2),
+            gap: c.dist,
+            material_b: bodies.material[b],
+            wall_velocity: DVec3::ZERO,
+            wall_omega: DVec3::ZERO,
+        },
+    );
+}
+
+/// Appends one contact per point, keyed by `key(tag)`; a tag repeated in
+/// the same manifold is made unique by its order.
+fn push_points(
+    points: &[PointContact],
+    found: &mut Vec<ContactGeom>,
+    key: impl Fn(u64) -> u64,
+    geom: impl Fn(&PointContact) -> ContactGeom,
+) {
+    let start = found.len();
+    for c in points {
+        let mut tag = c.tag;
+        while found[start..].iter().any(|g| g.key == key(tag)) {
+            tag = tag.wrapping_add(1 << 48);
+        }
+        let mut g = geom(c);
+        g.key = key(tag);
+        found.push(g);
+    }
+}
+
 /// Finds all contacts with gap below `envelope`, in canonical order, at
 /// simulated time `time` (which decides whether a boundary's prescribed
 /// motion has started; see [`Boundary::motion_at`]).
@@ -128,6 +223,7 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>,
     };
     let cell = 2.0 * r_max + envelope.max(0.0);
     let inv_cell = 1.0 / cell;
+    let shaped = bodies.has_shapes();
     // Counting-sort-like bucketing: sort (cell, id) once; cells are runs.
     let mut order: Vec<([i32; 3], u32)> = (0..n)
         .into_par_iter()
@@ -145,6 +241,7 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>,
             // in a crowd, the one with the smallest id sees all the others.
             let most = limit(ri);
             let mut found = Vec::new();
+            let mut spheres_found = 0;
             for dx in -1..=1 {
                 for dy in -1..=1 {
                     for dz in -1..=1 {
@@ -164,7 +261,14 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>,
                             if dist2 >= reach * reach {
                                 continue;
                             }
-                            if found.len() == most {
+                            if shaped
+                                && (bodies.shape_of(i).is_some() || bodies.shape_of(j).is_some())
+                            {
+                                shape_pair(bodies, i, j, envelope, &mut found);
+                                continue;
+                            }
+                            spheres_found += 1;
+                            if spheres_found > most {
                                 return Err(Crowded {
                                     body: i,
                                     radius: ri,
@@ -189,7 +293,8 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>,
                     }
                 }
             }
-            found.sort_unstable_by_key(|g| g.b);
+            // Stable: a manifold's points keep parry's order.
+            found.sort_by_key(|g| g.b);
             Ok(found)
         })
         .collect();
@@ -225,6 +330,10 @@ pub fn sphere_boundary(
             let x = bodies.pos[i];
             let r = bodies.radius[i];
             let mut found = Vec::new();
+            if let Some(s) = bodies.shape_of(i) {
+                shape_boundary(bodies, i, s, boundaries, &faces, envelope, time, &mut found);
+                return found;
+            }
             for (bi, b) in boundaries.iter().enumerate() {
                 let mut add = |s: SurfacePoint| {
                     let gap = s.distance - r;
@@ -264,6 +373,55 @@ pub fn sphere_boundary(
         })
         .collect();
     per_body.into_iter().flatten().collect()
+}
+
+/// The contacts of body `i`, not a sphere, with the planar faces of the
+/// boundaries (a face applies when the body's centre lies in its extent, as
+/// for spheres). Cylinders and plates hold spheres only: scene validation
+/// refuses other shapes beside them, and they are skipped here.
+#[allow(clippy::too_many_arguments)]
+fn shape_boundary(
+    bodies: &Bodies,
+    i: usize,
+    s: &BodyShape,
+    boundaries: &[Boundary],
+    faces: &[Vec<(u32, crate::boundary::Face)>],
+    envelope: f64,
+    time: f64,
+    found: &mut Vec<ContactGeom>,
+) {
+    let (x, q) = (bodies.pos[i], bodies.rot[i]);
+    for (bi, b) in boundaries.iter().enumerate() {
+        if !b.is_planar() {
+            continue;
+        }
+        let (_, omega) = b.motion_at(time);
+        for (id, f) in &faces[bi] {
+            if !f.applies(x) {
+                continue;
+            }
+            let points = shape::halfspace_contacts(s, x, q, f.point, f.normal, envelope);
+            push_points(
+                &points,
+                found,
+                |tag| shape_wall_key(i as u32, bi, *id, tag),
+                |c| {
+                    let point = 0.5 * (c.p1 + c.p2);
+                    ContactGeom {
+                        a: i as u32,
+                        b: NO_BODY,
+                        key: 0,
+                        normal: c.normal,
+                        point,
+                        gap: c.dist,
+                        material_b: b.material,
+                        wall_velocity: b.surface_velocity(point, time),
+                        wall_omega: omega,
+                    }
+                },
+            );
+        }
+    }
 }
 
 #[cfg(test)]

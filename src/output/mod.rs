@@ -67,6 +67,8 @@ pub(crate) fn body_count(bodies: &Bodies) -> io::Result<usize> {
         ("inv_mass", bodies.inv_mass.len()),
         ("inv_inertia", bodies.inv_inertia.len()),
         ("material", bodies.material.len()),
+        ("shape", bodies.shape.len()),
+        ("inv_inertia_body", bodies.inv_inertia_body.len()),
     ];
     for (name, len) in lens {
         if len != n {

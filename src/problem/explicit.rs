@@ -81,13 +81,13 @@ impl ExplicitDelassus {
         for b in 0..p.n_bodies() {
             let slots = &p.csr_slots[p.csr_offsets[b] as usize..p.csr_offsets[b + 1] as usize];
             let rows: Vec<_> = slots.iter().map(|&s| p.end_rows(s)).collect();
-            let (m, j) = (p.inv_mass[b], p.inv_inertia[b]);
+            let (m, j) = (p.inv_mass[b], p.inv_inertia_tensor(b));
             for (&si, ri) in slots.iter().zip(&rows) {
                 for (&sj, rj) in slots.iter().zip(&rows) {
                     let blk = rows_of[(si >> 1) as usize]
                         .entry((sj >> 1) as usize)
                         .or_insert([[0.0; 6]; 6]);
-                    super::add_end_block(blk, m, j, ri, rj);
+                    super::add_end_block(blk, m, &j, ri, rj);
                 }
             }
         }

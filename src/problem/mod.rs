@@ -34,7 +34,7 @@
 //! with infinite mass: its surface velocity at the contact point enters the
 //! force rows and its angular velocity the torque rows as constants).
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 use rayon::prelude::*;
 
 use crate::bodies::Bodies;
@@ -81,8 +81,15 @@ pub struct ContactProblem {
     pub key: Vec<u64>,
     /// Inverse mass of each body.
     pub inv_mass: Vec<f64>,
-    /// Inverse moment of inertia of each body.
+    /// Inverse moment of inertia of each sphere; for a body of another
+    /// shape the largest principal inverse moment (a bound: step sizes).
     pub inv_inertia: Vec<f64>,
+    /// World inverse inertia tensor R I_b⁻¹ Rᵀ of every body, or empty when
+    /// every body is a sphere (then `inv_inertia` is exact).
+    pub inv_inertia_world: Vec<DMat3>,
+    /// Its symmetric square root R I_b^-½ Rᵀ (the interior point's lifted
+    /// form), empty with it.
+    pub inv_inertia_sqrt: Vec<DMat3>,
     /// Free linear velocity v + h M⁻¹ f of each body.
     pub v_free: Vec<DVec3>,
     /// Free angular velocity of each body.
@@ -132,6 +139,25 @@ impl ContactProblem {
             key: Vec::with_capacity(nc),
             inv_mass: bodies.inv_mass.clone(),
             inv_inertia: bodies.inv_inertia.clone(),
+            inv_inertia_world: if bodies.has_shapes() {
+                (0..bodies.len())
+                    .map(|k| bodies.inv_inertia_world(k))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            inv_inertia_sqrt: if bodies.has_shapes() {
+                (0..bodies.len())
+                    .map(|k| {
+                        crate::shape::world_inverse_inertia(
+                            bodies.rot[k],
+                            bodies.inv_inertia_body[k].powf(0.5),
+                        )
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             v_free,
             w_free,
             ..Default::default()
@@ -203,6 +229,40 @@ impl ContactProblem {
         }
         self.csr_offsets = counts;
         self.csr_slots = slots;
+    }
+
+    /// Body k's angular velocity change I⁻¹ t for an angular impulse t.
+    #[inline]
+    pub fn ang(&self, k: usize, t: DVec3) -> DVec3 {
+        if self.inv_inertia_world.is_empty() {
+            t * self.inv_inertia[k]
+        } else {
+            self.inv_inertia_world[k] * t
+        }
+    }
+
+    /// Body k's world inverse inertia tensor.
+    pub fn inv_inertia_tensor(&self, k: usize) -> DMat3 {
+        if self.inv_inertia_world.is_empty() {
+            DMat3::from_diagonal(DVec3::splat(self.inv_inertia[k]))
+        } else {
+            self.inv_inertia_world[k]
+        }
+    }
+
+    /// Body k's M^-½ on the angular rows: the tensor's square root.
+    pub fn inv_inertia_root(&self, k: usize) -> DMat3 {
+        if self.inv_inertia_sqrt.is_empty() {
+            DMat3::from_diagonal(DVec3::splat(self.inv_inertia[k].sqrt()))
+        } else {
+            self.inv_inertia_sqrt[k]
+        }
+    }
+
+    /// Whether some body has a full inertia tensor (not a sphere): the f32
+    /// and GPU records carry a scalar inertia only.
+    pub fn has_tensors(&self) -> bool {
+        !self.inv_inertia_world.is_empty()
     }
 
     /// Whether any contact has a non-zero torque-row bias (a spinning
@@ -284,7 +344,7 @@ impl ContactProblem {
                     }
                 }
                 *vk = self.v_free[k] + dl * self.inv_mass[k];
-                *wk = self.w_free[k] + da * self.inv_inertia[k];
+                *wk = self.w_free[k] + self.ang(k, da);
             });
     }
 
@@ -317,7 +377,7 @@ impl ContactProblem {
         add_end_block(
             &mut out,
             self.inv_mass[a],
-            self.inv_inertia[a],
+            &self.inv_inertia_tensor(a),
             &rows,
             &rows,
         );
@@ -327,7 +387,7 @@ impl ContactProblem {
             add_end_block(
                 &mut out,
                 self.inv_mass[b],
-                self.inv_inertia[b],
+                &self.inv_inertia_tensor(b),
                 &rows,
                 &rows,
             );
@@ -337,17 +397,18 @@ impl ContactProblem {
 }
 
 /// Adds D_eᵀ M⁻¹ D_f of two contact ends on the same body (inverse mass
-/// `m`, inverse inertia `j`; rows from [`ContactProblem::end_rows`]) into `out`.
+/// `m`, world inverse inertia tensor `j`; rows from
+/// [`ContactProblem::end_rows`]) into `out`.
 pub fn add_end_block(
     out: &mut [[f64; 6]; 6],
     m: f64,
-    j: f64,
+    j: &DMat3,
     e: &[(DVec3, DVec3); 6],
     f: &[(DVec3, DVec3); 6],
 ) {
     for (r, a) in e.iter().enumerate() {
         for (c, b) in f.iter().enumerate() {
-            out[r][c] += m * a.0.dot(b.0) + j * a.1.dot(b.1);
+            out[r][c] += m * a.0.dot(b.0) + a.1.dot(*j * b.1);
         }
     }
 }
@@ -502,11 +563,11 @@ impl Delassus for BodyDelassus<'_> {
             // End A gets −(F, s_A × F + T), end B +(F, s_B × F + T).
             let a = p.body_a[i] as usize;
             v[a] -= f * p.inv_mass[a];
-            w[a] -= (p.arm_a[i].cross(f) + t) * p.inv_inertia[a];
+            w[a] -= p.ang(a, p.arm_a[i].cross(f) + t);
             if p.body_b[i] != NO_BODY {
                 let b = p.body_b[i] as usize;
                 v[b] += f * p.inv_mass[b];
-                w[b] += (p.arm_b[i].cross(f) + t) * p.inv_inertia[b];
+                w[b] += p.ang(b, p.arm_b[i].cross(f) + t);
             }
         }
     }

@@ -49,7 +49,7 @@ const MAGIC: &[u8; 8] = b"REPOSECK";
 
 /// Version of the layout of [`Checkpoint`]; a file of another version is
 /// refused with both numbers.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Everything `repose run --resume` needs besides the run's `scene.ron`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -141,11 +141,19 @@ impl WorldState {
                 b.radius.len(),
                 b.inv_mass.len(),
                 b.inv_inertia.len(),
-                b.material.len()
+                b.material.len(),
+                b.shape.len(),
+                b.inv_inertia_body.len()
             ]
             .iter()
             .all(|&m| m == n),
             "the checkpoint's body arrays differ in length"
+        );
+        anyhow::ensure!(
+            b.shape
+                .iter()
+                .all(|&s| s == crate::bodies::SPHERE || (s as usize) < b.shapes.len()),
+            "the checkpoint's bodies refer to shapes it does not hold"
         );
         anyhow::ensure!(
             b.material

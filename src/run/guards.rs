@@ -252,7 +252,13 @@ impl DivergenceBounds {
                     2.0 * ri
                 } else {
                     let rj = b.radius.get(j as usize).copied()?;
-                    ri + rj - 0.1 * ri.min(rj)
+                    if b.shape_of(i).is_some() || b.shape_of(j as usize).is_some() {
+                        // Bodies of other shapes: deeper than the smaller
+                        // bounding radius (centres may be close: stacked disks).
+                        ri.min(rj)
+                    } else {
+                        ri + rj - 0.1 * ri.min(rj)
+                    }
                 };
                 let overlap = -problem.gap[c];
                 (overlap > limit).then_some((overlap / limit, overlap, ri, i, j))
@@ -264,6 +270,11 @@ impl DivergenceBounds {
                 format!(
                     "body {i}'s centre is {:.3e} m beyond a boundary's surface, more than its radius {ri:.3e} m: {advice}",
                     overlap - ri
+                )
+            } else if b.shape_of(i).is_some() || b.shape_of(j as usize).is_some() {
+                format!(
+                    "body {i} and body {j} overlap by {overlap:.3e} m, more than the smaller bounding radius {:.3e} m: {advice}",
+                    ri.min(b.radius[j as usize])
                 )
             } else {
                 let rj = b.radius[j as usize];

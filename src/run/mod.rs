@@ -72,11 +72,12 @@ pub enum BackendChoice {
     Gpu,
 }
 
-/// Opens the chosen backend for a scene's solver settings and rotating
-/// boundary (the name of the first boundary with a non-zero angular
-/// velocity, if any): the f32 and GPU backends run the Jacobi and APGD
-/// methods (under either contact law), and their contact records carry no
-/// torque bias, so they cannot see a spinning wall. `auto` picks the GPU
+/// Opens the chosen backend for a scene's solver settings and what in the
+/// scene only the f64 CPU can run (`f32_blocker`: a rotating boundary, or
+/// bodies that are not spheres; see [`f32_blocker`]): the f32 and GPU
+/// backends run the Jacobi and APGD methods (under either contact law),
+/// their contact records carry no torque bias, so they cannot see a
+/// spinning wall, and their body records a scalar inertia. `auto` picks the GPU
 /// for Jacobi only: APGD stays on the CPU, whose f64 APGD has the line
 /// search and gradient restart the GPU's lacks (`--backend gpu` asks for
 /// the GPU's). Otherwise `auto` picks the CPU (and says why) and an
@@ -84,13 +85,13 @@ pub enum BackendChoice {
 pub fn open_backend_for(
     choice: BackendChoice,
     solver: &SolverSettings,
-    rotating_boundary: Option<&str>,
+    f32_blocker: Option<&str>,
 ) -> Result<(Backend, String)> {
     let f32_method = matches!(solver.method, SolverMethod::Jacobi | SolverMethod::Apgd);
     let unsupported = if !f32_method {
         Some(format!("solver method {}", solver.method))
     } else {
-        rotating_boundary.map(|name| format!("the rotating boundary {name:?}"))
+        f32_blocker.map(str::to_string)
     };
     match (choice, unsupported) {
         (BackendChoice::Auto, Some(what)) => Ok((
@@ -104,7 +105,7 @@ pub fn open_backend_for(
                 .to_string(),
         )),
         (BackendChoice::Gpu | BackendChoice::CpuF32, Some(what)) => anyhow::bail!(
-            "--backend {}: the scene uses {what}, but this backend runs only the jacobi and apgd methods and no rotating boundaries; use --backend cpu",
+            "--backend {}: the scene uses {what}, but this backend runs only the jacobi and apgd methods, on spheres, with no rotating boundaries; use --backend cpu",
             if choice == BackendChoice::Gpu { "gpu" } else { "cpu-f32" }
         ),
         _ => open_backend(choice),
@@ -211,7 +212,8 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
     crate::interrupt::install();
     let mut world = scene.build()?;
-    let (backend, why) = open_backend_for(opts.backend, &world.solver, rotating_boundary(&world))?;
+    let (backend, why) =
+        open_backend_for(opts.backend, &world.solver, f32_blocker(&world).as_deref())?;
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     prepare_output_dir(&out, opts.overwrite)?;
     log::info!("backend {why}");
@@ -305,14 +307,26 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     session.run()
 }
 
-/// The name of the first boundary that spins, if any (the f32 backends
-/// cannot run it).
-fn rotating_boundary(world: &crate::world::World) -> Option<&str> {
-    world
+/// What in the world only the f64 CPU backend runs, if anything: the first
+/// boundary that spins (the f32 records carry no torque bias), or the
+/// first body that is not a sphere (they carry a scalar inertia).
+pub fn f32_blocker(world: &crate::world::World) -> Option<String> {
+    if let Some(b) = world
         .boundaries
         .iter()
         .find(|b| b.angular_velocity != glam::DVec3::ZERO)
-        .map(|b| b.name.as_str())
+    {
+        return Some(format!("the rotating boundary {:?}", b.name));
+    }
+    let b = &world.bodies;
+    (0..b.len()).find_map(|i| {
+        b.shape_of(i).map(|s| {
+            format!(
+                "bodies that are not spheres (body {i} is a {})",
+                s.shape.kind()
+            )
+        })
+    })
 }
 
 /// Continues the run whose output directory is `dir` from its checkpoint
@@ -374,7 +388,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         )
     })?;
     let choice = opts.backend.unwrap_or(ck.options.backend);
-    let (backend, why) = open_backend_for(choice, &world.solver, rotating_boundary(&world))?;
+    let (backend, why) = open_backend_for(choice, &world.solver, f32_blocker(&world).as_deref())?;
     let mut summary: Summary = serde_json::from_str(&ck.summary_json)
         .with_context(|| format!("--resume: the summary in {} is damaged", ck_path.display()))?;
     let described = backend.describe();

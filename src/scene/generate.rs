@@ -7,17 +7,20 @@ use glam::DVec3;
 
 use super::error::Issue;
 use super::rng::Rng;
-use super::{LatticeSpec, RandomBoxSpec, Scene, SphereSource};
-use crate::bodies::SphereInit;
+use super::{BodySpec, LatticeSpec, RandomBoxSpec, Scene, SphereSource};
+use crate::bodies::{BodyInit, SphereInit};
 
 /// Random tries per sphere before a [`RandomBoxSpec`] gives up.
 pub const RANDOM_BOX_TRIES: usize = 2000;
 
-/// One generated sphere and where it came from.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One generated body and where it came from.
+#[derive(Clone, Debug, PartialEq)]
 pub struct PlacedSphere {
-    /// The sphere's initial state.
+    /// The sphere's initial state; for a body of another shape its
+    /// bounding ball (what the checks against boundaries and overlaps see).
     pub init: SphereInit,
+    /// The body, when it is not a plain sphere.
+    pub body: Option<BodyInit>,
     /// Index of its source in `Scene::spheres`.
     pub source: usize,
     /// Its index within that source (0 for a single `Sphere`).
@@ -43,6 +46,24 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
                     material: s.material,
                 }])
             }
+            SphereSource::Body(b) => {
+                let body = body(scene, b);
+                placed.push(PlacedSphere {
+                    init: SphereInit {
+                        pos: body.pos,
+                        radius: body.shape.bounding_radius(),
+                        mass: body.mass,
+                        inertia: body.principal.max_element(),
+                        vel: body.vel,
+                        omega: body.omega,
+                        material: body.material,
+                    },
+                    body: Some(body),
+                    source: si,
+                    index: 0,
+                });
+                continue;
+            }
             SphereSource::Lattice(l) => Ok(lattice(scene, l)),
             SphereSource::RandomBox(b) => random_box(scene, b),
             // Inlets emit during the run (crate::inlet), not at build.
@@ -56,6 +77,7 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
                         .enumerate()
                         .map(|(index, init)| PlacedSphere {
                             init,
+                            body: None,
                             source: si,
                             index,
                         }),
@@ -77,10 +99,42 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
 /// How many spheres a source generates (saturating; validation bounds it).
 pub(crate) fn source_count(src: &SphereSource) -> usize {
     match src {
-        SphereSource::Sphere(_) => 1,
+        SphereSource::Sphere(_) | SphereSource::Body(_) => 1,
         SphereSource::Lattice(l) => l.count.iter().fold(1usize, |a, &c| a.saturating_mul(c)),
         SphereSource::RandomBox(b) => b.count,
         SphereSource::Inlet(i) => i.count,
+    }
+}
+
+/// The body of a validated [`BodySpec`], in its body frame (see
+/// [`crate::shape`]): mass and principal moments from the spec or the
+/// density, the centre of mass and principal axes of a polyhedron found.
+fn body(scene: &Scene, b: &BodySpec) -> BodyInit {
+    let density = b
+        .density
+        .unwrap_or(scene.materials[b.material as usize].density);
+    let uniform = b.shape.mass_properties(density);
+    let mass = b.mass.unwrap_or(uniform.mass);
+    let rot = b.rot.unwrap_or(glam::DQuat::IDENTITY).normalize();
+    let (principal, frame) = match b.inertia {
+        Some(i) => (i, glam::DQuat::IDENTITY),
+        None => (uniform.principal * (mass / uniform.mass), uniform.frame),
+    };
+    let mp = crate::shape::MassProperties {
+        mass,
+        com: uniform.com,
+        principal,
+        frame,
+    };
+    BodyInit {
+        shape: b.shape.to_body_frame(&mp),
+        pos: b.pos + rot * uniform.com,
+        rot: rot * frame,
+        vel: b.velocity,
+        omega: b.angular_velocity,
+        mass,
+        principal,
+        material: b.material,
     }
 }
 

@@ -202,6 +202,9 @@ impl Default for PictureSettings {
 pub enum SphereSource {
     /// One sphere.
     Sphere(SphereSpec),
+    /// One rigid body of any shape ([`crate::shape::Shape`]): a box,
+    /// cylinder, capsule, ellipsoid, convex polyhedron, or a sphere.
+    Body(BodySpec),
     /// A rectangular lattice of equal spheres, optionally jittered.
     Lattice(LatticeSpec),
     /// Non-overlapping spheres at seeded random places inside a box.
@@ -212,10 +215,11 @@ pub enum SphereSource {
 }
 
 impl SphereSource {
-    /// The variant name as written in the file (`Sphere`, `Lattice`, `RandomBox`, `Inlet`).
+    /// The variant name as written in the file (`Sphere`, `Body`, `Lattice`, `RandomBox`, `Inlet`).
     pub fn kind(&self) -> &'static str {
         match self {
             SphereSource::Sphere(_) => "Sphere",
+            SphereSource::Body(_) => "Body",
             SphereSource::Lattice(_) => "Lattice",
             SphereSource::RandomBox(_) => "RandomBox",
             SphereSource::Inlet(_) => "Inlet",
@@ -251,6 +255,47 @@ pub struct SphereSpec {
     /// Explicit moment of inertia about the centre (kg m², > 0).
     #[serde(default)]
     pub inertia: Option<f64>,
+}
+
+/// One rigid body: `Body(shape: Box(half_extents: (0.5, 0.5, 0.5)), pos:
+/// (0, 0, 0.5))`. The shape is given in its own frame; `pos` places that
+/// frame's origin — the centre of every shape but a convex polyhedron,
+/// whose centre of mass is found from its vertices — and `rot` turns it
+/// (a unit quaternion (x, y, z, w); a cylinder lying on its side is
+/// `rot: (0.7071068, 0, 0, 0.7071068)`). Mass: `mass` if given, else from
+/// `density`, else from the material's density, times the volume (giving
+/// both `mass` and `density` is an error); principal moments: `inertia` if
+/// given (about the centre of mass, along the shape's axes, which must then
+/// be principal; they must satisfy the triangle inequalities), else those
+/// of the uniform shape scaled to the mass.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    /// The shape in its own frame.
+    pub shape: crate::shape::Shape,
+    /// Position of the shape's frame (m).
+    pub pos: DVec3,
+    /// Orientation (x, y, z, w), default identity; normalised.
+    #[serde(default)]
+    pub rot: Option<glam::DQuat>,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Initial velocity of the centre of mass (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Initial angular velocity, world frame (rad/s; default zero).
+    #[serde(default)]
+    pub angular_velocity: DVec3,
+    /// Density (kg/m³, > 0) overriding the material's.
+    #[serde(default)]
+    pub density: Option<f64>,
+    /// Explicit mass (kg, > 0).
+    #[serde(default)]
+    pub mass: Option<f64>,
+    /// Explicit principal moments of inertia (kg m²).
+    #[serde(default)]
+    pub inertia: Option<DVec3>,
 }
 
 /// `count.0 × count.1 × count.2` spheres at `origin + (i, j, k)·spacing`,
@@ -716,7 +761,10 @@ impl Scene {
         let placed = validate::check(self, true)?;
         let mut bodies = Bodies::default();
         for p in &placed {
-            bodies.push(&p.init);
+            match &p.body {
+                Some(b) => bodies.push_body(b),
+                None => bodies.push(&p.init),
+            };
         }
         let mut world = World::new(bodies, self.built_boundaries(), self.materials.clone());
         world.gravity = self.gravity;

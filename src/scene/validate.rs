@@ -232,6 +232,40 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                     );
                 }
             }
+            SphereSource::Body(b) => {
+                c.vec_finite(&f("pos"), b.pos);
+                if let Err(why) = b.shape.validate() {
+                    c.push(f(&format!("shape ({})", b.shape.kind())), why);
+                }
+                if let Some(q) = b.rot {
+                    let l = q.length();
+                    if !(l.is_finite() && l > 1e-12) {
+                        c.push(
+                            f("rot"),
+                            format!(
+                                "quaternion ({}, {}, {}, {}) has no direction (zero or not finite)",
+                                q.x, q.y, q.z, q.w
+                            ),
+                        );
+                    }
+                }
+                c.material(&f("material"), b.material);
+                c.vec_finite(&f("velocity"), b.velocity);
+                c.vec_finite(&f("angular_velocity"), b.angular_velocity);
+                c.opt_positive(&f("density"), b.density);
+                c.opt_positive(&f("mass"), b.mass);
+                if let Some(i) = b.inertia {
+                    if let Err(why) = crate::shape::validate_inertia(i) {
+                        c.push(f("inertia"), why);
+                    }
+                }
+                if b.mass.is_some() && b.density.is_some() {
+                    c.push(
+                        f("mass"),
+                        "give either mass or density, not both (mass would win and density be ignored)",
+                    );
+                }
+            }
             SphereSource::Lattice(l) => {
                 c.vec_finite(&f("origin"), l.origin);
                 if l.count.contains(&0) {
@@ -486,6 +520,25 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
         return Err(invalid(issues));
     }
     let boundaries = scene.built_boundaries();
+    if let Some(p) = placed.iter().find(|p| p.body.is_some()) {
+        for (bi, b) in boundaries.iter().enumerate() {
+            if !b.is_planar() {
+                issues.push(Issue::new(
+                    format!("boundaries[{bi}]"),
+                    format!(
+                        "{:?} is a {}, which holds spheres only so far, and spheres[{}] is a {}: use Plane and Box boundaries with bodies of other shapes",
+                        b.name,
+                        match b.shape {
+                            crate::boundary::Shape::Cylinder { .. } => "Cylinder",
+                            _ => "Plate",
+                        },
+                        p.source,
+                        p.body.as_ref().map_or("body", |b| b.shape.kind()),
+                    ),
+                ));
+            }
+        }
+    }
     for (bi, b) in boundaries.iter().enumerate() {
         // Per source: the first sphere outside, and how many more.
         let mut outside: Vec<(usize, &PlacedSphere)> = Vec::new(); // (count, first)

@@ -268,7 +268,7 @@ impl Program {
         // Body k's contact ends with their rows, reused from body to body.
         let mut ends: Vec<(usize, [(DVec3, DVec3); 6])> = Vec::new();
         for k in 0..nb {
-            let (rm, rj) = (p.inv_mass[k].sqrt(), p.inv_inertia[k].sqrt());
+            let (rm, rj) = (p.inv_mass[k].sqrt(), p.inv_inertia_root(k));
             let lo = p.csr_offsets[k] as usize;
             let hi = p.csr_offsets[k + 1] as usize;
             ends.clear();
@@ -281,7 +281,11 @@ impl Program {
                 rows.entry(nz + 6 * k + d, 1.0);
                 for (i, er) in &ends {
                     for (c, (lin, ang)) in er.iter().enumerate() {
-                        let v = if d < 3 { rm * lin[d] } else { rj * ang[d - 3] };
+                        let v = if d < 3 {
+                            rm * lin[d]
+                        } else {
+                            (rj * *ang)[d - 3]
+                        };
                         if v != 0.0 {
                             rows.entry(6 * i + c, -v * root_b[6 * i + c]);
                         }

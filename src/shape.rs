@@ -1,0 +1,879 @@
+//! Rigid-body shapes other than the sphere: their geometry, mass
+//! properties, and the narrowphase colliders that `crate::collision` asks
+//! for contacts (through `parry3d-f64`).
+//!
+//! # Body frame
+//!
+//! Every shape is stored in its *body frame*: the origin at the centre of
+//! mass and the axes along the principal axes of inertia, so the inertia
+//! tensor is diagonal there, I_b = diag(I₁, I₂, I₃). The analytic shapes are
+//! built that way (a cylinder's and a capsule's axis is the body z axis); a
+//! convex polyhedron's vertices are moved to its centre of mass and turned
+//! to its principal axes when the body is made ([`Shape::to_body_frame`]).
+//! With the orientation q (body → world, R its matrix) the world inverse
+//! inertia is I⁻¹ = R I_b⁻¹ Rᵀ, refreshed every step from q.
+//!
+//! # Mass properties (uniform density ρ)
+//!
+//! | shape | volume V | principal moments / m |
+//! |---|---|---|
+//! | box, half extents (a, b, c) | 8abc | ((b²+c²)/3, (a²+c²)/3, (a²+b²)/3) |
+//! | cylinder, radius r, half height h | 2πr²h | (r²/4 + h²/3, r²/4 + h²/3, r²/2) |
+//! | ellipsoid, radii (a, b, c) | 4πabc/3 | ((b²+c²)/5, (a²+c²)/5, (a²+b²)/5) |
+//! | capsule r, h (cylinder m_c + ball m_s) | 2πr²h + 4πr³/3 | I_z = m_c r²/2 + 2 m_s r²/5; I_x = m_c (r²/4 + h²/3) + m_s (2r²/5 + h² + 3hr/4) |
+//! | convex polyhedron | from its tetrahedra (parry) | eigenvalues of the tensor (parry) |
+//!
+//! Explicit `mass` and principal `inertia` may replace the density (seed
+//! 000's disk: M = 10 kg, J = 4 kg m² about its axis, not a uniform disk);
+//! principal moments must then satisfy the triangle inequalities
+//! I₁ + I₂ ≥ I₃ (and cyclically), which every real mass distribution does.
+//!
+//! # Contacts
+//!
+//! Shapes become `parry3d-f64` shapes at the boundary of this module
+//! ([`Collider`]); the rest of repose keeps `glam` 0.30, parry uses its own
+//! glam, and vectors cross by their components. Pairs of polyhedral-feature
+//! shapes (box, cylinder, capsule, polyhedron, sphere) get parry's contact
+//! manifolds — several points where the geometry has them, a box on a plane
+//! four — and pairs with an ellipsoid one point from GJK/EPA on the support
+//! maps (an ellipsoid is strictly convex: one point is the whole contact).
+
+use std::sync::OnceLock;
+
+use glam::{DMat3, DQuat, DVec3};
+use parry3d_f64::math::{Pose, Vector as PVec};
+use parry3d_f64::query::{self, ContactManifold, PersistentQueryDispatcher};
+use parry3d_f64::shape::{
+    Ball, Capsule, ConvexPolyhedron, Cuboid, Cylinder, HalfSpace, Shape as PShape, SharedShape,
+    SupportMap,
+};
+use serde::{Deserialize, Serialize};
+
+/// The geometry of a rigid body, in its body frame (module docs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Shape {
+    /// A sphere (the fast path: repose's own collision and scalar inertia).
+    Sphere {
+        /// Radius (m).
+        radius: f64,
+    },
+    /// A box with the given half extents along the body axes (m).
+    Box {
+        /// Half extents (m).
+        half_extents: DVec3,
+    },
+    /// A solid cylinder around the body z axis (a disk is a short one).
+    Cylinder {
+        /// Radius (m).
+        radius: f64,
+        /// Half of the height along z (m).
+        half_height: f64,
+    },
+    /// A cylinder of half height `half_height` along z capped by two
+    /// hemispheres of its radius.
+    Capsule {
+        /// Radius (m).
+        radius: f64,
+        /// Half of the straight part's height along z (m).
+        half_height: f64,
+    },
+    /// An ellipsoid with semi-axes along the body axes.
+    Ellipsoid {
+        /// Semi-axes (m).
+        radii: DVec3,
+    },
+    /// The convex hull of a vertex list; every vertex must be a corner of
+    /// the hull (a list with a vertex inside is refused, not silently hulled).
+    ConvexPolyhedron {
+        /// Vertices (m).
+        vertices: Vec<DVec3>,
+    },
+}
+
+/// Mass, centre of mass and principal inertia of a shape in the frame it
+/// was given in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassProperties {
+    /// Mass (kg).
+    pub mass: f64,
+    /// Centre of mass in the shape's frame (m).
+    pub com: DVec3,
+    /// Principal moments about the centre of mass (kg m²).
+    pub principal: DVec3,
+    /// Rotation from the principal axes to the shape's frame.
+    pub frame: DQuat,
+}
+
+fn finite_positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+fn to_p(v: DVec3) -> PVec {
+    PVec::new(v.x, v.y, v.z)
+}
+
+fn from_p(v: PVec) -> DVec3 {
+    DVec3::new(v.x, v.y, v.z)
+}
+
+/// A pose (position, orientation) as parry's.
+pub fn pose(pos: DVec3, rot: DQuat) -> Pose {
+    let q = parry3d_f64::math::Rot3::from_xyzw(rot.x, rot.y, rot.z, rot.w);
+    Pose::from_parts(to_p(pos), q)
+}
+
+impl Shape {
+    /// A short name for messages and output columns.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Shape::Sphere { .. } => "sphere",
+            Shape::Box { .. } => "box",
+            Shape::Cylinder { .. } => "cylinder",
+            Shape::Capsule { .. } => "capsule",
+            Shape::Ellipsoid { .. } => "ellipsoid",
+            Shape::ConvexPolyhedron { .. } => "convex_polyhedron",
+        }
+    }
+
+    /// Checks the dimensions; `Err` says which one is wrong and why.
+    pub fn validate(&self) -> Result<(), String> {
+        let pos3 = |name: &str, v: DVec3| -> Result<(), String> {
+            if [v.x, v.y, v.z].into_iter().all(finite_positive) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} ({}, {}, {}) must be finite and > 0 in every component",
+                    v.x, v.y, v.z
+                ))
+            }
+        };
+        let pos = |name: &str, x: f64| -> Result<(), String> {
+            if finite_positive(x) {
+                Ok(())
+            } else {
+                Err(format!("{name} {x} must be finite and > 0"))
+            }
+        };
+        match self {
+            Shape::Sphere { radius } => pos("radius", *radius),
+            Shape::Box { half_extents } => pos3("half_extents", *half_extents),
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => pos("radius", *radius).and(pos("half_height", *half_height)),
+            Shape::Capsule {
+                radius,
+                half_height,
+            } => {
+                pos("radius", *radius)?;
+                if half_height.is_finite() && *half_height >= 0.0 {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "half_height {half_height} must be finite and ≥ 0 (0 is a sphere)"
+                    ))
+                }
+            }
+            Shape::Ellipsoid { radii } => pos3("radii", *radii),
+            Shape::ConvexPolyhedron { vertices } => validate_vertices(vertices),
+        }
+    }
+
+    /// Mass properties at uniform density `density` (kg/m³), in the frame
+    /// the shape is given in (module docs' table). Assumes [`Shape::validate`].
+    pub fn mass_properties(&self, density: f64) -> MassProperties {
+        use std::f64::consts::PI;
+        let axes = |mass: f64, principal: DVec3| MassProperties {
+            mass,
+            com: DVec3::ZERO,
+            principal,
+            frame: DQuat::IDENTITY,
+        };
+        match self {
+            Shape::Sphere { radius: r } => {
+                let m = 4.0 / 3.0 * PI * r.powi(3) * density;
+                axes(m, DVec3::splat(0.4 * m * r * r))
+            }
+            Shape::Box { half_extents: e } => {
+                let m = 8.0 * e.x * e.y * e.z * density;
+                let (a, b, c) = (e.x * e.x, e.y * e.y, e.z * e.z);
+                axes(m, DVec3::new(b + c, a + c, a + b) * (m / 3.0))
+            }
+            Shape::Cylinder {
+                radius: r,
+                half_height: h,
+            } => {
+                let m = 2.0 * PI * r * r * h * density;
+                let side = m * (r * r / 4.0 + h * h / 3.0);
+                axes(m, DVec3::new(side, side, 0.5 * m * r * r))
+            }
+            Shape::Capsule {
+                radius: r,
+                half_height: h,
+            } => {
+                let mc = 2.0 * PI * r * r * h * density;
+                let ms = 4.0 / 3.0 * PI * r.powi(3) * density;
+                let iz = 0.5 * mc * r * r + 0.4 * ms * r * r;
+                let ix =
+                    mc * (r * r / 4.0 + h * h / 3.0) + ms * (0.4 * r * r + h * h + 0.75 * h * r);
+                axes(mc + ms, DVec3::new(ix, ix, iz))
+            }
+            Shape::Ellipsoid { radii: e } => {
+                let m = 4.0 / 3.0 * PI * e.x * e.y * e.z * density;
+                let (a, b, c) = (e.x * e.x, e.y * e.y, e.z * e.z);
+                axes(m, DVec3::new(b + c, a + c, a + b) * (m / 5.0))
+            }
+            Shape::ConvexPolyhedron { vertices } => {
+                let points: Vec<PVec> = vertices.iter().map(|v| to_p(*v)).collect();
+                let hull = ConvexPolyhedron::from_convex_hull(&points)
+                    .expect("validated vertex list has a hull");
+                let mp = hull.mass_properties(density);
+                let inv = from_p(mp.inv_principal_inertia);
+                let f = mp.principal_inertia_local_frame;
+                MassProperties {
+                    mass: mp.mass(),
+                    com: from_p(mp.local_com),
+                    principal: DVec3::new(1.0 / inv.x, 1.0 / inv.y, 1.0 / inv.z),
+                    frame: DQuat::from_xyzw(f.x, f.y, f.z, f.w).normalize(),
+                }
+            }
+        }
+    }
+
+    /// The same shape in the body frame of `mp` (centre of mass at the
+    /// origin, principal axes along the axes): only a polyhedron moves.
+    pub fn to_body_frame(&self, mp: &MassProperties) -> Shape {
+        match self {
+            Shape::ConvexPolyhedron { vertices } => {
+                let back = mp.frame.inverse();
+                Shape::ConvexPolyhedron {
+                    vertices: vertices.iter().map(|v| back * (*v - mp.com)).collect(),
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// Radius of the smallest origin-centred ball holding the shape (m):
+    /// the broadphase treats every body as this ball.
+    pub fn bounding_radius(&self) -> f64 {
+        match self {
+            Shape::Sphere { radius } => *radius,
+            Shape::Box { half_extents } => half_extents.length(),
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => radius.hypot(*half_height),
+            Shape::Capsule {
+                radius,
+                half_height,
+            } => radius + half_height,
+            Shape::Ellipsoid { radii } => radii.max_element(),
+            Shape::ConvexPolyhedron { vertices } => {
+                vertices.iter().map(|v| v.length()).fold(0.0, f64::max)
+            }
+        }
+    }
+
+    /// The farthest point of the shape in direction `d` (body frame).
+    pub fn support(&self, d: DVec3) -> DVec3 {
+        match self {
+            Shape::Ellipsoid { radii } => ellipsoid_support(*radii, d),
+            _ => {
+                let c = self.make_collider();
+                from_p(c.support().local_support_point(to_p(d)))
+            }
+        }
+    }
+
+    /// The parry shape (or our ellipsoid) for this shape.
+    fn make_collider(&self) -> Collider {
+        match self {
+            Shape::Sphere { radius } => Collider::Parry(SharedShape::new(Ball::new(*radius))),
+            Shape::Box { half_extents } => {
+                Collider::Parry(SharedShape::new(Cuboid::new(to_p(*half_extents))))
+            }
+            // parry's cylinder stands on its y axis; ours on z (see `pose_of`).
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => Collider::Parry(SharedShape::new(Cylinder::new(*half_height, *radius))),
+            Shape::Capsule {
+                radius,
+                half_height,
+            } => Collider::Parry(SharedShape::new(Capsule::new(
+                PVec::new(0.0, 0.0, -half_height),
+                PVec::new(0.0, 0.0, *half_height),
+                *radius,
+            ))),
+            Shape::Ellipsoid { radii } => Collider::Ellipsoid(EllipsoidSupport { radii: *radii }),
+            Shape::ConvexPolyhedron { vertices } => {
+                let points: Vec<PVec> = vertices.iter().map(|v| to_p(*v)).collect();
+                Collider::Parry(SharedShape::new(
+                    ConvexPolyhedron::from_convex_hull(&points)
+                        .expect("validated vertex list has a hull"),
+                ))
+            }
+        }
+    }
+}
+
+/// Checks a convex polyhedron's vertex list: at least four finite points,
+/// not all in a plane, and every one a corner of their hull.
+fn validate_vertices(vertices: &[DVec3]) -> Result<(), String> {
+    if vertices.len() < 4 {
+        return Err(format!(
+            "vertices: {} given, a polyhedron needs at least 4",
+            vertices.len()
+        ));
+    }
+    if let Some(k) = vertices.iter().position(|v| !v.is_finite()) {
+        return Err(format!("vertices[{k}] is not finite"));
+    }
+    let points: Vec<PVec> = vertices.iter().map(|v| to_p(*v)).collect();
+    let size = vertices
+        .iter()
+        .flat_map(|a| vertices.iter().map(move |b| (*a - *b).length()))
+        .fold(0.0, f64::max);
+    let Some(hull) = ConvexPolyhedron::from_convex_hull(&points) else {
+        return Err("vertices are all in one plane (or on one line): no volume".into());
+    };
+    let hull_points: Vec<DVec3> = hull.points().iter().map(|p| from_p(*p)).collect();
+    let volume = hull.mass_properties(1.0).mass();
+    if volume.is_nan() || volume <= 1e-9 * size.powi(3) {
+        return Err("vertices are all in one plane (or on one line): no volume".into());
+    }
+    for (k, v) in vertices.iter().enumerate() {
+        let corner = hull_points
+            .iter()
+            .any(|h| (*h - *v).length() <= 1e-9 * size.max(f64::MIN_POSITIVE));
+        if !corner {
+            return Err(format!(
+                "vertices[{k}] ({}, {}, {}) is not a corner of the hull (inside it, or on a face or edge): the list is not convex",
+                v.x, v.y, v.z
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks explicit principal moments: finite, > 0 and within the triangle
+/// inequalities I_a + I_b ≥ I_c (to a relative 1e-9).
+pub fn validate_inertia(i: DVec3) -> Result<(), String> {
+    if ![i.x, i.y, i.z].into_iter().all(finite_positive) {
+        return Err(format!(
+            "principal moments ({}, {}, {}) must be finite and > 0",
+            i.x, i.y, i.z
+        ));
+    }
+    let s = i.x + i.y + i.z;
+    for (a, b, c) in [(i.x, i.y, i.z), (i.y, i.z, i.x), (i.z, i.x, i.y)] {
+        if a + b < c - 1e-9 * s {
+            return Err(format!(
+                "principal moments ({}, {}, {}) violate the triangle inequality: {a} + {b} < {c}, which no mass distribution has",
+                i.x, i.y, i.z
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The farthest point of an ellipsoid with semi-axes `e` in direction `d`:
+/// x = E² d / ‖E d‖ with E = diag(e).
+pub fn ellipsoid_support(e: DVec3, d: DVec3) -> DVec3 {
+    let ed = e * d;
+    let l = ed.length();
+    if l > 0.0 {
+        e * ed / l
+    } else {
+        DVec3::new(e.x, 0.0, 0.0)
+    }
+}
+
+/// An ellipsoid as a parry support map (parry has no ellipsoid).
+#[derive(Clone, Copy, Debug)]
+pub struct EllipsoidSupport {
+    radii: DVec3,
+}
+
+impl SupportMap for EllipsoidSupport {
+    fn local_support_point(&self, dir: PVec) -> PVec {
+        to_p(ellipsoid_support(self.radii, from_p(dir)))
+    }
+}
+
+/// A shape as the narrowphase sees it.
+#[derive(Clone)]
+pub enum Collider {
+    /// A parry shape.
+    Parry(SharedShape),
+    /// Our ellipsoid (support map only).
+    Ellipsoid(EllipsoidSupport),
+}
+
+impl std::fmt::Debug for Collider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Collider::Parry(s) => write!(f, "Parry({:?})", s.shape_type()),
+            Collider::Ellipsoid(e) => write!(f, "{e:?}"),
+        }
+    }
+}
+
+impl Collider {
+    fn support(&self) -> &dyn SupportMap {
+        match self {
+            Collider::Parry(s) => s
+                .as_support_map()
+                .expect("every repose shape is a support map"),
+            Collider::Ellipsoid(e) => e,
+        }
+    }
+}
+
+/// A body's shape with its collider, made on first use and kept (not
+/// serialised: a checkpoint holds the shape, the collider is rebuilt).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BodyShape {
+    /// The shape in its body frame.
+    pub shape: Shape,
+    #[serde(skip)]
+    collider: OnceLock<Collider>,
+}
+
+impl PartialEq for BodyShape {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape
+    }
+}
+
+impl BodyShape {
+    /// Wraps a shape given in its body frame.
+    pub fn new(shape: Shape) -> Self {
+        BodyShape {
+            shape,
+            collider: OnceLock::new(),
+        }
+    }
+
+    /// The collider, made once.
+    pub fn collider(&self) -> &Collider {
+        self.collider.get_or_init(|| self.shape.make_collider())
+    }
+
+    /// parry's pose for a body at (pos, rot): parry's cylinder stands on y,
+    /// so it is turned onto our z.
+    fn pose_of(&self, pos: DVec3, rot: DQuat) -> Pose {
+        match self.shape {
+            Shape::Cylinder { .. } => pose(
+                pos,
+                rot * DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2),
+            ),
+            _ => pose(pos, rot),
+        }
+    }
+}
+
+/// One contact point between two shapes, in world coordinates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PointContact {
+    /// Point on the first shape's surface.
+    pub p1: DVec3,
+    /// Point on the second shape's surface.
+    pub p2: DVec3,
+    /// Unit normal from the first shape toward the second.
+    pub normal: DVec3,
+    /// Signed distance along the normal (negative when overlapping).
+    pub dist: f64,
+    /// The features in touch (parry's feature ids of both shapes, stable
+    /// while they stay in touch), for warm starts.
+    pub tag: u64,
+}
+
+fn tag_of(fid1: u32, fid2: u32) -> u64 {
+    u64::from(fid1) << 32 | u64::from(fid2)
+}
+
+/// The contact points of two bodies whose surfaces are closer than
+/// `prediction` (empty when farther): a manifold for polyhedral-feature
+/// pairs, one point when an ellipsoid is involved.
+pub fn contacts(
+    s1: &BodyShape,
+    x1: DVec3,
+    q1: DQuat,
+    s2: &BodyShape,
+    x2: DVec3,
+    q2: DQuat,
+    prediction: f64,
+) -> Vec<PointContact> {
+    let (pose1, pose2) = (s1.pose_of(x1, q1), s2.pose_of(x2, q2));
+    let pos12 = pose1.inv_mul(&pose2);
+    match (s1.collider(), s2.collider()) {
+        (Collider::Parry(g1), Collider::Parry(g2)) => {
+            manifold_points(&pose1, &pos12, g1.as_ref(), g2.as_ref(), prediction)
+        }
+        (c1, c2) => {
+            let Some(c) = query::contact::contact_support_map_support_map(
+                &pos12,
+                c1.support(),
+                c2.support(),
+                prediction,
+            ) else {
+                return Vec::new();
+            };
+            vec![PointContact {
+                p1: from_p(pose1 * c.point1),
+                p2: from_p(pose1 * (pos12 * c.point2)),
+                normal: from_p(pose1.rotation * c.normal1).normalize(),
+                dist: c.dist,
+                tag: 0,
+            }]
+        }
+    }
+}
+
+/// The contact points of a body with the half-space {y : (y − point)·normal ≤ 0}
+/// (a wall whose free side is along `normal`), closer than `prediction`.
+/// The normal of each contact points from the body toward the wall (−normal).
+pub fn halfspace_contacts(
+    s: &BodyShape,
+    x: DVec3,
+    q: DQuat,
+    point: DVec3,
+    normal: DVec3,
+    prediction: f64,
+) -> Vec<PointContact> {
+    match s.collider() {
+        Collider::Ellipsoid(e) => {
+            // The deepest point: the support point toward the wall.
+            let d = q.inverse() * -normal;
+            let p1 = x + q * ellipsoid_support(e.radii, d);
+            let dist = (p1 - point).dot(normal);
+            if dist >= prediction {
+                return Vec::new();
+            }
+            vec![PointContact {
+                p1,
+                p2: p1 - normal * dist,
+                normal: -normal,
+                dist,
+                tag: 0,
+            }]
+        }
+        Collider::Parry(g) => {
+            let pose1 = s.pose_of(x, q);
+            // parry's half-space keeps its solid on the side opposite its
+            // normal: the wall's solid is behind `point`.
+            let wall = HalfSpace::new(to_p(normal).normalize());
+            let pose2 = pose(point, DQuat::IDENTITY);
+            let pos12 = pose1.inv_mul(&pose2);
+            manifold_points(&pose1, &pos12, g.as_ref(), &wall, prediction)
+        }
+    }
+}
+
+fn manifold_points(
+    pose1: &Pose,
+    pos12: &Pose,
+    g1: &dyn PShape,
+    g2: &dyn PShape,
+    prediction: f64,
+) -> Vec<PointContact> {
+    let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
+    let mut ws = None;
+    if query::DefaultQueryDispatcher
+        .contact_manifolds(pos12, g1, g2, prediction, &mut manifolds, &mut ws)
+        .is_err()
+    {
+        // Every pair of repose shapes is supported; fall back to one point.
+        return query::contact(&Pose::IDENTITY, g1, pos12, g2, prediction)
+            .ok()
+            .flatten()
+            .map(|c| PointContact {
+                p1: from_p(*pose1 * c.point1),
+                p2: from_p(*pose1 * c.point2),
+                normal: from_p(pose1.rotation * c.normal1).normalize(),
+                dist: c.dist,
+                tag: 0,
+            })
+            .into_iter()
+            .collect();
+    }
+    let mut out = Vec::new();
+    for m in &manifolds {
+        let normal = from_p(pose1.rotation * m.local_n1).normalize();
+        for p in &m.points {
+            if p.dist >= prediction {
+                continue;
+            }
+            let p1 = from_p(*pose1 * p.local_p1);
+            // parry's clipping can return a point twice (degenerate
+            // features): one contact per place.
+            let eps = 1e-9 * (1.0 + p1.length());
+            if out
+                .iter()
+                .any(|q: &PointContact| (q.p1 - p1).length() <= eps)
+            {
+                continue;
+            }
+            out.push(PointContact {
+                p1,
+                p2: from_p(*pose1 * (*pos12 * p.local_p2)),
+                normal,
+                dist: p.dist,
+                tag: tag_of(p.fid1.0, p.fid2.0),
+            });
+        }
+    }
+    out
+}
+
+/// The world inverse inertia R I_b⁻¹ Rᵀ of a body with principal inverse
+/// moments `inv_body` and orientation `q`.
+pub fn world_inverse_inertia(q: DQuat, inv_body: DVec3) -> DMat3 {
+    let r = DMat3::from_quat(q);
+    r * DMat3::from_diagonal(inv_body) * r.transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(what: &str, a: f64, b: f64, tol: f64) {
+        assert!(
+            (a - b).abs() <= tol * b.abs().max(1.0),
+            "{what}: {a:e} vs {b:e} (relative tolerance {tol:e})"
+        );
+    }
+
+    /// The closed forms of the module docs agree with parry's mass
+    /// properties of the same shapes (a cylinder turned onto z, a capsule
+    /// and a box as polyhedra integrated by parry).
+    #[test]
+    fn closed_form_mass_properties_match_parrys() {
+        let rho = 1300.0;
+        let cases = [
+            (
+                Shape::Box {
+                    half_extents: DVec3::new(0.3, 0.2, 0.1),
+                },
+                Cuboid::new(PVec::new(0.3, 0.2, 0.1)).mass_properties(rho),
+                [0, 1, 2],
+            ),
+            (
+                Shape::Capsule {
+                    radius: 0.1,
+                    half_height: 0.25,
+                },
+                Capsule::new(PVec::new(0.0, 0.0, -0.25), PVec::new(0.0, 0.0, 0.25), 0.1)
+                    .mass_properties(rho),
+                [0, 1, 2],
+            ),
+            (
+                Shape::Cylinder {
+                    radius: 0.2,
+                    half_height: 0.05,
+                },
+                // parry's cylinder stands on y: its y moment is our z.
+                Cylinder::new(0.05, 0.2).mass_properties(rho),
+                [0, 2, 1],
+            ),
+        ];
+        for (shape, parry, order) in cases {
+            let ours = shape.mass_properties(rho);
+            close(
+                &format!("{} mass", shape.kind()),
+                ours.mass,
+                parry.mass(),
+                1e-9,
+            );
+            // parry's principal moments, sorted as ours by the axis map.
+            let mut theirs: Vec<f64> = {
+                let inv = from_p(parry.inv_principal_inertia);
+                let f = parry.principal_inertia_local_frame;
+                let q = DQuat::from_xyzw(f.x, f.y, f.z, f.w);
+                // The moment about each of parry's local axes.
+                [DVec3::X, DVec3::Y, DVec3::Z]
+                    .iter()
+                    .map(|a| {
+                        let b = q.inverse() * *a;
+                        1.0 / (b * b * inv).element_sum()
+                    })
+                    .collect()
+            };
+            theirs = order.iter().map(|&k| theirs[k]).collect();
+            let ours_v = [ours.principal.x, ours.principal.y, ours.principal.z];
+            for k in 0..3 {
+                close(
+                    &format!("{} I[{k}]", shape.kind()),
+                    ours_v[k],
+                    theirs[k],
+                    1e-6,
+                );
+            }
+        }
+    }
+
+    /// A polyhedron's centre of mass and principal moments: a unit cube's
+    /// eight corners shifted by (1, 2, 3) have their centre there and the
+    /// cube's moments m/6.
+    #[test]
+    fn polyhedron_mass_properties_find_the_centre_and_axes() {
+        let c = DVec3::new(1.0, 2.0, 3.0);
+        let vertices: Vec<DVec3> = (0..8)
+            .map(|k| {
+                c + DVec3::new(
+                    (k & 1) as f64 - 0.5,
+                    ((k >> 1) & 1) as f64 - 0.5,
+                    ((k >> 2) & 1) as f64 - 0.5,
+                )
+            })
+            .collect();
+        let shape = Shape::ConvexPolyhedron { vertices };
+        shape.validate().expect("a cube is convex");
+        let mp = shape.mass_properties(1000.0);
+        close("mass", mp.mass, 1000.0, 1e-9);
+        close("com distance", (mp.com - c).length(), 0.0, 1e-9);
+        for k in 0..3 {
+            close("moment", mp.principal[k], 1000.0 / 6.0, 1e-9);
+        }
+        let body = shape.to_body_frame(&mp);
+        close(
+            "bounding radius",
+            body.bounding_radius(),
+            0.75f64.sqrt(),
+            1e-9,
+        );
+    }
+
+    /// Bad shapes are named with the reason.
+    #[test]
+    fn bad_shapes_are_refused_with_the_reason() {
+        let zero = Shape::Box {
+            half_extents: DVec3::new(0.5, 0.0, 0.5),
+        };
+        assert!(zero.validate().unwrap_err().contains("half_extents"));
+        let mut vertices: Vec<DVec3> = (0..8)
+            .map(|k| DVec3::new((k & 1) as f64, ((k >> 1) & 1) as f64, ((k >> 2) & 1) as f64))
+            .collect();
+        vertices.push(DVec3::splat(0.5));
+        let err = Shape::ConvexPolyhedron { vertices }.validate().unwrap_err();
+        assert!(
+            err.contains("vertices[8]") && err.contains("not convex"),
+            "{err}"
+        );
+        let flat = Shape::ConvexPolyhedron {
+            vertices: vec![DVec3::ZERO, DVec3::X, DVec3::Y, DVec3::X + DVec3::Y],
+        };
+        assert!(flat.validate().unwrap_err().contains("one plane"));
+        let err = validate_inertia(DVec3::new(1.0, 1.0, 3.0)).unwrap_err();
+        assert!(err.contains("triangle inequality"), "{err}");
+        validate_inertia(DVec3::new(2.0, 2.0, 4.0)).expect("a thin disk's moments are allowed");
+    }
+
+    /// Contact geometry against hand-computed cases.
+    #[test]
+    fn contact_geometry_matches_hand_computed_cases() {
+        let boxed = BodyShape::new(Shape::Box {
+            half_extents: DVec3::splat(0.5),
+        });
+        // A cube resting 1 mm above a plane, flat: four corners at 1 mm.
+        let pts = halfspace_contacts(
+            &boxed,
+            DVec3::new(0.0, 0.0, 0.501),
+            DQuat::IDENTITY,
+            DVec3::ZERO,
+            DVec3::Z,
+            0.01,
+        );
+        assert_eq!(pts.len(), 4, "{pts:?}");
+        for p in &pts {
+            close("corner gap", p.dist, 0.001, 1e-9);
+            close("normal z", p.normal.z, -1.0, 1e-12);
+            close("corner |x|", p.p1.x.abs(), 0.5, 1e-9);
+        }
+        // The same cube balanced on a corner: one point, gap 1 mm below
+        // the lowest corner at z = c − √3/2.
+        let q = DQuat::from_rotation_arc(DVec3::splat(1.0).normalize(), DVec3::Z);
+        let c = 0.75f64.sqrt() + 0.001;
+        let pts = halfspace_contacts(
+            &boxed,
+            DVec3::new(0.0, 0.0, c),
+            q,
+            DVec3::ZERO,
+            DVec3::Z,
+            0.01,
+        );
+        assert_eq!(pts.len(), 1, "{pts:?}");
+        close("corner-down gap", pts[0].dist, 0.001, 1e-9);
+        // A box edge on another box's face: turned 45° about x, its lowest
+        // edge is √2/2 below its centre.
+        let edge = contacts(
+            &boxed,
+            DVec3::ZERO,
+            DQuat::IDENTITY,
+            &boxed,
+            DVec3::new(0.0, 0.0, 0.5 + 0.5f64.sqrt() + 0.002),
+            DQuat::from_rotation_x(std::f64::consts::FRAC_PI_4),
+            0.01,
+        );
+        assert!(!edge.is_empty() && edge.len() <= 2, "{edge:?}");
+        for p in &edge {
+            close("edge gap", p.dist, 0.002, 1e-9);
+            close("edge normal z", p.normal.z, 1.0, 1e-9);
+        }
+        // A cylinder standing on its rim, tilted 30°: the lowest rim point
+        // is R sin 30° + h cos 30° below the centre.
+        let cyl = BodyShape::new(Shape::Cylinder {
+            radius: 0.2,
+            half_height: 0.1,
+        });
+        let tilt = 30f64.to_radians();
+        let low = 0.2 * tilt.sin() + 0.1 * tilt.cos();
+        let pts = halfspace_contacts(
+            &cyl,
+            DVec3::new(0.0, 0.0, low + 0.003),
+            DQuat::from_rotation_x(tilt),
+            DVec3::ZERO,
+            DVec3::Z,
+            0.01,
+        );
+        assert!(!pts.is_empty(), "no rim contact");
+        let deepest = pts.iter().map(|p| p.dist).fold(f64::INFINITY, f64::min);
+        close("rim gap", deepest, 0.003, 1e-6);
+        // An ellipsoid's support point: for semi-axes (a, b, c) along d = z
+        // it is (0, 0, c); tilted, the lowest point of x²/a² + z²/c² = 1
+        // turned by θ is √(a² sin²θ + c² cos²θ) below the centre.
+        let e = DVec3::new(0.3, 0.2, 0.1);
+        close("support z", ellipsoid_support(e, DVec3::Z).z, 0.1, 1e-12);
+        let ell = BodyShape::new(Shape::Ellipsoid { radii: e });
+        let th = 0.4f64;
+        let depth = (0.09 * th.sin().powi(2) + 0.01 * th.cos().powi(2)).sqrt();
+        let pts = halfspace_contacts(
+            &ell,
+            DVec3::new(0.0, 0.0, depth + 0.001),
+            DQuat::from_rotation_y(th),
+            DVec3::ZERO,
+            DVec3::Z,
+            0.01,
+        );
+        assert_eq!(pts.len(), 1);
+        close("ellipsoid gap", pts[0].dist, 0.001, 1e-9);
+        // Ellipsoid on a box face by GJK: the same gap.
+        let slab = BodyShape::new(Shape::Box {
+            half_extents: DVec3::new(1.0, 1.0, 0.5),
+        });
+        let pts = contacts(
+            &slab,
+            DVec3::new(0.0, 0.0, -0.5),
+            DQuat::IDENTITY,
+            &ell,
+            DVec3::new(0.0, 0.0, depth + 0.001),
+            DQuat::from_rotation_y(th),
+            0.01,
+        );
+        assert_eq!(pts.len(), 1);
+        close("ellipsoid–box gap", pts[0].dist, 0.001, 1e-6);
+        close("ellipsoid–box normal", pts[0].normal.z, 1.0, 1e-6);
+    }
+}

@@ -1,0 +1,349 @@
+//! Rigid bodies of other shapes than spheres, tested as physics: each law
+//! is one generic body, measured against its closed form (both numbers and
+//! the tolerance in the message), run by the CPU solvers that apply to it.
+//! The scenes are written in the scene syntax users write (`Body(shape: …)`).
+
+use glam::{DQuat, DVec3};
+use repose::scene::Scene;
+use repose::solver::SolverMethod;
+use repose::step::Stepper;
+use repose::world::World;
+
+fn world(text: &str, method: SolverMethod) -> World {
+    let scene = Scene::from_str(text, "test scene", &[])
+        .unwrap_or_else(|e| panic!("scene does not build: {e:#}"));
+    let mut w = scene.build().expect("build");
+    w.solver.method = method;
+    w
+}
+
+fn run(w: &mut World, steps: usize, mut each: impl FnMut(&World, &Stepper, usize)) {
+    let mut st = Stepper::new();
+    for k in 0..steps {
+        st.step(w).unwrap_or_else(|e| panic!("step {k}: {e:#}"));
+        each(w, &st, k);
+    }
+}
+
+fn assert_close(what: &str, measured: f64, expected: f64, tol: f64) {
+    assert!(
+        (measured - expected).abs() <= tol,
+        "{what}: measured {measured:.9e}, expected {expected:.9e} (tolerance {tol:e}, off by {:.3e})",
+        (measured - expected).abs()
+    );
+}
+
+const G: f64 = 9.81;
+
+/// A 1 m cube of 1000 kg/m³ resting on a plane carries its weight on four
+/// corner contacts (the normal impulses sum to m g h each step; their split
+/// is not unique), and in 2 s it neither drifts nor turns.
+fn box_at_rest_on_a_plane(method: SolverMethod) {
+    let mut w = world(
+        "Scene(version: 1, time_step: 1e-3, duration: 2.0,
+           solver: (max_iterations: 2000, tolerance: 1e-9),
+           materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
+           spheres: [Body(shape: Box(half_extents: (0.5, 0.5, 0.5)), pos: (0, 0, 0.5))],
+           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])",
+        method,
+    );
+    let m = 1000.0;
+    let (x0, h) = (w.bodies.pos[0], w.time_step);
+    run(&mut w, 2000, |_, st, k| {
+        let g = st.last_impulses();
+        if k >= 10 {
+            assert_eq!(
+                g.len(),
+                4,
+                "step {k}: {} contacts, expected the 4 corners",
+                g.len()
+            );
+            let total: f64 = g.iter().map(|c| c[0]).sum();
+            assert_close(
+                &format!("step {k}: Σ normal impulse (N s)"),
+                total,
+                m * G * h,
+                1e-6 * m * G * h,
+            );
+            // How the four share it is not determined (a rigid box on four
+            // points is hyperstatic): only the sum is a law.
+        }
+    });
+    assert_close("drift (m)", (w.bodies.pos[0] - x0).length(), 0.0, 1e-6);
+    assert_close(
+        "rotation (rad)",
+        w.bodies.rot[0].angle_between(DQuat::IDENTITY),
+        0.0,
+        1e-6,
+    );
+}
+
+/// A box on a 20° incline: with μ = 0.5 (tan 20° = 0.364 < μ) it stays;
+/// with μ = 0.3 it slides down with a = g (sin α − μ cos α), riding on the
+/// associated law's gap h μ ‖u_T‖ (README, "The model").
+fn box_on_an_incline(method: SolverMethod) {
+    let alpha = 20f64.to_radians();
+    let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
+    let q = DQuat::from_rotation_y(-alpha);
+    for (mu, expected) in [(0.5, 0.0), (0.3, G * (alpha.sin() - 0.3 * alpha.cos()))] {
+        let pos = n * 0.25;
+        let text = format!(
+            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+               solver: (max_iterations: 2000, tolerance: 1e-9),
+               materials: [(name: \"m\", friction: {mu}, density: 1000.0)],
+               spheres: [Body(shape: Box(half_extents: (0.5, 0.3, 0.25)), pos: ({}, 0, {}),
+                              rot: ({}, {}, {}, {}))],
+               boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
+            pos.x, pos.z, q.x, q.y, q.z, q.w, n.x, n.z
+        );
+        let mut w = world(&text, method);
+        let down = DVec3::new(-alpha.cos(), 0.0, -alpha.sin());
+        let mut samples = Vec::new();
+        run(&mut w, 1000, |w, _, k| {
+            if k >= 100 {
+                samples.push((w.time, w.bodies.vel[0].dot(down)));
+            }
+        });
+        // Acceleration: least-squares slope of the speed along the slope.
+        let nn = samples.len() as f64;
+        let (st, sv) = samples
+            .iter()
+            .fold((0.0, 0.0), |a, s| (a.0 + s.0, a.1 + s.1));
+        let (mt, mv) = (st / nn, sv / nn);
+        let (num, den) = samples.iter().fold((0.0, 0.0), |a, s| {
+            (a.0 + (s.0 - mt) * (s.1 - mv), a.1 + (s.0 - mt).powi(2))
+        });
+        let a = num / den;
+        let tol = if expected == 0.0 {
+            1e-6
+        } else {
+            0.01 * expected
+        };
+        assert_close(
+            &format!("μ = {mu}: acceleration down the slope (m/s²)"),
+            a,
+            expected,
+            tol,
+        );
+        let gap = w.time_step * mu * w.bodies.vel[0].length();
+        assert_close(
+            &format!("μ = {mu}: height above the incline (m)"),
+            w.bodies.pos[0].dot(n),
+            0.25 + gap,
+            1e-6 + 0.05 * gap,
+        );
+    }
+}
+
+/// Seed 000 §6.1, the rolling disk as a real cylinder: R = 1 m, M = 10 kg,
+/// J = 4 kg m² about its axis, v₀ = 1 m/s rolling, ρ = 0.02 m, μ = 0.9,
+/// g = 9.8: deceleration M g ρ R / (J + M R²) = 0.14 m/s², at rest after
+/// 7.14 s and 3.57 m (within 1 %).
+fn rolling_disk(method: SolverMethod) {
+    let text = "Scene(version: 1, time_step: 1e-2, duration: 9.0, gravity: (0, 0, -9.8),
+        solver: (max_iterations: 3000, tolerance: 1e-10),
+        materials: [(name: \"m\", friction: 0.9, rolling: 0.02, spinning: 0.0, density: 1000.0)],
+        spheres: [Body(shape: Cylinder(radius: 1.0, half_height: 0.05), pos: (0, 0, 1.0),
+                       rot: (0.7071067811865476, 0, 0, 0.7071067811865476),
+                       velocity: (1, 0, 0), angular_velocity: (0, 1, 0),
+                       mass: 10.0, inertia: (2.5, 2.5, 4.0))],
+        boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])";
+    let mut w = world(text, method);
+    let decel = 10.0 * 9.8 * 0.02 / (4.0 + 10.0);
+    let (mut t_stop, mut x_stop) = (f64::NAN, f64::NAN);
+    let mut v_half = f64::NAN;
+    run(&mut w, 900, |w, _, _| {
+        let v = w.bodies.vel[0].x;
+        if (w.time - 3.5).abs() < 1e-9 {
+            v_half = v;
+        }
+        if t_stop.is_nan() && v <= 1e-6 {
+            t_stop = w.time;
+            x_stop = w.bodies.pos[0].x;
+        }
+    });
+    assert_close(
+        "speed at 3.5 s (m/s)",
+        v_half,
+        1.0 - decel * 3.5,
+        0.01 * decel * 3.5,
+    );
+    assert_close("time to rest (s)", t_stop, 1.0 / decel, 0.01 / decel);
+    assert_close("distance to rest (m)", x_stop, 0.5 / decel, 0.005 / decel);
+    assert_close(
+        "speed at the end (m/s)",
+        w.bodies.vel[0].length(),
+        0.0,
+        1e-6,
+    );
+}
+
+/// A uniform solid cylinder rolling without slip down a 20° incline
+/// (μ = 0.9 > tan α / 3) accelerates at a = (2/3) g sin α.
+fn cylinder_rolls_down_an_incline(method: SolverMethod) {
+    let alpha = 20f64.to_radians();
+    let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
+    // Axis along y: the body z axis turned onto y.
+    let q = DQuat::from_rotation_y(-alpha) * DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
+    let pos = n * 0.1;
+    let text = format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+           solver: (max_iterations: 2000, tolerance: 1e-9),
+           materials: [(name: \"m\", friction: 0.9, density: 1000.0)],
+           spheres: [Body(shape: Cylinder(radius: 0.1, half_height: 0.05), pos: ({}, 0, {}),
+                          rot: ({}, {}, {}, {}))],
+           boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
+        pos.x, pos.z, q.x, q.y, q.z, q.w, n.x, n.z
+    );
+    let mut w = world(&text, method);
+    let down = DVec3::new(-alpha.cos(), 0.0, -alpha.sin());
+    let mut samples = Vec::new();
+    run(&mut w, 800, |w, _, k| {
+        if k >= 100 {
+            samples.push((w.time, w.bodies.vel[0].dot(down)));
+        }
+    });
+    let (t0, v0) = samples[0];
+    let (t1, v1) = *samples.last().unwrap();
+    let a = (v1 - v0) / (t1 - t0);
+    let expected = 2.0 / 3.0 * G * alpha.sin();
+    assert_close(
+        "acceleration down the slope (m/s²)",
+        a,
+        expected,
+        0.01 * expected,
+    );
+    // Rolling without slip: the contact line is at rest, v = ω R.
+    let omega = w.bodies.omega[0].length();
+    assert_close(
+        "v − ω R (m/s)",
+        w.bodies.vel[0].length() - omega * 0.1,
+        0.0,
+        1e-3 * v1,
+    );
+}
+
+/// Torque-free tumbling of a box (no gravity, no contact) over 10 s at
+/// h = 1 ms: |L| is conserved to 1e-6 relative; a spin about the major or
+/// minor principal axis, nudged, stays about it; about the intermediate axis
+/// it flips (the tennis-racket effect).
+#[test]
+fn torque_free_box_keeps_its_angular_momentum_and_flips_only_about_the_intermediate_axis() {
+    // Half extents 0.1 × 0.2 × 0.4: I_x > I_y > I_z (major x, minor z).
+    for (axis, name, flips) in [
+        (DVec3::X, "major", false),
+        (DVec3::Y, "intermediate", true),
+        (DVec3::Z, "minor", false),
+    ] {
+        let w0 = axis * 5.0 + DVec3::new(0.01, 0.012, 0.014);
+        let text = format!(
+            "Scene(version: 1, time_step: 1e-3, duration: 10.0, gravity: (0, 0, 0),
+               materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
+               spheres: [Body(shape: Box(half_extents: (0.1, 0.2, 0.4)), pos: (0, 0, 0),
+                              angular_velocity: ({}, {}, {}))],
+               boundaries: [])",
+            w0.x, w0.y, w0.z
+        );
+        let mut w = world(&text, SolverMethod::Apgd);
+        let l0 = w.bodies.angular_momentum(0);
+        let mut worst = 0.0f64;
+        let mut min_along = f64::INFINITY;
+        run(&mut w, 10_000, |w, _, _| {
+            let l = w.bodies.angular_momentum(0);
+            worst = worst.max((l.length() - l0.length()).abs() / l0.length());
+            // The spin axis in the body frame, against its start.
+            let body = w.bodies.rot[0].inverse() * w.bodies.omega[0];
+            min_along = min_along.min(body.normalize().dot(axis));
+        });
+        assert_close(
+            &format!("{name} axis: max relative change of |L|"),
+            worst,
+            0.0,
+            1e-6,
+        );
+        if flips {
+            assert!(
+                min_along < -0.9,
+                "{name} axis: the spin never flipped (lowest cosine to the start axis {min_along:.4})"
+            );
+        } else {
+            assert!(
+                min_along > 0.99,
+                "{name} axis: the spin wandered (lowest cosine to the start axis {min_along:.4}, expected > 0.99)"
+            );
+        }
+    }
+}
+
+macro_rules! with_methods {
+    ($($law:ident;)*) => {$(
+        mod $law {
+            use super::*;
+            #[test]
+            fn apgd() {
+                super::$law(SolverMethod::Apgd);
+            }
+            #[test]
+            fn pgs() {
+                super::$law(SolverMethod::Pgs);
+            }
+            #[test]
+            fn interior_point() {
+                super::$law(SolverMethod::InteriorPoint);
+            }
+        }
+    )*};
+}
+
+with_methods! {
+    box_at_rest_on_a_plane;
+    box_on_an_incline;
+    rolling_disk;
+    cylinder_rolls_down_an_incline;
+}
+
+/// The f32 and GPU backends carry a scalar inertia per body: a scene with
+/// bodies of other shapes runs on the CPU under `auto`, and an explicit
+/// `cpu-f32` or `gpu` is refused with what to do.
+#[test]
+fn backends_without_inertia_tensors_route_shapes_to_the_cpu() {
+    use repose::run::{f32_blocker, open_backend_for, BackendChoice};
+    use repose::step::Backend;
+    let scene = Scene::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/shapes.ron"),
+        &[],
+    )
+    .expect("scenes/shapes.ron");
+    let w = scene.build().expect("build");
+    let blocker = f32_blocker(&w).expect("shapes block the f32 backends");
+    assert!(blocker.contains("body 0 is a box"), "{blocker}");
+    let (b, why) = open_backend_for(BackendChoice::Auto, &w.solver, Some(&blocker)).expect("auto");
+    assert!(
+        matches!(b, Backend::Cpu),
+        "auto chose {}: {why}",
+        b.describe()
+    );
+    let err = match open_backend_for(BackendChoice::CpuF32, &w.solver, Some(&blocker)) {
+        Ok((b, _)) => panic!("cpu-f32 opened {}", b.describe()),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("not spheres") && err.contains("use --backend cpu"),
+        "{err}"
+    );
+    // And the step itself refuses rather than drop the tensors.
+    let mut w = w;
+    let mut st = Stepper::with_backend(Backend::CpuF32);
+    let mut refused = None;
+    for _ in 0..400 {
+        if let Err(e) = st.step(&mut w) {
+            refused = Some(e.to_string());
+            break;
+        }
+    }
+    let msg = refused.expect("the cpu-f32 stepper ran bodies of other shapes");
+    assert!(
+        msg.contains("spheres only") && msg.contains("--backend cpu"),
+        "{msg}"
+    );
+}
