@@ -7,8 +7,11 @@
 //! * `emit`: particle inlets append the spheres due by the end of this step
 //!   to the bodies ([`crate::inlet`]); the rest of the step sees them like
 //!   any other body. Existing ids never change, so warm-start keys stay valid.
-//! * `forces`: free velocities v + h g (seed 000 eq. 37, k̃ = M v + h f).
-//! * `collide`: grid broadphase and narrowphase → contact geometry.
+//! * `forces`: free velocities v + h g (seed 000 eq. 37, k̃ = M v + h f), and
+//!   for bodies that are not spheres the implicit gyroscopic step
+//!   ([`crate::integrate`]).
+//! * `collide`: grid broadphase and narrowphase → contact geometry (other
+//!   shapes: manifolds from parry, [`crate::shape`]).
 //! * `assemble`: the [`ContactProblem`] (frames, arms, cones, bias, CSR).
 //! * `warm_start`: the previous step's impulses of persistent pairs, turned
 //!   into the new contact frames.
