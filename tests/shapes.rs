@@ -35,6 +35,44 @@ fn assert_close(what: &str, measured: f64, expected: f64, tol: f64) {
 
 const G: f64 = 9.81;
 
+/// A body of `shape` resting on a plane inclined by `alpha` about y, its
+/// centre `lift` above the plane, turned by `tilt` in the plane's frame.
+fn on_incline(
+    shape: &str,
+    lift: f64,
+    tilt: DQuat,
+    mu: f64,
+    alpha: f64,
+    method: SolverMethod,
+) -> World {
+    let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
+    let q = DQuat::from_rotation_y(-alpha) * tilt;
+    let pos = n * lift;
+    world(
+        &format!(
+            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+               solver: (max_iterations: 2000, tolerance: 1e-9),
+               materials: [(name: \"m\", friction: {mu}, density: 1000.0)],
+               spheres: [Body(shape: {shape}, pos: ({}, 0, {}), rot: ({}, {}, {}, {}))],
+               boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
+            pos.x, pos.z, q.x, q.y, q.z, q.w, n.x, n.z
+        ),
+        method,
+    )
+}
+
+/// (time, speed down the slope) after each step from step 100 on.
+fn speeds_down_the_slope(w: &mut World, alpha: f64, steps: usize) -> Vec<(f64, f64)> {
+    let down = DVec3::new(-alpha.cos(), 0.0, -alpha.sin());
+    let mut samples = Vec::new();
+    run(w, steps, |w, _, k| {
+        if k >= 100 {
+            samples.push((w.time, w.bodies.vel[0].dot(down)));
+        }
+    });
+    samples
+}
+
 /// A 1 m cube of 1000 kg/m³ resting on a plane carries its weight on four
 /// corner contacts (the normal impulses sum to m g h each step; their split
 /// is not unique), and in 2 s it neither drifts nor turns.
@@ -84,26 +122,10 @@ fn box_at_rest_on_a_plane(method: SolverMethod) {
 fn box_on_an_incline(method: SolverMethod) {
     let alpha = 20f64.to_radians();
     let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
-    let q = DQuat::from_rotation_y(-alpha);
     for (mu, expected) in [(0.5, 0.0), (0.3, G * (alpha.sin() - 0.3 * alpha.cos()))] {
-        let pos = n * 0.25;
-        let text = format!(
-            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
-               solver: (max_iterations: 2000, tolerance: 1e-9),
-               materials: [(name: \"m\", friction: {mu}, density: 1000.0)],
-               spheres: [Body(shape: Box(half_extents: (0.5, 0.3, 0.25)), pos: ({}, 0, {}),
-                              rot: ({}, {}, {}, {}))],
-               boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
-            pos.x, pos.z, q.x, q.y, q.z, q.w, n.x, n.z
-        );
-        let mut w = world(&text, method);
-        let down = DVec3::new(-alpha.cos(), 0.0, -alpha.sin());
-        let mut samples = Vec::new();
-        run(&mut w, 1000, |w, _, k| {
-            if k >= 100 {
-                samples.push((w.time, w.bodies.vel[0].dot(down)));
-            }
-        });
+        let shape = "Box(half_extents: (0.5, 0.3, 0.25))";
+        let mut w = on_incline(shape, 0.25, DQuat::IDENTITY, mu, alpha, method);
+        let samples = speeds_down_the_slope(&mut w, alpha, 1000);
         // Acceleration: least-squares slope of the speed along the slope.
         let nn = samples.len() as f64;
         let (st, sv) = samples
@@ -182,27 +204,11 @@ fn rolling_disk(method: SolverMethod) {
 /// (μ = 0.9 > tan α / 3) accelerates at a = (2/3) g sin α.
 fn cylinder_rolls_down_an_incline(method: SolverMethod) {
     let alpha = 20f64.to_radians();
-    let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
     // Axis along y: the body z axis turned onto y.
-    let q = DQuat::from_rotation_y(-alpha) * DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
-    let pos = n * 0.1;
-    let text = format!(
-        "Scene(version: 1, time_step: 1e-3, duration: 1.0,
-           solver: (max_iterations: 2000, tolerance: 1e-9),
-           materials: [(name: \"m\", friction: 0.9, density: 1000.0)],
-           spheres: [Body(shape: Cylinder(radius: 0.1, half_height: 0.05), pos: ({}, 0, {}),
-                          rot: ({}, {}, {}, {}))],
-           boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
-        pos.x, pos.z, q.x, q.y, q.z, q.w, n.x, n.z
-    );
-    let mut w = world(&text, method);
-    let down = DVec3::new(-alpha.cos(), 0.0, -alpha.sin());
-    let mut samples = Vec::new();
-    run(&mut w, 800, |w, _, k| {
-        if k >= 100 {
-            samples.push((w.time, w.bodies.vel[0].dot(down)));
-        }
-    });
+    let axis_y = DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
+    let shape = "Cylinder(radius: 0.1, half_height: 0.05)";
+    let mut w = on_incline(shape, 0.1, axis_y, 0.9, alpha, method);
+    let samples = speeds_down_the_slope(&mut w, alpha, 800);
     let (t0, v0) = samples[0];
     let (t1, v1) = *samples.last().unwrap();
     let a = (v1 - v0) / (t1 - t0);
