@@ -141,7 +141,7 @@ impl Bodies {
                     omega: b.omega,
                     material: b.material,
                 });
-                self.rot[id] = b.rot;
+                self.rot[id] = b.rot.normalize();
                 return id;
             }
         }

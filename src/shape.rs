@@ -275,17 +275,6 @@ impl Shape {
         }
     }
 
-    /// The farthest point of the shape in direction `d` (body frame).
-    pub fn support(&self, d: DVec3) -> DVec3 {
-        match self {
-            Shape::Ellipsoid { radii } => ellipsoid_support(*radii, d),
-            _ => {
-                let c = self.make_collider();
-                from_p(c.support().local_support_point(to_p(d)))
-            }
-        }
-    }
-
     /// The parry shape (or our ellipsoid) for this shape.
     fn make_collider(&self) -> Collider {
         match self {
@@ -420,17 +409,6 @@ impl std::fmt::Debug for Collider {
     }
 }
 
-impl Collider {
-    fn support(&self) -> &dyn SupportMap {
-        match self {
-            Collider::Parry(s) => s
-                .as_support_map()
-                .expect("every repose shape is a support map"),
-            Collider::Ellipsoid(e) => e,
-        }
-    }
-}
-
 /// A body's shape with its collider, made on first use and kept (not
 /// serialised: a checkpoint holds the shape, the collider is rebuilt).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -494,29 +472,76 @@ fn tag_of(fid1: u32, fid2: u32) -> u64 {
     u64::from(fid1) << 32 | u64::from(fid2)
 }
 
+/// One side of a body pair: a body's shape, or a plain sphere of the given
+/// radius (which needs no collider: parry's ball is made on the stack).
+#[derive(Clone, Copy, Debug)]
+pub enum Side<'a> {
+    /// A body of [`Shape`], with its kept collider.
+    Shape(&'a BodyShape),
+    /// A plain sphere (m).
+    Ball(f64),
+}
+
+/// What the narrowphase gets of one side.
+enum View<'a> {
+    /// A parry shape: manifolds.
+    Parry(&'a dyn PShape),
+    /// Only a support map (our ellipsoid): GJK/EPA.
+    Support(&'a dyn SupportMap),
+}
+
+impl<'a> View<'a> {
+    fn of(side: Side<'a>, ball: Option<&'a Ball>) -> Self {
+        match (side, ball) {
+            (_, Some(b)) => View::Parry(b),
+            (Side::Shape(s), None) => match s.collider() {
+                Collider::Parry(g) => View::Parry(g.as_ref()),
+                Collider::Ellipsoid(e) => View::Support(e),
+            },
+            (Side::Ball(_), None) => unreachable!("a ball side comes with its ball"),
+        }
+    }
+
+    fn support(&self) -> &'a dyn SupportMap {
+        match *self {
+            View::Parry(g) => g
+                .as_support_map()
+                .expect("every repose shape is a support map"),
+            View::Support(s) => s,
+        }
+    }
+}
+
 /// The contact points of two bodies whose surfaces are closer than
 /// `prediction` (empty when farther): a manifold for polyhedral-feature
 /// pairs, one point when an ellipsoid is involved.
 pub fn contacts(
-    s1: &BodyShape,
+    s1: Side,
     x1: DVec3,
     q1: DQuat,
-    s2: &BodyShape,
+    s2: Side,
     x2: DVec3,
     q2: DQuat,
     prediction: f64,
 ) -> Vec<PointContact> {
-    let (pose1, pose2) = (s1.pose_of(x1, q1), s2.pose_of(x2, q2));
+    let pose_of = |s: Side, x, q| match s {
+        Side::Shape(b) => b.pose_of(x, q),
+        Side::Ball(_) => pose(x, q),
+    };
+    let ball = |s: Side| match s {
+        Side::Ball(r) => Some(Ball::new(r)),
+        Side::Shape(_) => None,
+    };
+    let (pose1, pose2) = (pose_of(s1, x1, q1), pose_of(s2, x2, q2));
     let pos12 = pose1.inv_mul(&pose2);
-    match (s1.collider(), s2.collider()) {
-        (Collider::Parry(g1), Collider::Parry(g2)) => {
-            manifold_points(&pose1, &pos12, g1.as_ref(), g2.as_ref(), prediction)
-        }
-        (c1, c2) => {
+    let (b1, b2) = (ball(s1), ball(s2));
+    match (View::of(s1, b1.as_ref()), View::of(s2, b2.as_ref())) {
+        (View::Parry(g1), View::Parry(g2)) => manifold_points(&pose1, &pos12, g1, g2, prediction),
+        (v1, v2) => {
             let Some(c) = query::contact::contact_support_map_support_map(
                 &pos12,
-                c1.support(),
-                c2.support(),
+                v1.support(),
+                v2.support(),
                 prediction,
             ) else {
                 return Vec::new();
@@ -809,10 +834,10 @@ mod tests {
         // A box edge on another box's face: turned 45° about x, its lowest
         // edge is √2/2 below its centre.
         let edge = contacts(
-            &boxed,
+            Side::Shape(&boxed),
             DVec3::ZERO,
             DQuat::IDENTITY,
-            &boxed,
+            Side::Shape(&boxed),
             DVec3::new(0.0, 0.0, 0.5 + 0.5f64.sqrt() + 0.002),
             DQuat::from_rotation_x(std::f64::consts::FRAC_PI_4),
             0.01,
@@ -864,10 +889,10 @@ mod tests {
             half_extents: DVec3::new(1.0, 1.0, 0.5),
         });
         let pts = contacts(
-            &slab,
+            Side::Shape(&slab),
             DVec3::new(0.0, 0.0, -0.5),
             DQuat::IDENTITY,
-            &ell,
+            Side::Shape(&ell),
             DVec3::new(0.0, 0.0, depth + 0.001),
             DQuat::from_rotation_y(th),
             0.01,
@@ -875,5 +900,30 @@ mod tests {
         assert_eq!(pts.len(), 1);
         close("ellipsoid–box gap", pts[0].dist, 0.001, 1e-6);
         close("ellipsoid–box normal", pts[0].normal.z, 1.0, 1e-6);
+        // A plain sphere (no collider of its own) 1 mm above the box, and
+        // 2 mm from the ellipsoid's tip along its x axis.
+        let pts = contacts(
+            Side::Shape(&slab),
+            DVec3::new(0.0, 0.0, -0.5),
+            DQuat::IDENTITY,
+            Side::Ball(0.05),
+            DVec3::new(0.3, 0.2, 0.051),
+            DQuat::IDENTITY,
+            0.01,
+        );
+        assert_eq!(pts.len(), 1, "{pts:?}");
+        close("ball–box gap", pts[0].dist, 0.001, 1e-9);
+        let pts = contacts(
+            Side::Shape(&ell),
+            DVec3::ZERO,
+            DQuat::IDENTITY,
+            Side::Ball(0.05),
+            DVec3::new(0.352, 0.0, 0.0),
+            DQuat::IDENTITY,
+            0.01,
+        );
+        assert_eq!(pts.len(), 1, "{pts:?}");
+        close("ball–ellipsoid gap", pts[0].dist, 0.002, 1e-6);
+        close("ball–ellipsoid normal", pts[0].normal.x, 1.0, 1e-6);
     }
 }

@@ -31,7 +31,7 @@ use rayon::prelude::*;
 
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, SurfacePoint};
-use crate::shape::{self, BodyShape, PointContact};
+use crate::shape::{self, BodyShape, PointContact, Side};
 
 /// How many times the volume bound of the module docs a sphere's neighbour
 /// count may reach before detection refuses (overlaps of a loaded packing
@@ -111,31 +111,15 @@ pub fn shape_wall_key(a: u32, boundary: usize, face: u32, tag: u64) -> u64 {
 /// spheres, appended to `found` (normal from `a` toward `b`, the point in
 /// the middle of the gap, one contact per manifold point).
 fn shape_pair(bodies: &Bodies, a: usize, b: usize, envelope: f64, found: &mut Vec<ContactGeom>) {
-    let ball = |i: usize| {
-        BodyShape::new(shape::Shape::Sphere {
-            radius: bodies.radius[i],
-        })
-    };
-    let (tmp_a, tmp_b);
-    let sa = match bodies.shape_of(a) {
-        Some(s) => s,
-        None => {
-            tmp_a = ball(a);
-            &tmp_a
-        }
-    };
-    let sb = match bodies.shape_of(b) {
-        Some(s) => s,
-        None => {
-            tmp_b = ball(b);
-            &tmp_b
-        }
+    let side = |i: usize| match bodies.shape_of(i) {
+        Some(s) => Side::Shape(s),
+        None => Side::Ball(bodies.radius[i]),
     };
     let points = shape::contacts(
-        sa,
+        side(a),
         bodies.pos[a],
         bodies.rot[a],
-        sb,
+        side(b),
         bodies.pos[b],
         bodies.rot[b],
         envelope,

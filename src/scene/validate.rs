@@ -58,6 +58,19 @@ impl Checker {
         }
     }
 
+    /// A body's `mass` and `density` (at most one, each > 0; `prefix` is
+    /// the source's path).
+    fn mass_or_density(&mut self, prefix: &str, mass: Option<f64>, density: Option<f64>) {
+        self.opt_positive(&format!("{prefix}.density"), density);
+        self.opt_positive(&format!("{prefix}.mass"), mass);
+        if mass.is_some() && density.is_some() {
+            self.push(
+                format!("{prefix}.mass"),
+                "give either mass or density, not both (mass would win and density be ignored)",
+            );
+        }
+    }
+
     fn vec_finite(&mut self, path: &str, v: DVec3) -> bool {
         if v.is_finite() {
             true
@@ -222,15 +235,8 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 c.material(&f("material"), s.material);
                 c.vec_finite(&f("velocity"), s.velocity);
                 c.vec_finite(&f("angular_velocity"), s.angular_velocity);
-                c.opt_positive(&f("density"), s.density);
-                c.opt_positive(&f("mass"), s.mass);
+                c.mass_or_density(&p, s.mass, s.density);
                 c.opt_positive(&f("inertia"), s.inertia);
-                if s.mass.is_some() && s.density.is_some() {
-                    c.push(
-                        f("mass"),
-                        "give either mass or density, not both (mass would win and density be ignored)",
-                    );
-                }
             }
             SphereSource::Body(b) => {
                 c.vec_finite(&f("pos"), b.pos);
@@ -252,18 +258,11 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 c.material(&f("material"), b.material);
                 c.vec_finite(&f("velocity"), b.velocity);
                 c.vec_finite(&f("angular_velocity"), b.angular_velocity);
-                c.opt_positive(&f("density"), b.density);
-                c.opt_positive(&f("mass"), b.mass);
+                c.mass_or_density(&p, b.mass, b.density);
                 if let Some(i) = b.inertia {
                     if let Err(why) = crate::shape::validate_inertia(i) {
                         c.push(f("inertia"), why);
                     }
-                }
-                if b.mass.is_some() && b.density.is_some() {
-                    c.push(
-                        f("mass"),
-                        "give either mass or density, not both (mass would win and density be ignored)",
-                    );
                 }
             }
             SphereSource::Lattice(l) => {
