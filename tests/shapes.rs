@@ -281,6 +281,24 @@ fn torque_free_box_keeps_its_angular_momentum_and_flips_only_about_the_intermedi
     }
 }
 
+/// APGD and PGS only: De Saxcé's law is not a convex program, which the
+/// interior point needs.
+macro_rules! with_de_saxce_methods {
+    ($($law:ident;)*) => {$(
+        mod $law {
+            use super::*;
+            #[test]
+            fn apgd() {
+                super::$law(SolverMethod::Apgd);
+            }
+            #[test]
+            fn pgs() {
+                super::$law(SolverMethod::Pgs);
+            }
+        }
+    )*};
+}
+
 macro_rules! with_methods {
     ($($law:ident;)*) => {$(
         mod $law {
@@ -352,4 +370,91 @@ fn backends_without_inertia_tensors_route_shapes_to_the_cpu() {
         msg.contains("spheres only") && msg.contains("--backend cpu"),
         "{msg}"
     );
+}
+
+/// Seed 002 Table 1: a 1 kg cube of 1 m side sliding at 5 m/s and spinning
+/// at ω_z = 2π s⁻¹ on the ground with μ = 1 (four vertex contacts; De Saxcé's
+/// law, which does not launch a sliding body as the associated one does).
+/// Sliding and spinning stop together (Coulomb friction couples them: the
+/// ratio of slip to spin settles and both reach zero at once), and the path
+/// at h = 1 ms is within 1 % of the path at h = 0.1 ms.
+fn cube_slides_and_spins_to_a_stop(method: SolverMethod) {
+    let run_at = |h: f64| -> (f64, f64, f64, DVec3) {
+        let text = format!(
+            "Scene(version: 1, time_step: {h}, duration: 1.5,
+               solver: (max_iterations: 3000, tolerance: 1e-9),
+               contact: (friction_law: DeSaxce),
+               materials: [(name: \"m\", friction: 1.0, density: 1000.0)],
+               spheres: [Body(shape: Box(half_extents: (0.5, 0.5, 0.5)), pos: (0, 0, 0.5),
+                              mass: 1.0, velocity: (5, 0, 0),
+                              angular_velocity: (0, 0, 6.283185307179586))],
+               boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])"
+        );
+        let mut w = world(&text, method);
+        let (mut t_slide, mut t_spin) = (f64::NAN, f64::NAN);
+        let steps = (1.5 / h).round() as usize;
+        run(&mut w, steps, |w, _, _| {
+            let (v, spin) = (w.bodies.vel[0].length(), w.bodies.omega[0].z.abs());
+            if t_slide.is_nan() && v < 1e-3 {
+                t_slide = w.time;
+            }
+            if t_spin.is_nan() && spin < 1e-3 {
+                t_spin = w.time;
+            }
+        });
+        (t_slide, t_spin, w.bodies.pos[0].z, w.bodies.pos[0])
+    };
+    let (t_slide, t_spin, z, end) = run_at(1e-3);
+    let (r_slide, r_spin, _, reference) = run_at(1e-4);
+    assert!(
+        t_slide.is_finite() && t_spin.is_finite(),
+        "did not stop: slide {t_slide} s, spin {t_spin} s"
+    );
+    assert_close("slide stop − spin stop (s)", t_slide - t_spin, 0.0, 3e-3);
+    assert_close(
+        "reference: slide stop − spin stop (s)",
+        r_slide - r_spin,
+        0.0,
+        3e-4,
+    );
+    // Pure sliding would stop at v/(μg) = 0.51 s; the spin spreads the
+    // friction over directions and makes it later.
+    assert!(
+        t_slide > 5.0 / G,
+        "stopped at {t_slide} s, before v/(μg) = {} s",
+        5.0 / G
+    );
+    let d = (end - DVec3::new(0.0, 0.0, 0.5)).length();
+    let d_ref = (reference - DVec3::new(0.0, 0.0, 0.5)).length();
+    assert_close("distance at h = 1 ms vs 0.1 ms (m)", d, d_ref, 0.01 * d_ref);
+    assert_close("height at the end (m)", z, 0.5, 1e-6);
+}
+
+/// Seed 003 §4.5.1's ellipsoid (m = 5 kg, a = b = 0.2 m, c = 0.5 m),
+/// released upright with v_y = 0.3 m/s on a plane with μ = 0.25: it falls
+/// over and comes to rest on its side, the long axis flat and the centre at
+/// a = 0.2 m (the pose of least potential energy).
+#[test]
+fn upright_ellipsoid_falls_and_rests_flat_on_its_long_axis() {
+    let text = "Scene(version: 1, time_step: 2e-3, duration: 6.0,
+        solver: (max_iterations: 1000, tolerance: 1e-8),
+        materials: [(name: \"m\", friction: 0.25, rolling: 0.02, spinning: 0.02, density: 1000.0)],
+        spheres: [Body(shape: Ellipsoid(radii: (0.2, 0.2, 0.5)), pos: (0, 0, 0.5),
+                       mass: 5.0, velocity: (0, 0.3, 0))],
+        boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])";
+    let mut w = world(text, SolverMethod::Apgd);
+    run(&mut w, 3000, |_, _, _| {});
+    let axis = w.bodies.rot[0] * DVec3::Z;
+    assert_close("long axis · vertical", axis.z.abs(), 0.0, 0.01);
+    assert_close("centre height (m)", w.bodies.pos[0].z, 0.2, 1e-3);
+    assert_close(
+        "kinetic energy at the end (J)",
+        w.bodies.kinetic_energy(),
+        0.0,
+        1e-6,
+    );
+}
+
+with_de_saxce_methods! {
+    cube_slides_and_spins_to_a_stop;
 }
