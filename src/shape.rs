@@ -417,7 +417,23 @@ pub struct BodyShape {
     pub shape: Shape,
     #[serde(skip)]
     collider: OnceLock<Collider>,
+    #[serde(skip)]
+    mesh: OnceLock<Mesh>,
 }
+
+/// A triangulated surface in the body frame: vertices and outward-wound
+/// triangles (indices into the vertices).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mesh {
+    /// Vertices (m, body frame).
+    pub vertices: Vec<DVec3>,
+    /// Triangles.
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// Subdivisions of the round surfaces' meshes (around; and along a
+/// meridian): enough for a picture, few enough for frames of many bodies.
+const ROUND_SUBDIV: u32 = 24;
 
 impl PartialEq for BodyShape {
     fn eq(&self, other: &Self) -> bool {
@@ -431,7 +447,53 @@ impl BodyShape {
         BodyShape {
             shape,
             collider: OnceLock::new(),
+            mesh: OnceLock::new(),
         }
+    }
+
+    /// The shape's surface as triangles in the body frame (made once):
+    /// exact for boxes and polyhedra, ROUND_SUBDIV facets around round ones.
+    pub fn mesh(&self) -> &Mesh {
+        self.mesh.get_or_init(|| {
+            let n = ROUND_SUBDIV;
+            let (vertices, triangles) = match &self.shape {
+                Shape::Sphere { radius } => Ball::new(*radius).to_trimesh(n, n / 2),
+                Shape::Box { half_extents } => Cuboid::new(to_p(*half_extents)).to_trimesh(),
+                Shape::Cylinder {
+                    radius,
+                    half_height,
+                } => {
+                    // parry's stands on y: turn it onto our z.
+                    let (v, t) = Cylinder::new(*half_height, *radius).to_trimesh(n);
+                    let turn = DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
+                    let v = v.into_iter().map(|p| to_p(turn * from_p(p))).collect();
+                    (v, t)
+                }
+                Shape::Capsule {
+                    radius,
+                    half_height,
+                } => Capsule::new(
+                    PVec::new(0.0, 0.0, -half_height),
+                    PVec::new(0.0, 0.0, *half_height),
+                    *radius,
+                )
+                .to_trimesh(n, n / 2),
+                Shape::Ellipsoid { radii } => {
+                    let (v, t) = Ball::new(1.0).to_trimesh(n, n / 2);
+                    (v.into_iter().map(|p| to_p(from_p(p) * *radii)).collect(), t)
+                }
+                Shape::ConvexPolyhedron { vertices } => {
+                    let points: Vec<PVec> = vertices.iter().map(|v| to_p(*v)).collect();
+                    ConvexPolyhedron::from_convex_hull(&points)
+                        .expect("validated vertex list has a hull")
+                        .to_trimesh()
+                }
+            };
+            Mesh {
+                vertices: vertices.into_iter().map(from_p).collect(),
+                triangles,
+            }
+        })
     }
 
     /// The collider, made once.

@@ -60,9 +60,11 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
             let kept = name == "final.csv"
                 || name == "track.csv"
                 || name == "frames.pvd"
+                || name == "bodies.pvd"
                 || name == "scene.ron"
                 || (name.starts_with("frame_")
-                    && (name.ends_with(".vtu") || name.ends_with(".csv")));
+                    && (name.ends_with(".vtu") || name.ends_with(".csv")))
+                || (name.starts_with("bodies_") && name.ends_with(".vtu"));
             kept.then(|| (name, fs::read(e.path()).unwrap()))
         })
         .collect();
@@ -190,6 +192,15 @@ fn csv_frames_sit_beside_the_vtu_frames() {
         fs::read(tmp.path().join("frame_00005.csv")).unwrap(),
         fs::read(tmp.path().join("final.csv")).unwrap()
     );
+}
+
+/// Bodies of other shapes (boxes, cylinders, a capsule, an ellipsoid, a
+/// polyhedron): orientations, the shape table, manifold warm starts and
+/// the series of their surfaces (`bodies.pvd`) go on from the checkpoint.
+#[test]
+fn resumed_shapes_are_bit_identical() {
+    let scene = load("shapes.ron", &[("duration", "0.6")]);
+    resumed_run_is_bit_identical(&scene, &[70, 200]);
 }
 
 /// A rotating drum: the drum sampler's fits go on from the checkpoint.

@@ -11,7 +11,7 @@ use repose::output::csv::{
     TRACK_CSV_HEADER,
 };
 use repose::output::summary::{read_summary, write_json, ContactStats, SolverStats, Summary};
-use repose::output::vtk::{write_vtu, PvdSeries};
+use repose::output::vtk::{write_surfaces_vtu, write_vtu, PvdSeries};
 use repose::output::ReadError;
 
 /// A few bodies with awkward numbers (non-terminating binary fractions,
@@ -250,6 +250,68 @@ fn vtu_is_well_formed_xml_with_one_point_and_one_vertex_cell_per_body() {
     assert_eq!(payload(&text, "types"), vec![1u8; 7], "VTK_VERTEX = 1");
     assert_eq!(data_array(&text, "TimeValue").1, "0.25");
     assert!(!dir.path().join("f.vtu.tmp").exists());
+}
+
+/// The surfaces of bodies that are not spheres: a box turned and placed
+/// gives its 8 corners at pos + q·corner and 12 triangles, each cell
+/// carrying the box's id and velocity; the sphere beside it gives nothing
+/// (it is a point of the frames).
+#[test]
+fn surfaces_vtu_places_each_shapes_triangles_where_the_body_is() {
+    use repose::bodies::BodyInit;
+    use repose::shape::Shape;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.vtu");
+    let mut bodies = Bodies::default();
+    bodies.push(&SphereInit {
+        pos: DVec3::ZERO,
+        radius: 0.1,
+        mass: 1.0,
+        inertia: 0.004,
+        vel: DVec3::ZERO,
+        omega: DVec3::ZERO,
+        material: 0,
+    });
+    let (pos, q, e) = (
+        DVec3::new(1.0, 2.0, 3.0),
+        DQuat::from_rotation_z(0.3) * DQuat::from_rotation_x(0.2),
+        DVec3::new(0.5, 0.25, 0.125),
+    );
+    bodies.push_body(&BodyInit {
+        shape: Shape::Box { half_extents: e },
+        pos,
+        rot: q,
+        vel: DVec3::new(0.0, 0.0, -2.0),
+        omega: DVec3::ZERO,
+        mass: 1.0,
+        principal: DVec3::ONE,
+        material: 3,
+    });
+    write_surfaces_vtu(&path, &bodies, 0.5).unwrap();
+    let text = read(&path);
+    assert_eq!(check_well_formed(&text), "VTKFile");
+    assert_eq!(attribute(&text, "Piece", "NumberOfPoints"), "8");
+    assert_eq!(attribute(&text, "Piece", "NumberOfCells"), "12");
+    let points = f64s(&payload(&text, "position"));
+    for c in points.chunks(3) {
+        let local = q.inverse() * (DVec3::new(c[0], c[1], c[2]) - pos);
+        assert!(
+            (local.abs() - e).abs().max_element() < 1e-12,
+            "vertex {c:?} is not a corner of the box (body frame {local})"
+        );
+    }
+    let conn = i64s(&payload(&text, "connectivity"));
+    assert_eq!(conn.len(), 36);
+    assert!(conn.iter().all(|&k| (0..8).contains(&k)), "{conn:?}");
+    assert_eq!(
+        i64s(&payload(&text, "offsets")),
+        (1..=12).map(|c| 3 * c).collect::<Vec<_>>()
+    );
+    assert_eq!(payload(&text, "types"), vec![5u8; 12], "VTK_TRIANGLE = 5");
+    assert_eq!(i32s(&payload(&text, "id")), vec![1; 12]);
+    assert_eq!(i32s(&payload(&text, "material")), vec![3; 12]);
+    assert_eq!(f64s(&payload(&text, "speed")), vec![2.0; 12]);
+    assert_eq!(data_array(&text, "TimeValue").1, "0.5");
 }
 
 #[test]

@@ -18,6 +18,12 @@
 //! The frame's physical time is also stored as the field-data array
 //! `TimeValue`, so a single `.vtu` opened on its own still knows its time.
 //!
+//! Bodies that are not spheres also get a second series of *surfaces*
+//! ([`write_surfaces_vtu`]): each body's triangulated surface
+//! ([`crate::shape::BodyShape::mesh`]) placed and turned as the body is,
+//! as `VTK_TRIANGLE` cells with cell data `id`, `material`, `velocity` and
+//! `speed`; `repose run` writes it as `bodies.pvd` beside `frames.pvd`.
+//!
 //! Arrays are written inline as `format="binary"`: little-endian Float64 /
 //! Int32 / Int64 / UInt8 values preceded by a UInt64 byte count
 //! (`header_type="UInt64"`), the pair base64-encoded as one stream, no
@@ -89,7 +95,9 @@ fn put_f64(w: &mut impl Write, v: f64) -> io::Result<()> {
 }
 
 /// Writes the VTU document for `bodies` at `time` into `w`.
-fn write_vtu_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Result<()> {
+/// The checks every frame file makes: a finite time, ids and material
+/// indices that fit Int32. Returns the body count.
+fn check_frame(bodies: &Bodies, time: f64) -> io::Result<usize> {
     let n = body_count(bodies)?;
     if !time.is_finite() {
         return Err(invalid(format!("frame time {time} is not finite")));
@@ -104,23 +112,13 @@ fn write_vtu_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Result<(
             "material index {m} does not fit the Int32 `material` array of a .vtu file"
         )));
     }
+    Ok(n)
+}
+
+fn write_vtu_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Result<()> {
+    let n = check_frame(bodies, time)?;
     let f = 8; // bytes per Float64
-    writeln!(w, "<?xml version=\"1.0\"?>")?;
-    writeln!(
-        w,
-        "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">"
-    )?;
-    writeln!(w, "  <UnstructuredGrid>")?;
-    writeln!(w, "    <FieldData>")?;
-    writeln!(
-        w,
-        "      <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">{time}</DataArray>"
-    )?;
-    writeln!(w, "    </FieldData>")?;
-    writeln!(
-        w,
-        "    <Piece NumberOfPoints=\"{n}\" NumberOfCells=\"{n}\">"
-    )?;
+    begin_piece(w, time, n, n)?;
     writeln!(
         w,
         "      <PointData Scalars=\"radius\" Vectors=\"velocity\">"
@@ -200,9 +198,136 @@ fn write_vtu_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Result<(
         Ok(())
     })?;
     writeln!(w, "      </Cells>")?;
+    end_piece(w)
+}
+
+/// The document's opening up to its one `<Piece>` tag: the XML header, the
+/// frame's time as field data `TimeValue`.
+fn begin_piece<W: Write>(w: &mut W, time: f64, points: usize, cells: usize) -> io::Result<()> {
+    writeln!(w, "<?xml version=\"1.0\"?>")?;
+    writeln!(
+        w,
+        "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">"
+    )?;
+    writeln!(w, "  <UnstructuredGrid>")?;
+    writeln!(w, "    <FieldData>")?;
+    writeln!(
+        w,
+        "      <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">{time}</DataArray>"
+    )?;
+    writeln!(w, "    </FieldData>")?;
+    writeln!(
+        w,
+        "    <Piece NumberOfPoints=\"{points}\" NumberOfCells=\"{cells}\">"
+    )
+}
+
+/// Closes what [`begin_piece`] opened.
+fn end_piece<W: Write>(w: &mut W) -> io::Result<()> {
     writeln!(w, "    </Piece>")?;
     writeln!(w, "  </UnstructuredGrid>")?;
     writeln!(w, "</VTKFile>")
+}
+
+/// The VTK cell type number of a triangle.
+const VTK_TRIANGLE: u8 = 5;
+
+/// Writes the surfaces of the bodies that are not spheres (see
+/// [`write_surfaces_vtu`]) into `w`.
+fn write_surfaces_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Result<()> {
+    let n = check_frame(bodies, time)?;
+    let shaped: Vec<(usize, &crate::shape::Mesh)> = (0..n)
+        .filter_map(|i| bodies.shape_of(i).map(|s| (i, s.mesh())))
+        .collect();
+    let points: usize = shaped.iter().map(|(_, m)| m.vertices.len()).sum();
+    let cells: usize = shaped.iter().map(|(_, m)| m.triangles.len()).sum();
+    let per_cell = |f: &mut dyn FnMut(usize) -> io::Result<()>| -> io::Result<()> {
+        for (i, m) in &shaped {
+            for _ in &m.triangles {
+                f(*i)?;
+            }
+        }
+        Ok(())
+    };
+    let f = 8;
+    begin_piece(w, time, points, cells)?;
+    writeln!(w, "      <CellData Scalars=\"id\" Vectors=\"velocity\">")?;
+    data_array(w, "Int32", "id", &[], 4 * cells, |e| {
+        per_cell(&mut |i| e.write_all(&(i as i32).to_le_bytes()))
+    })?;
+    data_array(w, "Int32", "material", &[], 4 * cells, |e| {
+        per_cell(&mut |i| e.write_all(&(bodies.material[i] as i32).to_le_bytes()))
+    })?;
+    data_array(
+        w,
+        "Float64",
+        "velocity",
+        &["", "", ""],
+        3 * f * cells,
+        |e| {
+            per_cell(&mut |i| {
+                bodies.vel[i]
+                    .to_array()
+                    .iter()
+                    .try_for_each(|&x| put_f64(e, x))
+            })
+        },
+    )?;
+    data_array(w, "Float64", "speed", &[], f * cells, |e| {
+        per_cell(&mut |i| put_f64(e, bodies.vel[i].length()))
+    })?;
+    writeln!(w, "      </CellData>")?;
+    writeln!(w, "      <Points>")?;
+    data_array(
+        w,
+        "Float64",
+        "position",
+        &["", "", ""],
+        3 * f * points,
+        |e| {
+            shaped.iter().try_for_each(|(i, m)| {
+                let (x, q) = (bodies.pos[*i], bodies.rot[*i]);
+                m.vertices.iter().try_for_each(|v| {
+                    (x + q * *v)
+                        .to_array()
+                        .iter()
+                        .try_for_each(|&c| put_f64(e, c))
+                })
+            })
+        },
+    )?;
+    writeln!(w, "      </Points>")?;
+    writeln!(w, "      <Cells>")?;
+    data_array(w, "Int64", "connectivity", &[], 3 * 8 * cells, |e| {
+        let mut base = 0i64;
+        shaped.iter().try_for_each(|(_, m)| {
+            m.triangles
+                .iter()
+                .flatten()
+                .try_for_each(|&k| e.write_all(&(base + i64::from(k)).to_le_bytes()))?;
+            base += m.vertices.len() as i64;
+            Ok(())
+        })
+    })?;
+    data_array(w, "Int64", "offsets", &[], 8 * cells, |e| {
+        (1..=cells as i64).try_for_each(|c| e.write_all(&(3 * c).to_le_bytes()))
+    })?;
+    data_array(w, "UInt8", "types", &[], cells, |e| {
+        (0..cells).try_for_each(|_| e.write_all(&[VTK_TRIANGLE]))
+    })?;
+    writeln!(w, "      </Cells>")?;
+    end_piece(w)
+}
+
+/// Writes the triangulated surfaces of the bodies that are not spheres
+/// (each placed and turned as the body is, [`crate::shape::BodyShape::mesh`])
+/// at time `time` as a `.vtu` of triangle cells, atomically. Cell data:
+/// `id` (the body), `material`, `velocity`, `speed`. Spheres are the points
+/// of the frames written by [`write_vtu`].
+///
+/// Errors: as for [`write_vtu`].
+pub fn write_surfaces_vtu(path: impl AsRef<Path>, bodies: &Bodies, time: f64) -> io::Result<()> {
+    write_atomic(path.as_ref(), |w| write_surfaces_to(w, bodies, time))
 }
 
 /// Writes all `bodies` at physical time `time` (s) as a VTK XML
@@ -229,6 +354,8 @@ pub fn write_vtu(path: impl AsRef<Path>, bodies: &Bodies, time: f64) -> io::Resu
 pub struct PvdSeries {
     dir: PathBuf,
     basename: String,
+    /// Frame files are `<prefix>_NNNNN.vtu`.
+    prefix: String,
     frames: Vec<(f64, String)>,
     /// The collection file's length: each frame overwrites the closing tags
     /// at its end with its entry plus the closing tags, in one write, so the
@@ -249,7 +376,13 @@ impl PvdSeries {
     /// Errors: `InvalidInput` when `basename` is empty or contains a path
     /// separator; I/O failures.
     pub fn new(dir: impl Into<PathBuf>, basename: &str) -> io::Result<Self> {
-        let mut series = PvdSeries::new_unwritten(dir.into(), basename)?;
+        Self::new_prefixed(dir, basename, "frame")
+    }
+
+    /// As [`PvdSeries::new`], with frame files named `<prefix>_NNNNN.vtu`
+    /// (`frames.pvd` holds `frame_…`, `bodies.pvd` `bodies_…`).
+    pub fn new_prefixed(dir: impl Into<PathBuf>, basename: &str, prefix: &str) -> io::Result<Self> {
+        let mut series = PvdSeries::new_unwritten(dir.into(), basename, prefix)?;
         series.rewrite_pvd()?;
         Ok(series)
     }
@@ -269,7 +402,18 @@ impl PvdSeries {
         basename: &str,
         frames: Vec<(f64, String)>,
     ) -> io::Result<Self> {
-        let mut series = PvdSeries::new_unwritten(dir.into(), basename)?;
+        Self::reopen_prefixed(dir, basename, "frame", frames)
+    }
+
+    /// As [`PvdSeries::reopen`] for a series made by
+    /// [`PvdSeries::new_prefixed`]: `frames` are named with `prefix`.
+    pub fn reopen_prefixed(
+        dir: impl Into<PathBuf>,
+        basename: &str,
+        prefix: &str,
+        frames: Vec<(f64, String)>,
+    ) -> io::Result<Self> {
+        let mut series = PvdSeries::new_unwritten(dir.into(), basename, prefix)?;
         if let Some((_, missing)) = frames
             .iter()
             .find(|(_, name)| !series.dir.join(name).is_file())
@@ -285,7 +429,9 @@ impl PvdSeries {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                let index = name.strip_prefix("frame_")?;
+                let index = name
+                    .strip_prefix(series.prefix.as_str())?
+                    .strip_prefix('_')?;
                 let index = [".vtu", ".vtu.tmp", ".csv", ".csv.tmp"]
                     .iter()
                     .find_map(|ext| index.strip_suffix(ext))?;
@@ -314,7 +460,7 @@ impl PvdSeries {
 
     /// The series value with no file written: checks the basename and
     /// creates the directory.
-    fn new_unwritten(dir: PathBuf, basename: &str) -> io::Result<Self> {
+    fn new_unwritten(dir: PathBuf, basename: &str, prefix: &str) -> io::Result<Self> {
         if basename.is_empty() || basename.contains(['/', '\\']) || basename == ".." {
             return Err(invalid(format!(
                 "series basename {basename:?} must be a plain, non-empty file name"
@@ -324,6 +470,7 @@ impl PvdSeries {
         Ok(PvdSeries {
             dir,
             basename: basename.to_owned(),
+            prefix: prefix.to_owned(),
             frames: Vec::new(),
             pvd_len: 0,
         })
@@ -337,6 +484,16 @@ impl PvdSeries {
     /// `InvalidInput` error and nothing is written. When writing fails, the
     /// series on disk and in memory stays as it was before the call.
     pub fn add_frame(&mut self, bodies: &Bodies, time: f64) -> io::Result<PathBuf> {
+        self.add_frame_by(time, |path| write_vtu(path, bodies, time))
+    }
+
+    /// As [`add_frame`](Self::add_frame), with the frame file written by
+    /// `write` (given its path; e.g. [`write_surfaces_vtu`]).
+    pub fn add_frame_by(
+        &mut self,
+        time: f64,
+        write: impl FnOnce(&Path) -> io::Result<()>,
+    ) -> io::Result<PathBuf> {
         if !time.is_finite() {
             return Err(invalid(format!("frame time {time} is not finite")));
         }
@@ -347,9 +504,9 @@ impl PvdSeries {
                 )));
             }
         }
-        let name = format!("frame_{:05}.vtu", self.frames.len());
+        let name = format!("{}_{:05}.vtu", self.prefix, self.frames.len());
         let path = self.dir.join(&name);
-        write_vtu(&path, bodies, time)?;
+        write(&path)?;
         self.append_entry(time, &name)?;
         self.frames.push((time, name));
         Ok(path)

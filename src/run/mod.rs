@@ -243,6 +243,14 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     } else {
         Some(PvdSeries::new(&out, "frames").context("cannot start the frame series")?)
     };
+    let surfaces = if opts.no_frames || !world.bodies.has_shapes() {
+        None
+    } else {
+        Some(
+            PvdSeries::new_prefixed(&out, SURFACES, SURFACES)
+                .context("cannot start the series of the bodies' surfaces")?,
+        )
+    };
     let track = if scene.output.track.is_empty() {
         None
     } else {
@@ -290,6 +298,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         stepper: Stepper::with_backend(backend),
         summary,
         frames,
+        surfaces,
         track,
         settle,
         drum,
@@ -306,6 +315,10 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     }
     session.run()
 }
+
+/// Basename (and frame prefix) of the series of the bodies' surfaces:
+/// `bodies.pvd`, `bodies_NNNNN.vtu`.
+pub const SURFACES: &str = "bodies";
 
 /// What in the world only the f64 CPU backend runs, if anything: the first
 /// boundary that spins (the f32 records carry no torque bias), or the
@@ -417,6 +430,20 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         world.bodies.len(),
         ck_path.display()
     );
+    // The surfaces' series has a frame beside each frame of the points'.
+    let surfaces = match &ck.frames {
+        Some(f) if world.bodies.has_shapes() => {
+            let named = f
+                .iter()
+                .map(|(t, name)| (*t, name.replacen("frame", SURFACES, 1)))
+                .collect();
+            Some(
+                PvdSeries::reopen_prefixed(dir, SURFACES, SURFACES, named)
+                    .context("--resume: cannot take up the series of the bodies' surfaces")?,
+            )
+        }
+        _ => None,
+    };
     let frames = match ck.frames {
         Some(f) => Some(
             PvdSeries::reopen(dir, "frames", f)
@@ -445,6 +472,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         wall_before: summary.wall_time_s,
         summary,
         frames,
+        surfaces,
         track,
         settle: ck.settle,
         drum: ck.drum,

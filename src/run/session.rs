@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::analysis::{DrumSampler, SettleDetector};
 use crate::output::csv::{write_final_csv, TrackWriter};
 use crate::output::summary::{write_json, StopReason, Summary};
-use crate::output::vtk::PvdSeries;
+use crate::output::vtk::{write_surfaces_vtu, PvdSeries};
 use crate::scene::Scene;
 use crate::step::Stepper;
 use crate::world::World;
@@ -51,6 +51,10 @@ pub(super) struct Session<'a> {
     pub summary: Summary,
     /// The frame series, when frames are written.
     pub frames: Option<PvdSeries>,
+    /// The surfaces of the bodies that are not spheres (`bodies.pvd`), one
+    /// frame with each of `frames`, when frames are written and the scene
+    /// has such bodies.
+    pub surfaces: Option<PvdSeries>,
     /// `track.csv`, when bodies are tracked.
     pub track: Option<TrackWriter>,
     /// The settling detector, when detection is on.
@@ -117,8 +121,14 @@ impl Session<'_> {
 
     /// Writes a frame of the current state, when frames are written: the
     /// VTU file and, with `output.csv_frames`, `frame_NNNNN.csv` beside it
-    /// (the columns of `final.csv`).
+    /// (the columns of `final.csv`); and the bodies' surfaces
+    /// (`bodies_NNNNN.vtu`) when the scene has bodies that are not spheres.
     pub fn write_frame(&mut self) -> Result<()> {
+        if let Some(s) = &mut self.surfaces {
+            let (bodies, time) = (&self.world.bodies, self.world.time);
+            s.add_frame_by(time, |path| write_surfaces_vtu(path, bodies, time))
+                .context("cannot write a frame of the bodies' surfaces")?;
+        }
         if let Some(f) = &mut self.frames {
             let vtu = f
                 .add_frame(&self.world.bodies, self.world.time)
