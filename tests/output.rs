@@ -7,8 +7,8 @@ use std::path::Path;
 use glam::{DQuat, DVec3};
 use repose::bodies::{Bodies, SphereInit};
 use repose::output::csv::{
-    read_final_csv, read_track_csv, write_final_csv, TrackWriter, FINAL_CSV_HEADER,
-    TRACK_CSV_HEADER,
+    read_final_csv, read_final_csv_full, read_track_csv, write_final_csv, TrackWriter,
+    FINAL_CSV_HEADER, FINAL_CSV_HEADER_V1, TRACK_CSV_HEADER,
 };
 use repose::output::summary::{read_summary, write_json, ContactStats, SolverStats, Summary};
 use repose::output::vtk::{write_surfaces_vtu, write_vtu, PvdSeries};
@@ -542,6 +542,63 @@ fn final_csv_round_trips_bit_exactly_through_read_final_csv() {
         ];
         assert_eq!(bits(row), bits(&want), "row {i}");
     }
+    // The orientation and the shape, bit-exact too.
+    for (i, row) in read_final_csv_full(&path).unwrap().iter().enumerate() {
+        let q = bodies.rot[i];
+        assert_eq!(
+            bits(&row.orientation),
+            bits(&[q.w, q.x, q.y, q.z]),
+            "row {i}"
+        );
+        assert_eq!(row.shape, "sphere");
+    }
+}
+
+/// A body that is not a sphere is named by its shape's kind.
+#[test]
+fn final_csv_names_each_bodys_shape() {
+    use repose::bodies::BodyInit;
+    use repose::shape::Shape;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("final.csv");
+    let mut bodies = sample_bodies(2);
+    bodies.push_body(&BodyInit {
+        shape: Shape::Ellipsoid {
+            radii: DVec3::new(0.3, 0.2, 0.1),
+        },
+        pos: DVec3::ONE,
+        rot: DQuat::from_rotation_y(0.5),
+        vel: DVec3::ZERO,
+        omega: DVec3::ZERO,
+        mass: 1.0,
+        principal: DVec3::new(0.1, 0.2, 0.3),
+        material: 0,
+    });
+    write_final_csv(&path, &bodies).unwrap();
+    let rows = read_final_csv_full(&path).unwrap();
+    let shapes: Vec<&str> = rows.iter().map(|r| r.shape.as_str()).collect();
+    assert_eq!(shapes, ["sphere", "sphere", "ellipsoid"]);
+    let q = bodies.rot[2];
+    assert_eq!(bits(&rows[2].orientation), bits(&[q.w, q.x, q.y, q.z]));
+    assert_eq!(rows[2].state[10], 0.3, "the bounding radius");
+}
+
+/// Files of the earlier format (eleven columns) are still read: spheres,
+/// identity orientations.
+#[test]
+fn final_csv_of_the_earlier_format_is_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.csv");
+    fs::write(
+        &path,
+        format!("{FINAL_CSV_HEADER_V1}\n0,1,2,3,4,5,6,7,8,9,10\n1,1,2,3,4,5,6,7,8,9,0.5\n"),
+    )
+    .unwrap();
+    let rows = read_final_csv_full(&path).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1].state[10], 0.5);
+    assert_eq!(rows[1].orientation, [1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(rows[1].shape, "sphere");
 }
 
 #[test]
@@ -551,12 +608,16 @@ fn final_csv_has_the_header_and_one_row_per_body() {
     write_final_csv(&path, &sample_bodies(5)).unwrap();
     let text = read(&path);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "id,x,y,z,vx,vy,vz,wx,wy,wz,radius");
+    assert_eq!(
+        lines[0],
+        "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape"
+    );
     assert_eq!(lines[0], FINAL_CSV_HEADER);
     assert_eq!(lines.len(), 6);
     assert!(lines[1].starts_with("0,"));
     assert!(lines[5].starts_with("4,"));
-    assert!(lines[1..].iter().all(|l| l.split(',').count() == 11));
+    assert!(lines[1..].iter().all(|l| l.split(',').count() == 16));
+    assert!(lines[1..].iter().all(|l| l.ends_with(",sphere")));
     assert!(text.ends_with('\n'));
 }
 
@@ -573,15 +634,41 @@ fn final_csv_is_byte_identical_for_identical_bodies() {
 fn read_final_csv_errors_name_the_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.csv");
+    for header in [FINAL_CSV_HEADER_V1, FINAL_CSV_HEADER] {
+        let tail = if header == FINAL_CSV_HEADER {
+            ",1,0,0,0,box"
+        } else {
+            ""
+        };
+        fs::write(
+            &path,
+            format!("{header}\n0,1,2,3,4,5,6,7,8,9,10{tail}\n1,1,x,3,4,5,6,7,8,9,10{tail}\n"),
+        )
+        .unwrap();
+        let err = read_final_csv(&path).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("broken.csv:3") && msg.contains("`y`"), "{msg}");
+        assert!(matches!(err, ReadError::Format { line: 3, .. }));
+    }
+    // The current format's own columns: a quaternion component that is not
+    // a number, a shape nobody knows.
     fs::write(
         &path,
-        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10\n1,1,x,3,4,5,6,7,8,9,10\n"),
+        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10,1,0,zero,0,box\n"),
     )
     .unwrap();
-    let err = read_final_csv(&path).unwrap_err();
-    let msg = err.to_string();
-    assert!(msg.contains("broken.csv:3") && msg.contains("`y`"), "{msg}");
-    assert!(matches!(err, ReadError::Format { line: 3, .. }));
+    let msg = read_final_csv(&path).unwrap_err().to_string();
+    assert!(
+        msg.contains("broken.csv:2") && msg.contains("`qy`"),
+        "{msg}"
+    );
+    fs::write(
+        &path,
+        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10,1,0,0,0,blob\n"),
+    )
+    .unwrap();
+    let msg = read_final_csv(&path).unwrap_err().to_string();
+    assert!(msg.contains("`shape`") && msg.contains("\"blob\""), "{msg}");
 
     fs::write(&path, format!("{FINAL_CSV_HEADER}\n0,1,2\n")).unwrap();
     assert!(matches!(
@@ -590,7 +677,7 @@ fn read_final_csv_errors_name_the_file_line_and_column() {
     ));
     fs::write(
         &path,
-        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10,11\n"),
+        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10,11,1,0,0,0,box\n"),
     )
     .unwrap();
     assert!(matches!(

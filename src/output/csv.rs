@@ -10,9 +10,14 @@
 //! any spreadsheet, `pandas.read_csv`, or the readers below.
 //!
 //! * `final.csv` ([`write_final_csv`]): header [`FINAL_CSV_HEADER`]
-//!   (`id,x,y,z,vx,vy,vz,wx,wy,wz,radius`), one row per body in id order;
-//!   position (m), velocity (m/s), angular velocity in the world frame
-//!   (rad/s), radius (m).
+//!   (`id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape`), one row per
+//!   body in id order; position (m; a body's centre of mass), velocity
+//!   (m/s), angular velocity in the world frame (rad/s), radius (m; of the
+//!   bounding ball for a body that is not a sphere), orientation as a unit
+//!   quaternion body → world, and the shape's kind (`sphere`, `box`,
+//!   `cylinder`, `capsule`, `ellipsoid`, `convex_polyhedron`; the
+//!   dimensions are in `scene.ron`). Files of earlier versions, with the
+//!   first eleven columns only ([`FINAL_CSV_HEADER_V1`]), are still read.
 //! * `track.csv` ([`TrackWriter`]): header [`TRACK_CSV_HEADER`]
 //!   (`time,id,x,y,z,vx,vy,vz,wx,wy,wz`), one row per tracked body per
 //!   recorded time.
@@ -26,7 +31,21 @@ use crate::bodies::Bodies;
 use super::{body_count, with_path, write_atomic, ReadError};
 
 /// Header line of `final.csv`.
-pub const FINAL_CSV_HEADER: &str = "id,x,y,z,vx,vy,vz,wx,wy,wz,radius";
+pub const FINAL_CSV_HEADER: &str = "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape";
+
+/// Header line of `final.csv` before orientations and shapes were written
+/// (read, no longer written).
+pub const FINAL_CSV_HEADER_V1: &str = "id,x,y,z,vx,vy,vz,wx,wy,wz,radius";
+
+/// The shape names of `final.csv`'s last column.
+const SHAPE_NAMES: [&str; 6] = [
+    "sphere",
+    "box",
+    "cylinder",
+    "capsule",
+    "ellipsoid",
+    "convex_polyhedron",
+];
 
 /// Header line of `track.csv`.
 pub const TRACK_CSV_HEADER: &str = "time,id,x,y,z,vx,vy,vz,wx,wy,wz";
@@ -53,7 +72,13 @@ pub fn write_final_csv(path: impl AsRef<Path>, bodies: &Bodies) -> io::Result<()
         for i in 0..n {
             write!(w, "{i}")?;
             write_state(w, bodies, i)?;
-            writeln!(w, ",{}", bodies.radius[i])?;
+            let q = bodies.rot[i];
+            let shape = bodies.shape_of(i).map_or("sphere", |s| s.shape.kind());
+            writeln!(
+                w,
+                ",{},{},{},{},{},{shape}",
+                bodies.radius[i], q.w, q.x, q.y, q.z
+            )?;
         }
         Ok(())
     })
@@ -61,6 +86,19 @@ pub fn write_final_csv(path: impl AsRef<Path>, bodies: &Bodies) -> io::Result<()
 
 /// Reads a numeric CSV table with exactly the given header and `N` columns.
 fn read_table<const N: usize>(path: &Path, header: &str) -> Result<Vec<[f64; N]>, ReadError> {
+    read_table_with(path, &[header], |_, _| Ok(()))
+        .map(|(_, rows)| rows.into_iter().map(|(r, _)| r).collect())
+}
+
+/// Reads a CSV table whose header is one of `headers` (the index of the one
+/// found is returned): its first `N` columns numbers, and, when the header
+/// has more, the rest checked as text by `extra(line, fields)`.
+#[allow(clippy::type_complexity)]
+fn read_table_with<const N: usize>(
+    path: &Path,
+    headers: &[&str],
+    extra: impl Fn(usize, &[&str]) -> Result<(), String>,
+) -> Result<(usize, Vec<([f64; N], Vec<String>)>), ReadError> {
     let text = fs::read_to_string(path).map_err(|err| ReadError::Io {
         path: path.to_owned(),
         err,
@@ -70,29 +108,46 @@ fn read_table<const N: usize>(path: &Path, header: &str) -> Result<Vec<[f64; N]>
         line,
         reason,
     };
-    let columns: Vec<&str> = header.split(',').collect();
-    debug_assert_eq!(columns.len(), N);
     let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, h)) if h.trim_end_matches('\r') == header => {}
-        Some((_, h)) => return Err(format(1, format!("header is {h:?}, expected {header:?}"))),
-        None => return Err(format(1, format!("empty file, expected header {header:?}"))),
-    }
+    let found = match lines.next() {
+        Some((_, h)) => headers
+            .iter()
+            .position(|x| h.trim_end_matches('\r') == *x)
+            .ok_or_else(|| format(1, format!("header is {h:?}, expected {:?}", headers[0])))?,
+        None => {
+            return Err(format(
+                1,
+                format!("empty file, expected header {:?}", headers[0]),
+            ))
+        }
+    };
+    let columns: Vec<&str> = headers[found].split(',').collect();
+    let width = columns.len();
+    debug_assert!(width >= N);
     let mut rows = Vec::new();
     for (k, line) in lines {
         let line = line.trim_end_matches('\r');
         if line.is_empty() {
             continue;
         }
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() != width {
+            return Err(format(
+                k + 1,
+                match columns.get(fields.len()) {
+                    Some(missing) if fields.len() < width => {
+                        format!(
+                            "{} fields, expected {width} (missing `{missing}`)",
+                            fields.len()
+                        )
+                    }
+                    _ => format!("{} fields, expected {width}", fields.len()),
+                },
+            ));
+        }
         let mut row = [0.0; N];
-        let mut fields = line.split(',');
         for (c, slot) in row.iter_mut().enumerate() {
-            let field = fields.next().ok_or_else(|| {
-                format(
-                    k + 1,
-                    format!("{} fields, expected {N} (missing `{}`)", c, columns[c]),
-                )
-            })?;
+            let field = fields[c];
             *slot = field.trim().parse().map_err(|e| {
                 format(
                     k + 1,
@@ -100,26 +155,89 @@ fn read_table<const N: usize>(path: &Path, header: &str) -> Result<Vec<[f64; N]>
                 )
             })?;
         }
-        if fields.next().is_some() {
-            return Err(format(
-                k + 1,
-                format!("{} fields, expected {N}", line.split(',').count()),
-            ));
-        }
-        rows.push(row);
+        let rest = &fields[N..];
+        extra(k + 1, rest).map_err(|reason| format(k + 1, reason))?;
+        rows.push((row, rest.iter().map(|f| f.trim().to_owned()).collect()));
     }
-    Ok(rows)
+    Ok((found, rows))
 }
 
-/// Reads a `final.csv` written by [`write_final_csv`]: one
+/// Reads a `final.csv` written by [`write_final_csv`] (or by an earlier
+/// version, [`FINAL_CSV_HEADER_V1`]): one
 /// `[id, x, y, z, vx, vy, vz, wx, wy, wz, radius]` per row, in file order,
 /// bit-for-bit the values that were written.
 ///
 /// Errors name the file and, for contents, the line and column: a missing
-/// or different header, a row without exactly 11 fields, a field that is
-/// not a number. Empty lines are skipped; `\r\n` line ends are accepted.
+/// or different header, a row without exactly as many fields as the
+/// header, a field that is not a number, an unknown shape name. Empty lines
+/// are skipped; `\r\n` line ends are accepted.
 pub fn read_final_csv(path: impl AsRef<Path>) -> Result<Vec<[f64; 11]>, ReadError> {
-    read_table(path.as_ref(), FINAL_CSV_HEADER)
+    read_final_csv_full(path).map(|rows| rows.into_iter().map(|r| r.state).collect())
+}
+
+/// One row of `final.csv` with everything it holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinalRow {
+    /// `[id, x, y, z, vx, vy, vz, wx, wy, wz, radius]`.
+    pub state: [f64; 11],
+    /// Orientation (w, x, y, z); the identity in files of earlier versions.
+    pub orientation: [f64; 4],
+    /// The shape's kind; `sphere` in files of earlier versions.
+    pub shape: String,
+}
+
+/// Reads a `final.csv` as [`read_final_csv`] does, with the orientation and
+/// shape columns (the defaults for a file of an earlier version).
+pub fn read_final_csv_full(path: impl AsRef<Path>) -> Result<Vec<FinalRow>, ReadError> {
+    let quaternion = |rest: &[&str]| -> Result<[f64; 4], String> {
+        let mut q = [0.0; 4];
+        for (k, (slot, name)) in q.iter_mut().zip(["qw", "qx", "qy", "qz"]).enumerate() {
+            let field = rest[k];
+            *slot = field
+                .trim()
+                .parse()
+                .map_err(|e| format!("column `{name}`: {field:?} is not a number ({e})"))?;
+        }
+        Ok(q)
+    };
+    // Rows of the current header have five more fields than the earlier one's.
+    let (_, rows) = read_table_with::<11>(
+        path.as_ref(),
+        &[FINAL_CSV_HEADER, FINAL_CSV_HEADER_V1],
+        |_, rest: &[&str]| {
+            if rest.is_empty() {
+                return Ok(());
+            }
+            quaternion(rest)?;
+            let shape = rest[4].trim();
+            if SHAPE_NAMES.contains(&shape) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "column `shape`: {shape:?} is not one of {}",
+                    SHAPE_NAMES.join(", ")
+                ))
+            }
+        },
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(|(state, rest)| {
+            let fields: Vec<&str> = rest.iter().map(String::as_str).collect();
+            match fields.as_slice() {
+                [] => FinalRow {
+                    state,
+                    orientation: [1.0, 0.0, 0.0, 0.0],
+                    shape: "sphere".into(),
+                },
+                _ => FinalRow {
+                    state,
+                    orientation: quaternion(&fields).expect("checked while reading"),
+                    shape: rest[4].clone(),
+                },
+            }
+        })
+        .collect())
 }
 
 /// Reads a `track.csv` written by [`TrackWriter`]: one
