@@ -458,3 +458,78 @@ fn upright_ellipsoid_falls_and_rests_flat_on_its_long_axis() {
 with_de_saxce_methods! {
     cube_slides_and_spins_to_a_stop;
 }
+
+/// A lattice of shapes: one body per site at the site, turned at random
+/// when asked (the same turns for the same seed, different for another);
+/// the spacing rule uses the bounding radius; radius and shape together,
+/// or neither, are named errors.
+#[test]
+fn lattices_place_shapes_at_their_sites_turned_at_random_when_asked() {
+    let scene = |extra: &str| {
+        format!(
+            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+               materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
+               spheres: [Lattice(origin: (0, 0, 1), count: (3, 2, 2), spacing: 0.5, {extra})],
+               boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])"
+        )
+    };
+    let build = |extra: &str| {
+        Scene::from_str(&scene(extra), "lattice", &[])
+            .map(|s| s.build().expect("build"))
+            .map_err(|e| format!("{e:#}"))
+    };
+    let w = build("shape: Box(half_extents: (0.2, 0.1, 0.05))").unwrap();
+    assert_eq!(w.bodies.len(), 12);
+    assert!((0..12).all(|i| w
+        .bodies
+        .shape_of(i)
+        .is_some_and(|s| s.shape.kind() == "box")));
+    assert_eq!(
+        w.bodies.pos[4],
+        DVec3::new(0.5, 0.5, 1.0),
+        "x fastest, then y"
+    );
+    assert!(w.bodies.rot.iter().all(|q| *q == DQuat::IDENTITY));
+    let turned =
+        build("shape: Box(half_extents: (0.2, 0.1, 0.05)), random_orientation: true, seed: 7")
+            .unwrap();
+    let again =
+        build("shape: Box(half_extents: (0.2, 0.1, 0.05)), random_orientation: true, seed: 7")
+            .unwrap();
+    let other =
+        build("shape: Box(half_extents: (0.2, 0.1, 0.05)), random_orientation: true, seed: 8")
+            .unwrap();
+    assert_eq!(
+        turned.bodies.rot, again.bodies.rot,
+        "the same seed, the same turns"
+    );
+    assert_ne!(turned.bodies.rot, other.bodies.rot);
+    assert_eq!(
+        turned.bodies.pos, w.bodies.pos,
+        "turning does not move the sites"
+    );
+    let angles: Vec<f64> = turned
+        .bodies
+        .rot
+        .iter()
+        .map(|q| q.angle_between(DQuat::IDENTITY))
+        .collect();
+    assert!(angles.iter().all(|a| *a > 1e-3), "{angles:?}");
+    // Bounding radius √(0.2² + 0.1² + 0.05²) = 0.229 > 0.5 / 2 is not: a
+    // box of half extents 0.3 has 0.37, which two sites 0.5 apart overlap.
+    let err = build("shape: Box(half_extents: (0.3, 0.1, 0.05))").unwrap_err();
+    assert!(
+        err.contains("spheres[0].spacing") && err.contains("bounding radius"),
+        "{err}"
+    );
+    let err = build("radius: 0.1, shape: Box(half_extents: (0.2, 0.1, 0.05))").unwrap_err();
+    assert!(
+        err.contains("spheres[0].radius") && err.contains("not both"),
+        "{err}"
+    );
+    let err = build("material: 0").unwrap_err();
+    assert!(
+        err.contains("spheres[0].radius") && err.contains("`shape`"),
+        "{err}"
+    );
+}

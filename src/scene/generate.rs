@@ -49,19 +49,22 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
             SphereSource::Body(b) => {
                 let body = body(scene, b);
                 placed.push(PlacedSphere {
-                    init: SphereInit {
-                        pos: body.pos,
-                        radius: body.shape.bounding_radius(),
-                        mass: body.mass,
-                        inertia: body.principal.max_element(),
-                        vel: body.vel,
-                        omega: body.omega,
-                        material: body.material,
-                    },
+                    init: bounding_ball(&body),
                     body: Some(body),
                     source: si,
                     index: 0,
                 });
+                continue;
+            }
+            SphereSource::Lattice(l) if l.shape.is_some() => {
+                placed.extend(lattice_bodies(scene, l).into_iter().enumerate().map(
+                    |(index, body)| PlacedSphere {
+                        init: bounding_ball(&body),
+                        body: Some(body),
+                        source: si,
+                        index,
+                    },
+                ));
                 continue;
             }
             SphereSource::Lattice(l) => Ok(lattice(scene, l)),
@@ -106,6 +109,61 @@ pub(crate) fn source_count(src: &SphereSource) -> usize {
     }
 }
 
+/// A body's bounding ball, as the checks of placed spheres see it.
+fn bounding_ball(body: &BodyInit) -> SphereInit {
+    SphereInit {
+        pos: body.pos,
+        radius: body.shape.bounding_radius(),
+        mass: body.mass,
+        inertia: body.principal.max_element(),
+        vel: body.vel,
+        omega: body.omega,
+        material: body.material,
+    }
+}
+
+/// A rotation drawn uniformly over all orientations (Shoemake, "Uniform
+/// random rotations", Graphics Gems III, 1992).
+fn random_rotation(rng: &mut Rng) -> glam::DQuat {
+    use std::f64::consts::TAU;
+    let (u1, u2, u3) = (rng.next_f64(), rng.next_f64(), rng.next_f64());
+    let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
+    glam::DQuat::from_xyzw(
+        a * (TAU * u2).sin(),
+        a * (TAU * u2).cos(),
+        b * (TAU * u3).sin(),
+        b * (TAU * u3).cos(),
+    )
+}
+
+/// The bodies of a lattice with a `shape`, site by site as [`lattice`]
+/// places spheres: one seeded stream draws the jitter of every site, then
+/// the orientation of every body.
+fn lattice_bodies(scene: &Scene, l: &LatticeSpec) -> Vec<BodyInit> {
+    let shape = l.shape.clone().expect("a lattice of shapes");
+    let mut rng = Rng::new(l.seed);
+    lattice_sites(l, &mut rng)
+        .into_iter()
+        .map(|pos| {
+            let rot = l.random_orientation.then(|| random_rotation(&mut rng));
+            body(
+                scene,
+                &BodySpec {
+                    shape: shape.clone(),
+                    pos,
+                    rot,
+                    material: l.material,
+                    velocity: l.velocity,
+                    angular_velocity: DVec3::ZERO,
+                    density: l.density,
+                    mass: None,
+                    inertia: None,
+                },
+            )
+        })
+        .collect()
+}
+
 /// The body of a validated [`BodySpec`], in its body frame (see
 /// [`crate::shape`]): mass and principal moments from the spec or the
 /// density, the centre of mass and principal axes of a polyhedron found.
@@ -138,9 +196,9 @@ fn body(scene: &Scene, b: &BodySpec) -> BodyInit {
     }
 }
 
-fn lattice(scene: &Scene, l: &LatticeSpec) -> Vec<SphereInit> {
-    let (mass, inertia) = scene.mass_inertia(l.radius, None, None, l.density, l.material);
-    let mut rng = Rng::new(l.seed);
+/// The sites of a lattice, x fastest, each jittered from `rng` when the
+/// lattice has jitter.
+fn lattice_sites(l: &LatticeSpec, rng: &mut Rng) -> Vec<DVec3> {
     let amp = l.jitter * l.spacing;
     let [nx, ny, nz] = l.count;
     let mut out = Vec::with_capacity(nx * ny * nz);
@@ -155,19 +213,31 @@ fn lattice(scene: &Scene, l: &LatticeSpec) -> Vec<SphereInit> {
                         rng.uniform(-amp, amp),
                     );
                 }
-                out.push(SphereInit {
-                    pos,
-                    radius: l.radius,
-                    mass,
-                    inertia,
-                    vel: l.velocity,
-                    omega: DVec3::ZERO,
-                    material: l.material,
-                });
+                out.push(pos);
             }
         }
     }
     out
+}
+
+fn lattice(scene: &Scene, l: &LatticeSpec) -> Vec<SphereInit> {
+    let radius = l
+        .radius
+        .expect("a validated lattice of spheres has a radius");
+    let (mass, inertia) = scene.mass_inertia(radius, None, None, l.density, l.material);
+    let mut rng = Rng::new(l.seed);
+    lattice_sites(l, &mut rng)
+        .into_iter()
+        .map(|pos| SphereInit {
+            pos,
+            radius,
+            mass,
+            inertia,
+            vel: l.velocity,
+            omega: DVec3::ZERO,
+            material: l.material,
+        })
+        .collect()
 }
 
 /// A uniform grid of cells holding sphere indices, for overlap queries.

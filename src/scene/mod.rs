@@ -302,7 +302,10 @@ pub struct BodySpec {
 /// x varying fastest, then y, then z. With `jitter` > 0 each coordinate is
 /// moved by a uniform random offset in [−jitter·spacing, +jitter·spacing]
 /// (seeded); `spacing·(1 − 2·jitter) ≥ 2·radius` is required so that no two
-/// spheres overlap.
+/// spheres overlap. With `shape` instead of `radius` every site holds a
+/// body of that shape (as [`BodySpec`] places one; the bounding radius
+/// takes the place of `radius` in the spacing rule), turned at random
+/// (uniformly over all orientations, seeded) with `random_orientation`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LatticeSpec {
@@ -312,8 +315,15 @@ pub struct LatticeSpec {
     pub count: [usize; 3],
     /// Distance between neighbouring centres (m, > 0).
     pub spacing: f64,
-    /// Radius (m, > 0).
-    pub radius: f64,
+    /// Radius of the spheres (m, > 0); not with `shape`.
+    #[serde(default)]
+    pub radius: Option<f64>,
+    /// The shape of every body, instead of spheres of `radius`.
+    #[serde(default)]
+    pub shape: Option<crate::shape::Shape>,
+    /// Turn every body at random (default false: unturned).
+    #[serde(default)]
+    pub random_orientation: bool,
     /// Material index (default 0).
     #[serde(default)]
     pub material: u32,

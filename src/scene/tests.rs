@@ -281,7 +281,7 @@ fn overrides_reach_fields_through_lists_vectors_and_variants() {
     let SphereSource::Lattice(l) = &got.spheres[1] else {
         panic!()
     };
-    assert_eq!(l.radius, 0.01);
+    assert_eq!(l.radius, Some(0.01));
     let got = set(&s, "boundaries.0.normal.2", "2").unwrap();
     assert_eq!(
         got.built_boundaries()[0].shape,

@@ -275,7 +275,35 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                     );
                 }
                 c.positive(&f("spacing"), l.spacing);
-                c.positive(&f("radius"), l.radius);
+                // The radius the spacing rule uses: the spheres', or the
+                // bounding radius of the shape about its centre of mass.
+                let radius = match (&l.shape, l.radius) {
+                    (None, None) => {
+                        c.push(f("radius"), "missing: give `radius` (spheres) or `shape`");
+                        0.0
+                    }
+                    (None, Some(r)) => {
+                        c.positive(&f("radius"), r);
+                        r
+                    }
+                    (Some(shape), r) => {
+                        if r.is_some() {
+                            c.push(
+                                f("radius"),
+                                "give either radius (spheres) or shape, not both",
+                            );
+                        }
+                        match shape.validate() {
+                            Ok(()) => shape
+                                .to_body_frame(&shape.mass_properties(1.0))
+                                .bounding_radius(),
+                            Err(why) => {
+                                c.push(f(&format!("shape ({})", shape.kind())), why);
+                                0.0
+                            }
+                        }
+                    }
+                };
                 c.material(&f("material"), l.material);
                 c.vec_finite(&f("velocity"), l.velocity);
                 c.opt_positive(&f("density"), l.density);
@@ -284,15 +312,20 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                         f("jitter"),
                         format!("must be in [0, 0.5) (got {})", l.jitter),
                     );
-                } else if l.spacing > 0.0 && l.radius > 0.0 && l.jitter.is_finite() {
+                } else if l.spacing > 0.0 && radius > 0.0 && l.jitter.is_finite() {
                     let free = l.spacing * (1.0 - 2.0 * l.jitter);
-                    if free < 2.0 * l.radius * (1.0 - 1e-12) {
+                    if free < 2.0 * radius * (1.0 - 1e-12) {
+                        let what = if l.shape.is_some() {
+                            "bounding radius"
+                        } else {
+                            "radius"
+                        };
                         c.push(
                             f("spacing"),
                             format!(
                                 "neighbouring spheres could overlap: spacing·(1 − 2·jitter) = {free} \
-                                 must be ≥ 2·radius = {}",
-                                2.0 * l.radius
+                                 must be ≥ 2·{what} = {}",
+                                2.0 * radius
                             ),
                         );
                     }

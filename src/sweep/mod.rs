@@ -422,7 +422,7 @@ pub fn apply_seed(scene: &Scene, s: u64) -> Scene {
 /// an `Inlet`, or a `Lattice` with jitter > 0), i.e. whether seeds change anything.
 pub fn has_seeded_source(scene: &Scene) -> bool {
     scene.spheres.iter().any(|s| match s {
-        SphereSource::Lattice(l) => l.jitter > 0.0,
+        SphereSource::Lattice(l) => l.jitter > 0.0 || l.random_orientation,
         SphereSource::RandomBox(_) | SphereSource::Inlet(_) => true,
         SphereSource::Sphere(_) | SphereSource::Body(_) => false,
     })
