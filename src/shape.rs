@@ -715,6 +715,15 @@ fn manifold_points(
     out
 }
 
+/// A body's surface triangles in the world, for a body at (x, q).
+pub fn surface_triangles(s: &BodyShape, x: DVec3, q: DQuat) -> Vec<[DVec3; 3]> {
+    let m = s.mesh();
+    m.triangles
+        .iter()
+        .map(|t| t.map(|k| x + q * m.vertices[k as usize]))
+        .collect()
+}
+
 /// The world inverse inertia R I_b⁻¹ Rᵀ of a body with principal inverse
 /// moments `inv_body` and orientation `q`.
 pub fn world_inverse_inertia(q: DQuat, inv_body: DVec3) -> DMat3 {

@@ -746,3 +746,44 @@ fn render_command_reports_missing_and_malformed_files() {
     assert!(o.status.success(), "{}", show(&o));
     decode_with_png_crate(&dir.path().join("final.png"));
 }
+
+/// A body that is not a sphere is drawn from its surface: a long thin box
+/// along x (1 m × 0.1 m × 0.1 m, bounding radius 0.51 m) covers its own
+/// rectangle in both views — coloured at its centre and near its ends on
+/// the x axis, background a bounding radius's half away across it, where
+/// its bounding sphere would have been drawn.
+#[test]
+fn a_box_is_drawn_as_its_own_silhouette_not_its_bounding_sphere() {
+    use repose::render::render_bodies;
+    use repose::shape::{surface_triangles, BodyShape, Shape};
+    let shape = BodyShape::new(Shape::Box {
+        half_extents: DVec3::new(0.5, 0.05, 0.05),
+    });
+    let pos = [DVec3::ZERO, DVec3::new(-1.5, -1.5, -1.5)];
+    let radii = [DVec3::new(0.5, 0.05, 0.05).length(), 0.01];
+    let values = [1.0, 0.0];
+    let surfaces = vec![
+        Some(surface_triangles(&shape, pos[0], glam::DQuat::IDENTITY)),
+        None,
+    ];
+    let opts = ParticleOptions::default();
+    let lay = particle_layout(&pos, &radii, &values, &opts).unwrap();
+    let img = render_bodies(&pos, &radii, &values, &surfaces, &opts).unwrap();
+    let yellow = viridis(1.0);
+    for view in [lay.side, lay.top] {
+        for x in [0.0, 0.45, -0.45] {
+            let (cx, cy) = view.project(DVec3::new(x, 0.0, 0.0));
+            let c = px(&img, cx, cy);
+            assert!(
+                is_shade_of(c, yellow) && c != BACKGROUND,
+                "box at x = {x}: {c:?}"
+            );
+        }
+        // Across the box, 0.25 m from its axis: inside the bounding sphere,
+        // outside the box.
+        let (cx, cy) = view.project(DVec3::ZERO);
+        let off = 0.25 * view.scale;
+        assert_eq!(px(&img, cx, cy - off), BACKGROUND, "above the box's side");
+        assert_eq!(px(&img, cx, cy + off), BACKGROUND, "below the box's side");
+    }
+}

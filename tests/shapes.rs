@@ -533,3 +533,41 @@ fn lattices_place_shapes_at_their_sites_turned_at_random_when_asked() {
         "{err}"
     );
 }
+
+/// `repose render DIR` draws the shapes as the run did: it takes their
+/// dimensions from the run's `scene.ron` and their poses from `final.csv`,
+/// so its picture is the run's `final.png`, byte for byte.
+#[test]
+fn render_of_a_shapes_run_redraws_its_final_picture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = env!("CARGO_BIN_EXE_repose");
+    let status = std::process::Command::new(bin)
+        .args(["run", "--no-frames", "--set", "duration=0.4", "--out"])
+        .arg(&out)
+        .arg(root.join("scenes/shapes.ron"))
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let again = tmp.path().join("again.png");
+    let status = std::process::Command::new(bin)
+        .args(["render", "--out"])
+        .arg(&again)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(
+        std::fs::read(out.join("final.png")).unwrap() == std::fs::read(&again).unwrap(),
+        "repose render drew another picture than the run's final.png"
+    );
+}

@@ -11,6 +11,7 @@
 //! | [`Image`], [`Rgb`] | an RGB raster with simple drawing operations ([`image`]) |
 //! | [`write_png`], [`read_png`] | PNG files, written atomically |
 //! | [`render_particles`] | the particle picture: shaded spheres coloured by height or speed, colour bar, scale bar, caption ([`particles`]) |
+//! | [`render_bodies`] | the same with bodies that are not spheres drawn from their surface triangles |
 //! | [`render_output_dir`] | that picture from a run's `final.csv` (and `summary.json` for the caption) |
 //! | [`plot_lines`] | an x–y line plot with ticks, labels, legend and error bars ([`plot`]) |
 //! | [`contact_sheet`] | thumbnails of several pictures in a grid, with captions ([`sheet`]) |
@@ -37,7 +38,9 @@ use crate::output::summary::read_summary;
 use crate::output::ReadError;
 
 pub use self::image::{Image, Rgb};
-pub use self::particles::{render_particles, ColourBy, LookAlong, ParticleOptions};
+pub use self::particles::{
+    render_bodies, render_particles, ColourBy, LookAlong, ParticleOptions, Surface,
+};
 pub use self::plot::{nice_ticks, plot_lines, PlotOptions, Series};
 pub use self::png_io::{read_png, write_png};
 pub use self::sheet::contact_sheet;
@@ -196,6 +199,7 @@ pub fn render_output_dir(
     let velocities: Vec<DVec3> = rows.iter().map(|r| DVec3::new(r[4], r[5], r[6])).collect();
     let radii: Vec<f64> = rows.iter().map(|r| r[10]).collect();
     let values = colour.values(&positions, &velocities)?;
+    let surfaces = surfaces_of_output(dir, &rows);
     let caption = match read_summary(dir.join("summary.json")) {
         Ok(s) => run_caption(&s.scene, s.simulated_time, rows.len(), colour),
         Err(_) => format!(
@@ -212,7 +216,45 @@ pub fn render_output_dir(
         caption: Some(caption),
         look_along,
     };
-    render_particles(&positions, &radii, &values, &opts)
+    render_bodies(&positions, &radii, &values, &surfaces, &opts)
+}
+
+/// The surfaces of a run's bodies that are not spheres, placed as
+/// `final.csv` has them: their shapes come from the run's `scene.ron`
+/// (bodies keep their ids; inlets add spheres after them). Empty (every
+/// body a sphere) when the file has no shapes or `scene.ron` cannot be
+/// built, which is logged.
+fn surfaces_of_output(dir: &Path, rows: &[[f64; 11]]) -> Vec<Option<Surface>> {
+    let full = match crate::output::csv::read_final_csv_full(dir.join("final.csv")) {
+        Ok(f) if f.iter().any(|r| r.shape != "sphere") => f,
+        _ => return Vec::new(),
+    };
+    let world = match crate::scene::Scene::load(&dir.join("scene.ron"), &[]).and_then(|s| s.build())
+    {
+        Ok(w) => w,
+        Err(e) => {
+            log::warn!("bodies drawn as their bounding spheres: {e}");
+            return Vec::new();
+        }
+    };
+    full.iter()
+        .zip(rows)
+        .enumerate()
+        .map(|(i, (r, row))| {
+            let shape = world
+                .bodies
+                .shape
+                .get(i)
+                .and_then(|_| world.bodies.shape_of(i))?;
+            let [w, x, y, z] = r.orientation;
+            let q = glam::DQuat::from_xyzw(x, y, z, w);
+            Some(crate::shape::surface_triangles(
+                shape,
+                DVec3::new(row[1], row[2], row[3]),
+                q,
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -15,6 +15,10 @@
 //! with a per-pixel depth test on the sphere's front surface, so nearer
 //! spheres hide farther ones and intersecting spheres cut each other
 //! correctly. A sphere smaller than a pixel is still drawn as one pixel.
+//!
+//! A body that is not a sphere is drawn from its surface triangles
+//! ([`render_bodies`]): each triangle filled with the same depth test,
+//! flat-shaded by the Lambert term of its normal (a shaded silhouette).
 
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
@@ -386,6 +390,23 @@ pub fn render_particles(
     colour_values: &[f64],
     options: &ParticleOptions,
 ) -> Result<Image, RenderError> {
+    render_bodies(positions, radii, colour_values, &[], options)
+}
+
+/// The world triangles of one body's surface (for [`render_bodies`]).
+pub type Surface = Vec<[DVec3; 3]>;
+
+/// As [`render_particles`], with bodies that are not spheres drawn from
+/// their surfaces: `surfaces[i]`, when present and `Some`, replaces body
+/// i's sphere (its bounding radius `radii[i]` still sizes the views).
+/// `surfaces` may be shorter than `positions` (the rest are spheres).
+pub fn render_bodies(
+    positions: &[DVec3],
+    radii: &[f64],
+    colour_values: &[f64],
+    surfaces: &[Option<Surface>],
+    options: &ParticleOptions,
+) -> Result<Image, RenderError> {
     let layout = particle_layout(positions, radii, colour_values, options)?;
     let mut img = Image::new(options.width, options.height, BACKGROUND)?;
     let ts = layout.text_scale;
@@ -412,7 +433,7 @@ pub fn render_particles(
             );
             continue;
         }
-        draw_view(&mut img, view, positions, radii, colour_values);
+        draw_view(&mut img, view, positions, radii, colour_values, surfaces);
         draw_scale_bar(&mut img, view, ts);
     }
     if !positions.is_empty() {
@@ -421,15 +442,30 @@ pub fn render_particles(
     Ok(img)
 }
 
-/// Draws all spheres of one view into its area, with a depth buffer.
-fn draw_view(img: &mut Image, view: &ViewMap, positions: &[DVec3], radii: &[f64], values: &[f64]) {
+/// Draws all bodies of one view into its area, with a depth buffer.
+fn draw_view(
+    img: &mut Image,
+    view: &ViewMap,
+    positions: &[DVec3],
+    radii: &[f64],
+    values: &[f64],
+    surfaces: &[Option<Surface>],
+) {
     let (ax, ay, aw, ah) = view.area;
     let (aw_u, ah_u) = (aw as usize, ah as usize);
     let mut depth = vec![f64::NEG_INFINITY; aw_u * ah_u];
     let (lo, hi) = range(values.iter().copied()).unwrap_or((0.0, 1.0));
     let l = light();
     let s = view.scale;
-    for ((p, &r), &v) in positions.iter().zip(radii).zip(values) {
+    for (i, ((p, &r), &v)) in positions.iter().zip(radii).zip(values).enumerate() {
+        let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+        let base = viridis(t);
+        if let Some(Some(tris)) = surfaces.get(i) {
+            for tri in tris {
+                draw_triangle(img, view, &mut depth, tri, base);
+            }
+            continue;
+        }
         let (cx, cy) = view.project(*p);
         // Centre relative to the area's top left.
         let (cx, cy) = (cx - ax as f64, cy - ay as f64);
@@ -437,8 +473,6 @@ fn draw_view(img: &mut Image, view: &ViewMap, positions: &[DVec3], radii: &[f64]
         if !(cx.is_finite() && cy.is_finite() && rp.is_finite()) {
             continue;
         }
-        let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
-        let base = viridis(t);
         let near = view.toward(*p) * s;
         let (x0, x1) = clip_span(cx - rp, cx + rp, aw as u32);
         let (y0, y1) = clip_span(cy - rp, cy + rp, ah as u32);
@@ -461,6 +495,67 @@ fn draw_view(img: &mut Image, view: &ViewMap, positions: &[DVec3], radii: &[f64]
                 let shade = AMBIENT + (1.0 - AMBIENT) * n.dot(l).max(0.0);
                 img.set(ax + x, ay + y, base.scaled(shade));
             }
+        }
+    }
+}
+
+/// Fills one world triangle into the view's area with the depth test,
+/// flat-shaded by its normal (either side lit: the surfaces are closed, so
+/// only front faces survive the depth test).
+fn draw_triangle(img: &mut Image, view: &ViewMap, depth: &mut [f64], tri: &[DVec3; 3], base: Rgb) {
+    let (ax, ay, aw, ah) = view.area;
+    // Each vertex in area pixels (x right, y down) and nearness (pixels).
+    let v: [DVec3; 3] = tri.map(|p| {
+        let (x, y) = view.project(p);
+        DVec3::new(x - ax as f64, y - ay as f64, view.toward(p) * view.scale)
+    });
+    if !v.iter().all(|p| p.is_finite()) {
+        return;
+    }
+    // The normal in (right, up, toward) coordinates.
+    let flip = |p: DVec3| DVec3::new(p.x, -p.y, p.z);
+    let n = (flip(v[1]) - flip(v[0])).cross(flip(v[2]) - flip(v[0]));
+    let Some(n) = n.try_normalize() else {
+        return;
+    };
+    let shade = AMBIENT + (1.0 - AMBIENT) * n.dot(light()).abs();
+    let colour = base.scaled(shade);
+    let area = (v[1].x - v[0].x) * (v[2].y - v[0].y) - (v[2].x - v[0].x) * (v[1].y - v[0].y);
+    if area.abs() < 1e-12 {
+        return;
+    }
+    let xs = v.map(|p| p.x);
+    let ys = v.map(|p| p.y);
+    let (x0, x1) = clip_span(
+        xs.iter().copied().fold(f64::INFINITY, f64::min),
+        xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        aw as u32,
+    );
+    let (y0, y1) = clip_span(
+        ys.iter().copied().fold(f64::INFINITY, f64::min),
+        ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ah as u32,
+    );
+    let edge =
+        |a: DVec3, b: DVec3, x: f64, y: f64| (b.x - a.x) * (y - a.y) - (x - a.x) * (b.y - a.y);
+    for y in y0..y1 {
+        let py = y as f64 + 0.5;
+        for x in x0..x1 {
+            let px = x as f64 + 0.5;
+            // Barycentric weights; inside when all share the area's sign.
+            let w0 = edge(v[1], v[2], px, py) / area;
+            let w1 = edge(v[2], v[0], px, py) / area;
+            let w2 = 1.0 - w0 - w1;
+            if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                continue;
+            }
+            let d = w0 * v[0].z + w1 * v[1].z + w2 * v[2].z;
+            let k = y as usize * aw as usize + x as usize;
+            if d <= depth[k] {
+                continue;
+            }
+            depth[k] = d;
+            img.set(ax + x, ay + y, colour);
         }
     }
 }

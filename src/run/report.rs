@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::analysis::{measure_heap, measure_pile, DrumSampler, SettleDetector};
 use crate::output::summary::Summary;
-use crate::render::{render_particles, run_caption, write_png, ParticleOptions};
+use crate::render::{render_bodies, run_caption, write_png, ParticleOptions};
 use crate::scene::Scene;
 
 use super::scene_floor;
@@ -33,6 +33,17 @@ pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &P
     let pos: Vec<glam::DVec3> = shown.iter().map(|&i| b.pos[i]).collect();
     let vel: Vec<glam::DVec3> = shown.iter().map(|&i| b.vel[i]).collect();
     let radius: Vec<f64> = shown.iter().map(|&i| b.radius[i]).collect();
+    let surfaces: Vec<Option<crate::render::Surface>> = if b.has_shapes() {
+        shown
+            .iter()
+            .map(|&i| {
+                b.shape_of(i)
+                    .map(|s| crate::shape::surface_triangles(s, b.pos[i], b.rot[i]))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let result = pic
         .colour
         .values(&pos, &vel)
@@ -44,7 +55,7 @@ pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &P
                 caption: Some(run_caption(&scene.name, world.time, pos.len(), pic.colour)),
                 look_along: pic.look_along,
             };
-            render_particles(&pos, &radius, &values, &opts)
+            render_bodies(&pos, &radius, &values, &surfaces, &opts)
         })
         .map_err(anyhow::Error::new)
         .and_then(|img| write_png(path, &img).map_err(anyhow::Error::new));

@@ -593,7 +593,7 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
         for p in &placed {
             match b.clearance(p.init.pos) {
                 Some(d) if d >= 0.0 => {
-                    if d < p.init.radius {
+                    if d < p.init.radius && body_crosses_boundary(p, b) {
                         overlapping += 1;
                     }
                 }
@@ -657,6 +657,58 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
 }
 
 /// Logs a warning when spheres from the scene start overlapping each other.
+/// The side of a placed body for the narrowphase: its shape, or a ball.
+fn side_of(p: &PlacedSphere) -> (crate::shape::BodyShape, DVec3, glam::DQuat) {
+    match &p.body {
+        Some(b) => (crate::shape::BodyShape::new(b.shape.clone()), b.pos, b.rot),
+        None => (
+            crate::shape::BodyShape::new(crate::shape::Shape::Sphere {
+                radius: p.init.radius,
+            }),
+            p.init.pos,
+            glam::DQuat::IDENTITY,
+        ),
+    }
+}
+
+/// Whether two placed bodies whose bounding balls overlap overlap
+/// themselves (two spheres: yes; a body of another shape: its narrowphase).
+fn bodies_overlap(p: &PlacedSphere, q: &PlacedSphere) -> bool {
+    if p.body.is_none() && q.body.is_none() {
+        return true;
+    }
+    let ((sp, xp, qp), (sq, xq, qq)) = (side_of(p), side_of(q));
+    let tol = 1e-9 * (p.init.radius + q.init.radius);
+    crate::shape::contacts(
+        crate::shape::Side::Shape(&sp),
+        xp,
+        qp,
+        crate::shape::Side::Shape(&sq),
+        xq,
+        qq,
+        0.0,
+    )
+    .iter()
+    .any(|c| c.dist < -tol)
+}
+
+/// Whether a placed body whose bounding ball reaches into a boundary
+/// crosses its surface (a sphere: yes; another shape: its support point
+/// beyond a planar face that applies).
+fn body_crosses_boundary(p: &PlacedSphere, b: &crate::boundary::Boundary) -> bool {
+    let Some(body) = &p.body else {
+        return true;
+    };
+    let shape = crate::shape::BodyShape::new(body.shape.clone());
+    let tol = 1e-9 * p.init.radius;
+    b.faces().iter().any(|(_, f)| {
+        f.applies(body.pos)
+            && crate::shape::halfspace_contacts(&shape, body.pos, body.rot, f.point, f.normal, 0.0)
+                .iter()
+                .any(|c| c.dist < -tol)
+    })
+}
+
 fn warn_overlaps(scene: &Scene, placed: &[PlacedSphere]) {
     let r_max = placed.iter().map(|p| p.init.radius).fold(0.0, f64::max);
     if placed.len() < 2 || r_max <= 0.0 {
@@ -669,7 +721,9 @@ fn warn_overlaps(scene: &Scene, placed: &[PlacedSphere]) {
         hash.any_near(p.init.pos, |j| {
             let q = &placed[j];
             let rr = p.init.radius + q.init.radius;
-            if p.init.pos.distance_squared(q.init.pos) < rr * rr * (1.0 - 1e-9) {
+            if p.init.pos.distance_squared(q.init.pos) < rr * rr * (1.0 - 1e-9)
+                && bodies_overlap(p, q)
+            {
                 count += 1;
                 first.get_or_insert((j, i));
             }
@@ -764,4 +818,65 @@ pub(crate) fn non_finite_numbers(opts: &ron::Options, text: &str) -> Vec<Issue> 
     let mut out = Vec::new();
     walk(&value, &mut String::new(), &mut out);
     out
+}
+
+#[cfg(test)]
+mod overlap_tests {
+    use super::*;
+    use crate::bodies::{BodyInit, SphereInit};
+    use crate::shape::Shape;
+
+    fn cube(pos: DVec3) -> PlacedSphere {
+        let body = BodyInit {
+            shape: Shape::Box {
+                half_extents: DVec3::splat(0.5),
+            },
+            pos,
+            rot: glam::DQuat::IDENTITY,
+            vel: DVec3::ZERO,
+            omega: DVec3::ZERO,
+            mass: 1.0,
+            principal: DVec3::ONE,
+            material: 0,
+        };
+        PlacedSphere {
+            init: SphereInit {
+                pos,
+                radius: 0.75f64.sqrt(),
+                mass: 1.0,
+                inertia: 1.0,
+                vel: DVec3::ZERO,
+                omega: DVec3::ZERO,
+                material: 0,
+            },
+            body: Some(body),
+            source: 0,
+            index: 0,
+        }
+    }
+
+    /// Shapes are checked by their narrowphase, not their bounding balls:
+    /// cubes side by side, or one resting on a floor, do not overlap
+    /// though their bounding balls do; cubes pushed into each other, or
+    /// into the floor, do.
+    #[test]
+    fn shapes_overlap_by_their_surfaces_not_their_bounding_balls() {
+        let a = cube(DVec3::new(0.0, 0.0, 0.5));
+        assert!(!bodies_overlap(&a, &cube(DVec3::new(1.01, 0.0, 0.5))));
+        assert!(bodies_overlap(&a, &cube(DVec3::new(0.9, 0.0, 0.5))));
+        let floor = crate::boundary::Boundary::fixed(
+            "floor",
+            crate::boundary::Shape::Plane { normal: DVec3::Z },
+            DVec3::ZERO,
+            0,
+        );
+        assert!(!body_crosses_boundary(
+            &cube(DVec3::new(0.0, 0.0, 0.501)),
+            &floor
+        ));
+        assert!(body_crosses_boundary(
+            &cube(DVec3::new(0.0, 0.0, 0.45)),
+            &floor
+        ));
+    }
 }
