@@ -281,49 +281,28 @@ fn torque_free_box_keeps_its_angular_momentum_and_flips_only_about_the_intermedi
     }
 }
 
-/// APGD and PGS only: De Saxcé's law is not a convex program, which the
-/// interior point needs.
-macro_rules! with_de_saxce_methods {
-    ($($law:ident;)*) => {$(
+/// One test per (name => method) for each law.
+macro_rules! by_methods {
+    ($($law:ident: $($name:ident => $method:ident),+;)*) => {$(
         mod $law {
             use super::*;
-            #[test]
-            fn apgd() {
-                super::$law(SolverMethod::Apgd);
-            }
-            #[test]
-            fn pgs() {
-                super::$law(SolverMethod::Pgs);
-            }
+            $(
+                #[test]
+                fn $name() {
+                    super::$law(SolverMethod::$method);
+                }
+            )+
         }
     )*};
 }
 
-macro_rules! with_methods {
-    ($($law:ident;)*) => {$(
-        mod $law {
-            use super::*;
-            #[test]
-            fn apgd() {
-                super::$law(SolverMethod::Apgd);
-            }
-            #[test]
-            fn pgs() {
-                super::$law(SolverMethod::Pgs);
-            }
-            #[test]
-            fn interior_point() {
-                super::$law(SolverMethod::InteriorPoint);
-            }
-        }
-    )*};
-}
-
-with_methods! {
-    box_at_rest_on_a_plane;
-    box_on_an_incline;
-    rolling_disk;
-    cylinder_rolls_down_an_incline;
+by_methods! {
+    box_at_rest_on_a_plane: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint;
+    box_on_an_incline: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint;
+    rolling_disk: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint;
+    cylinder_rolls_down_an_incline: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint;
+    // De Saxcé's law is not a convex program, which the interior point needs.
+    cube_slides_and_spins_to_a_stop: apgd => Apgd, pgs => Pgs;
 }
 
 /// The f32 and GPU backends carry a scalar inertia per body: a scene with
@@ -453,10 +432,6 @@ fn upright_ellipsoid_falls_and_rests_flat_on_its_long_axis() {
         0.0,
         1e-6,
     );
-}
-
-with_de_saxce_methods! {
-    cube_slides_and_spins_to_a_stop;
 }
 
 /// A lattice of shapes: one body per site at the site, turned at random
