@@ -166,14 +166,21 @@ pub(crate) fn pow10(e: i32) -> f64 {
 }
 
 /// The caption of a run's picture: scene name, simulated time, number of
-/// spheres and what the colours show.
-pub fn run_caption(scene: &str, time: f64, spheres: usize, colour: ColourBy) -> String {
+/// bodies ("spheres" when every body is one) and what the colours show.
+pub fn run_caption(
+    scene: &str,
+    time: f64,
+    bodies: usize,
+    all_spheres: bool,
+    colour: ColourBy,
+) -> String {
     let what = match colour {
         ColourBy::Height => "height",
         ColourBy::Speed => "speed",
     };
+    let noun = if all_spheres { "spheres" } else { "bodies" };
     format!(
-        "{scene}   t = {} s   {spheres} spheres   colour: {what}",
+        "{scene}   t = {} s   {bodies} {noun}   colour: {what}",
         fmt_num(time)
     )
 }
@@ -201,7 +208,13 @@ pub fn render_output_dir(
     let values = colour.values(&positions, &velocities)?;
     let surfaces = surfaces_of_output(dir, &rows);
     let caption = match read_summary(dir.join("summary.json")) {
-        Ok(s) => run_caption(&s.scene, s.simulated_time, rows.len(), colour),
+        Ok(s) => run_caption(
+            &s.scene,
+            s.simulated_time,
+            rows.len(),
+            surfaces.iter().all(Option::is_none),
+            colour,
+        ),
         Err(_) => format!(
             "{}   {} spheres   colour: {}",
             dir.join("final.csv").display(),

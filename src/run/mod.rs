@@ -217,10 +217,21 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     prepare_output_dir(&out, opts.overwrite)?;
     log::info!("backend {why}");
+    let b = &world.bodies;
+    let shaped = b
+        .shape
+        .iter()
+        .filter(|&&s| s != crate::bodies::SPHERE)
+        .count();
     log::info!(
-        "scene {:?}: {} spheres (+{} from inlets), {} boundaries, h = {} s, {} steps",
+        "scene {:?}: {} spheres{} (+{} spheres from inlets), {} boundaries, h = {} s, {} steps",
         scene.name,
-        world.bodies.len(),
+        b.len() - shaped,
+        if shaped > 0 {
+            format!(" and {shaped} bodies of other shapes")
+        } else {
+            String::new()
+        },
         scene.inlet_count(),
         world.boundaries.len(),
         world.time_step,

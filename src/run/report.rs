@@ -52,7 +52,13 @@ pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &P
                 width: pic.width,
                 height: pic.height,
                 colour_label: pic.colour.label().to_string(),
-                caption: Some(run_caption(&scene.name, world.time, pos.len(), pic.colour)),
+                caption: Some(run_caption(
+                    &scene.name,
+                    world.time,
+                    pos.len(),
+                    surfaces.iter().all(Option::is_none),
+                    pic.colour,
+                )),
                 look_along: pic.look_along,
             };
             render_bodies(&pos, &radius, &values, &surfaces, &opts)
