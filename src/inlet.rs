@@ -29,7 +29,7 @@
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
-use crate::bodies::{Bodies, SphereInit};
+use crate::bodies::{Bodies, BodyInit, SphereInit};
 use crate::boundary::Boundary;
 use crate::scene::rng::Rng;
 
@@ -143,6 +143,12 @@ pub struct InletSettings {
     pub radius: f64,
     /// Largest radius (m).
     pub radius_max: f64,
+    /// The body every emission copies when the inlet emits shapes (at the
+    /// origin, in its body frame; its bounding radius is `radius`), else
+    /// `None` for spheres.
+    pub shape: Option<BodyInit>,
+    /// Turn each emitted body at random.
+    pub random_orientation: bool,
     /// Material index.
     pub material: u32,
     /// Density (kg/m³).
@@ -296,16 +302,33 @@ impl Inlet {
             } else {
                 self.settings.velocity
             };
-            let mass = SphereInit::solid_mass(r, self.settings.density);
-            let id = bodies.push(&SphereInit {
-                pos,
-                radius: r,
-                mass,
-                inertia: SphereInit::solid_inertia(mass, r),
-                vel,
-                omega: DVec3::ZERO,
-                material: self.settings.material,
-            });
+            let id = match &self.settings.shape {
+                Some(proto) => {
+                    let turn = if self.settings.random_orientation {
+                        self.rng.rotation()
+                    } else {
+                        glam::DQuat::IDENTITY
+                    };
+                    bodies.push_body(&BodyInit {
+                        pos: pos + turn * proto.pos,
+                        rot: turn * proto.rot,
+                        vel,
+                        ..proto.clone()
+                    })
+                }
+                None => {
+                    let mass = SphereInit::solid_mass(r, self.settings.density);
+                    bodies.push(&SphereInit {
+                        pos,
+                        radius: r,
+                        mass,
+                        inertia: SphereInit::solid_inertia(mass, r),
+                        vel,
+                        omega: DVec3::ZERO,
+                        material: self.settings.material,
+                    })
+                }
+            };
             hash.insert(pos, id);
             self.emitted += 1;
             placed += 1;

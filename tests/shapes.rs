@@ -546,3 +546,53 @@ fn render_of_a_shapes_run_redraws_its_final_picture() {
         "repose render drew another picture than the run's final.png"
     );
 }
+
+/// An inlet of shapes emits bodies of that shape at its rate, each turned
+/// at random (no two alike), none overlapping another when it appears;
+/// the same seed gives the same bodies.
+#[test]
+fn inlets_pour_shapes_turned_at_random() {
+    let text = "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+        materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
+        spheres: [Inlet(region: Box(min: (-0.2, -0.2, 0.5), max: (0.2, 0.2, 0.6)), rate: 100,
+                        count: 30, shape: Capsule(radius: 0.01, half_height: 0.02),
+                        random_orientation: true, velocity: (0, 0, -1), seed: 4)],
+        boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])";
+    let pour = || {
+        let mut w = world(text, SolverMethod::Apgd);
+        run(&mut w, 200, |w, _, k| {
+            // 100 per second: ⌊100 t⌋ by the end of each step (t = (k+1) ms).
+            let want = ((k + 1) as f64 * 0.1).floor() as usize;
+            assert_eq!(w.bodies.len(), want.min(30), "after step {k}");
+        });
+        w
+    };
+    let w = pour();
+    assert_eq!(w.bodies.len(), 20);
+    assert!((0..20).all(|i| w
+        .bodies
+        .shape_of(i)
+        .is_some_and(|s| s.shape.kind() == "capsule")));
+    for i in 0..20 {
+        for j in 0..i {
+            assert!(
+                w.bodies.rot[i].angle_between(w.bodies.rot[j]) > 1e-6,
+                "bodies {i} and {j} have the same orientation"
+            );
+        }
+    }
+    assert_eq!(
+        pour().bodies.rot,
+        w.bodies.rot,
+        "the same seed, the same bodies"
+    );
+    let bad = text.replace(
+        "shape: Capsule(radius: 0.01, half_height: 0.02),",
+        "shape: Capsule(radius: 0.01, half_height: 0.02), radius_max: 0.02,",
+    );
+    let err = Scene::from_str(&bad, "inlet", &[]).unwrap_err().to_string();
+    assert!(
+        err.contains("spheres[0].radius_max") && err.contains("not a shape"),
+        "{err}"
+    );
+}

@@ -224,7 +224,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         .filter(|&&s| s != crate::bodies::SPHERE)
         .count();
     log::info!(
-        "scene {:?}: {} spheres{} (+{} spheres from inlets), {} boundaries, h = {} s, {} steps",
+        "scene {:?}: {} spheres{} (+{} more from inlets), {} boundaries, h = {} s, {} steps",
         scene.name,
         b.len() - shaped,
         if shaped > 0 {

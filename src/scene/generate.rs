@@ -122,20 +122,6 @@ fn bounding_ball(body: &BodyInit) -> SphereInit {
     }
 }
 
-/// A rotation drawn uniformly over all orientations (Shoemake, "Uniform
-/// random rotations", Graphics Gems III, 1992).
-fn random_rotation(rng: &mut Rng) -> glam::DQuat {
-    use std::f64::consts::TAU;
-    let (u1, u2, u3) = (rng.next_f64(), rng.next_f64(), rng.next_f64());
-    let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
-    glam::DQuat::from_xyzw(
-        a * (TAU * u2).sin(),
-        a * (TAU * u2).cos(),
-        b * (TAU * u3).sin(),
-        b * (TAU * u3).cos(),
-    )
-}
-
 /// The bodies of a lattice with a `shape`, site by site as [`lattice`]
 /// places spheres: one seeded stream draws the jitter of every site, then
 /// the orientation of every body.
@@ -145,7 +131,7 @@ fn lattice_bodies(scene: &Scene, l: &LatticeSpec) -> Vec<BodyInit> {
     lattice_sites(l, &mut rng)
         .into_iter()
         .map(|pos| {
-            let rot = l.random_orientation.then(|| random_rotation(&mut rng));
+            let rot = l.random_orientation.then(|| rng.rotation());
             body(
                 scene,
                 &BodySpec {
@@ -167,7 +153,7 @@ fn lattice_bodies(scene: &Scene, l: &LatticeSpec) -> Vec<BodyInit> {
 /// The body of a validated [`BodySpec`], in its body frame (see
 /// [`crate::shape`]): mass and principal moments from the spec or the
 /// density, the centre of mass and principal axes of a polyhedron found.
-fn body(scene: &Scene, b: &BodySpec) -> BodyInit {
+pub(crate) fn body(scene: &Scene, b: &BodySpec) -> BodyInit {
     let density = b
         .density
         .unwrap_or(scene.materials[b.material as usize].density);

@@ -391,11 +391,20 @@ pub struct InletSpec {
     pub rate: f64,
     /// Spheres in all (≥ 1).
     pub count: usize,
-    /// Radius, or the smallest radius when `radius_max` is given (m, > 0).
-    pub radius: f64,
+    /// Radius, or the smallest radius when `radius_max` is given (m, > 0);
+    /// not with `shape`.
+    #[serde(default)]
+    pub radius: Option<f64>,
     /// Largest radius (m, ≥ `radius`); `None`: all spheres have `radius`.
     #[serde(default)]
     pub radius_max: Option<f64>,
+    /// The shape of every body emitted, instead of spheres (placed by its
+    /// bounding radius, as [`BodySpec`] places one).
+    #[serde(default)]
+    pub shape: Option<crate::shape::Shape>,
+    /// Turn every body emitted at random (default false).
+    #[serde(default)]
+    pub random_orientation: bool,
     /// Material index (default 0).
     #[serde(default)]
     pub material: u32,
@@ -414,6 +423,20 @@ pub struct InletSpec {
     /// Simulated time at which emission starts (s, ≥ 0; default 0).
     #[serde(default)]
     pub start_time: f64,
+}
+
+impl InletSpec {
+    /// The radius the inlet places by: `radius`, or the bounding radius of
+    /// `shape` about its centre of mass (0 when neither is valid).
+    pub fn effective_radius(&self) -> f64 {
+        match &self.shape {
+            Some(shape) if shape.validate().is_ok() => shape
+                .to_body_frame(&shape.mass_properties(1.0))
+                .bounding_radius(),
+            Some(_) => 0.0,
+            None => self.radius.unwrap_or(0.0),
+        }
+    }
 }
 
 /// One kinematic boundary.
@@ -797,8 +820,25 @@ impl Scene {
                     region: s.region.clone(),
                     rate: s.rate,
                     count: s.count,
-                    radius: s.radius,
-                    radius_max: s.radius_max.unwrap_or(s.radius),
+                    radius: s.effective_radius(),
+                    radius_max: s.radius_max.unwrap_or(s.effective_radius()),
+                    shape: s.shape.as_ref().map(|shape| {
+                        generate::body(
+                            self,
+                            &BodySpec {
+                                shape: shape.clone(),
+                                pos: DVec3::ZERO,
+                                rot: None,
+                                material: s.material,
+                                velocity: DVec3::ZERO,
+                                angular_velocity: DVec3::ZERO,
+                                density: s.density,
+                                mass: None,
+                                inertia: None,
+                            },
+                        )
+                    }),
+                    random_orientation: s.random_orientation,
                     material: s.material,
                     density: s
                         .density

@@ -46,6 +46,20 @@ impl Rng {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// A rotation drawn uniformly over all orientations from three draws
+    /// (Shoemake, "Uniform random rotations", Graphics Gems III, 1992).
+    pub fn rotation(&mut self) -> glam::DQuat {
+        use std::f64::consts::TAU;
+        let (u1, u2, u3) = (self.next_f64(), self.next_f64(), self.next_f64());
+        let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
+        glam::DQuat::from_xyzw(
+            a * (TAU * u2).sin(),
+            a * (TAU * u2).cos(),
+            b * (TAU * u3).sin(),
+            b * (TAU * u3).cos(),
+        )
+    }
+
     /// Uniform in [lo, hi) (returns `lo` when the interval is empty).
     pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * self.next_f64()

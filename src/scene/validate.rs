@@ -58,6 +58,46 @@ impl Checker {
         }
     }
 
+    /// A source's `radius` (spheres) or `shape` (exactly one; `prefix` is
+    /// the source's path). Returns the radius bodies are placed by: the
+    /// spheres', or the bounding radius of the shape about its centre of
+    /// mass (0 when invalid).
+    fn radius_or_shape(
+        &mut self,
+        prefix: &str,
+        radius: Option<f64>,
+        shape: &Option<crate::shape::Shape>,
+    ) -> f64 {
+        let f = |field: &str| format!("{prefix}.{field}");
+        match (shape, radius) {
+            (None, None) => {
+                self.push(f("radius"), "missing: give `radius` (spheres) or `shape`");
+                0.0
+            }
+            (None, Some(r)) => {
+                self.positive(&f("radius"), r);
+                r
+            }
+            (Some(shape), r) => {
+                if r.is_some() {
+                    self.push(
+                        f("radius"),
+                        "give either radius (spheres) or shape, not both",
+                    );
+                }
+                match shape.validate() {
+                    Ok(()) => shape
+                        .to_body_frame(&shape.mass_properties(1.0))
+                        .bounding_radius(),
+                    Err(why) => {
+                        self.push(f(&format!("shape ({})", shape.kind())), why);
+                        0.0
+                    }
+                }
+            }
+        }
+    }
+
     /// A body's `mass` and `density` (at most one, each > 0; `prefix` is
     /// the source's path).
     fn mass_or_density(&mut self, prefix: &str, mass: Option<f64>, density: Option<f64>) {
@@ -277,33 +317,7 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 c.positive(&f("spacing"), l.spacing);
                 // The radius the spacing rule uses: the spheres', or the
                 // bounding radius of the shape about its centre of mass.
-                let radius = match (&l.shape, l.radius) {
-                    (None, None) => {
-                        c.push(f("radius"), "missing: give `radius` (spheres) or `shape`");
-                        0.0
-                    }
-                    (None, Some(r)) => {
-                        c.positive(&f("radius"), r);
-                        r
-                    }
-                    (Some(shape), r) => {
-                        if r.is_some() {
-                            c.push(
-                                f("radius"),
-                                "give either radius (spheres) or shape, not both",
-                            );
-                        }
-                        match shape.validate() {
-                            Ok(()) => shape
-                                .to_body_frame(&shape.mass_properties(1.0))
-                                .bounding_radius(),
-                            Err(why) => {
-                                c.push(f(&format!("shape ({})", shape.kind())), why);
-                                0.0
-                            }
-                        }
-                    }
-                };
+                let radius = c.radius_or_shape(&p, l.radius, &l.shape);
                 c.material(&f("material"), l.material);
                 c.vec_finite(&f("velocity"), l.velocity);
                 c.opt_positive(&f("density"), l.density);
@@ -399,12 +413,17 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 if inl.count == 0 {
                     c.push(f("count"), "must be ≥ 1 (got 0)");
                 }
-                c.positive(&f("radius"), inl.radius);
-                if let Some(rm) = inl.radius_max {
-                    if c.finite(&f("radius_max"), rm) && rm < inl.radius {
+                let radius = c.radius_or_shape(&p, inl.radius, &inl.shape);
+                if let (Some(rm), Some(_)) = (inl.radius_max, &inl.shape) {
+                    c.push(
+                        f("radius_max"),
+                        format!("a range of radii is for spheres, not a shape (got {rm})"),
+                    );
+                } else if let Some(rm) = inl.radius_max {
+                    if c.finite(&f("radius_max"), rm) && rm < radius {
                         c.push(
                             f("radius_max"),
-                            format!("must be ≥ radius = {} (got {rm})", inl.radius),
+                            format!("must be ≥ radius = {radius} (got {rm})"),
                         );
                     }
                 }
@@ -517,7 +536,11 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
     // spheres was seen), so it is refused before anything is allocated.
     if let Some(e) = scene.contact.envelope {
         let inlet_max = scene.spheres.iter().filter_map(|s| match s {
-            SphereSource::Inlet(i) => Some(i.radius_max.unwrap_or(i.radius).max(i.radius)),
+            SphereSource::Inlet(i) => Some(
+                i.radius_max
+                    .unwrap_or(i.effective_radius())
+                    .max(i.effective_radius()),
+            ),
             _ => None,
         });
         let r_max = placed
