@@ -41,7 +41,8 @@ pub struct Bodies {
     pub material: Vec<u32>,
     /// Each body's entry in `shapes`, or [`SPHERE`] for a plain sphere.
     pub shape: Vec<u32>,
-    /// The shapes of the bodies that are not plain spheres, in body frames.
+    /// The shapes of the bodies that are not plain spheres, in body frames;
+    /// consecutive bodies of the same shape share an entry.
     pub shapes: Vec<BodyShape>,
     /// Principal inverse moments in the body frame (1/(kg m²)); a sphere's
     /// scalar three times.
@@ -154,8 +155,14 @@ impl Bodies {
         self.inv_mass.push(1.0 / b.mass);
         self.inv_inertia.push(inv.max_element());
         self.material.push(b.material);
-        self.shape.push(self.shapes.len() as u32);
-        self.shapes.push(BodyShape::new(b.shape.clone()));
+        // Bodies of one source share one shape (and its collider and mesh).
+        match self.shapes.last() {
+            Some(last) if last.shape == b.shape => self.shape.push(self.shapes.len() as u32 - 1),
+            _ => {
+                self.shape.push(self.shapes.len() as u32);
+                self.shapes.push(BodyShape::new(b.shape.clone()));
+            }
+        }
         self.inv_inertia_body.push(inv);
         self.len() - 1
     }

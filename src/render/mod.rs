@@ -233,10 +233,11 @@ pub fn render_output_dir(
 }
 
 /// The surfaces of a run's bodies that are not spheres, placed as
-/// `final.csv` has them: their shapes come from the run's `scene.ron`
-/// (bodies keep their ids; inlets add spheres after them). Empty (every
-/// body a sphere) when the file has no shapes or `scene.ron` cannot be
-/// built, which is logged.
+/// `final.csv` has them. Their shapes come from the run's `scene.ron`: the
+/// bodies it builds keep their ids, and a body an inlet added later takes
+/// the shape of the one inlet that emits its kind (when two inlets emit
+/// the same kind, or `scene.ron` cannot be built, which is logged, such
+/// bodies are drawn as their bounding spheres).
 fn surfaces_of_output(dir: &Path, rows: &[[f64; 11]]) -> Vec<Option<Surface>> {
     let full = match crate::output::csv::read_final_csv_full(dir.join("final.csv")) {
         Ok(f) if f.iter().any(|r| r.shape != "sphere") => f,
@@ -250,15 +251,31 @@ fn surfaces_of_output(dir: &Path, rows: &[[f64; 11]]) -> Vec<Option<Surface>> {
             return Vec::new();
         }
     };
-    full.iter()
+    let poured: Vec<crate::shape::BodyShape> = world
+        .inlets
+        .iter()
+        .filter_map(|i| i.settings.shape.as_ref())
+        .map(|b| crate::shape::BodyShape::new(b.shape.clone()))
+        .collect();
+    let mut ambiguous = 0usize;
+    let surfaces = full
+        .iter()
         .zip(rows)
         .enumerate()
         .map(|(i, (r, row))| {
-            let shape = world
-                .bodies
-                .shape
-                .get(i)
-                .and_then(|_| world.bodies.shape_of(i))?;
+            let shape = if i < world.bodies.len() {
+                world.bodies.shape_of(i)?
+            } else {
+                let mut of_kind = poured.iter().filter(|s| s.shape.kind() == r.shape);
+                match (of_kind.next(), of_kind.next()) {
+                    (Some(s), None) => s,
+                    (Some(_), Some(_)) => {
+                        ambiguous += 1;
+                        return None;
+                    }
+                    _ => return None,
+                }
+            };
             let [w, x, y, z] = r.orientation;
             let q = glam::DQuat::from_xyzw(x, y, z, w);
             Some(crate::shape::surface_triangles(
@@ -267,7 +284,13 @@ fn surfaces_of_output(dir: &Path, rows: &[[f64; 11]]) -> Vec<Option<Surface>> {
                 q,
             ))
         })
-        .collect()
+        .collect();
+    if ambiguous > 0 {
+        log::warn!(
+            "{ambiguous} bodies drawn as their bounding spheres: more than one inlet pours their kind of shape"
+        );
+    }
+    surfaces
 }
 
 #[cfg(test)]
