@@ -596,3 +596,33 @@ fn inlets_pour_shapes_turned_at_random() {
         "{err}"
     );
 }
+
+/// A plate holds a body of another shape on its face and lets it go at its
+/// edge: a 0.2 m cube resting on a 1 m plate stays at z = 0.1 on four
+/// corners; the same cube with its centre 8 cm past the edge tips over it
+/// and falls.
+#[test]
+fn plates_hold_shapes_on_their_face_and_drop_them_past_their_edge() {
+    let cube_at = |x: f64| {
+        let text = format!(
+            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+               solver: (max_iterations: 1000, tolerance: 1e-8),
+               materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
+               spheres: [Body(shape: Box(half_extents: (0.1, 0.1, 0.1)), pos: ({x}, 0, 0.1001))],
+               boundaries: [Plate(center: (0, 0, 0), half_extents: (0.5, 0.5))])"
+        );
+        let mut w = world(&text, SolverMethod::Apgd);
+        let mut corners = 0;
+        run(&mut w, 1000, |_, st, _| corners = st.last_impulses().len());
+        (w.bodies.pos[0], corners)
+    };
+    let (rest, corners) = cube_at(0.0);
+    assert_close("resting cube's height (m)", rest.z, 0.1, 1e-5);
+    assert_close("resting cube's drift (m)", rest.x.hypot(rest.y), 0.0, 1e-6);
+    assert_eq!(corners, 4, "contacts of the resting cube");
+    let (gone, _) = cube_at(0.58);
+    assert!(
+        gone.z < -0.5,
+        "the overhanging cube should fall off: centre at {gone}"
+    );
+}

@@ -308,6 +308,12 @@ pub fn sphere_boundary(
     // Planar faces are computed once per step; cylinders per sphere.
     let faces: Vec<Vec<(u32, crate::boundary::Face)>> =
         boundaries.iter().map(|b| b.faces()).collect();
+    // Plates as the slabs bodies of other shapes meet (see `plate_slab`).
+    let slabs: Vec<Option<(BodyShape, DVec3)>> = if bodies.has_shapes() {
+        boundaries.iter().map(plate_slab).collect()
+    } else {
+        Vec::new()
+    };
     let per_body: Vec<Vec<ContactGeom>> = (0..bodies.len())
         .into_par_iter()
         .map(|i| {
@@ -315,7 +321,12 @@ pub fn sphere_boundary(
             let r = bodies.radius[i];
             let mut found = Vec::new();
             if let Some(s) = bodies.shape_of(i) {
-                shape_boundary(bodies, i, s, boundaries, &faces, envelope, time, &mut found);
+                let walls = Walls {
+                    boundaries,
+                    faces: &faces,
+                    slabs: &slabs,
+                };
+                shape_boundary(bodies, i, s, &walls, envelope, time, &mut found);
                 return found;
             }
             for (bi, b) in boundaries.iter().enumerate() {
@@ -359,36 +370,53 @@ pub fn sphere_boundary(
     per_body.into_iter().flatten().collect()
 }
 
+/// A plate as bodies of other shapes meet it: a slab whose top face is the
+/// plate, 1 % of its smaller half extent thick (a plate has no thickness;
+/// parry's boxes need some), and the slab's centre.
+fn plate_slab(b: &Boundary) -> Option<(BodyShape, DVec3)> {
+    match b.shape {
+        crate::boundary::Shape::Plate { half_x, half_y } => {
+            let t = 0.01 * half_x.min(half_y);
+            Some((
+                BodyShape::new(shape::Shape::Box {
+                    half_extents: DVec3::new(half_x, half_y, t),
+                }),
+                b.origin - DVec3::Z * t,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The boundaries with what a step derives from them once.
+struct Walls<'a> {
+    boundaries: &'a [Boundary],
+    faces: &'a [Vec<(u32, crate::boundary::Face)>],
+    slabs: &'a [Option<(BodyShape, DVec3)>],
+}
+
 /// The contacts of body `i`, not a sphere, with the planar faces of the
 /// boundaries (a face applies when the body's centre lies in its extent, as
-/// for spheres). Cylinders and plates hold spheres only: scene validation
-/// refuses other shapes beside them, and they are skipped here.
-#[allow(clippy::too_many_arguments)]
+/// for spheres) and with plates (their slabs, [`plate_slab`]). Cylinders
+/// hold spheres only: scene validation refuses other shapes beside them,
+/// and they are skipped here.
 fn shape_boundary(
     bodies: &Bodies,
     i: usize,
     s: &BodyShape,
-    boundaries: &[Boundary],
-    faces: &[Vec<(u32, crate::boundary::Face)>],
+    walls: &Walls,
     envelope: f64,
     time: f64,
     found: &mut Vec<ContactGeom>,
 ) {
     let (x, q) = (bodies.pos[i], bodies.rot[i]);
-    for (bi, b) in boundaries.iter().enumerate() {
-        if !b.is_planar() {
-            continue;
-        }
+    for (bi, b) in walls.boundaries.iter().enumerate() {
         let (_, omega) = b.motion_at(time);
-        for (id, f) in &faces[bi] {
-            if !f.applies(x) {
-                continue;
-            }
-            let points = shape::halfspace_contacts(s, x, q, f.point, f.normal, envelope);
+        let mut add = |id: u32, points: Vec<PointContact>| {
             push_points(
                 &points,
                 found,
-                |tag| shape_wall_key(i as u32, bi, *id, tag),
+                |tag| shape_wall_key(i as u32, bi, id, tag),
                 |c| {
                     let point = 0.5 * (c.p1 + c.p2);
                     ContactGeom {
@@ -404,6 +432,31 @@ fn shape_boundary(
                     }
                 },
             );
+        };
+        if let Some(Some((slab, centre))) = walls.slabs.get(bi) {
+            let side = Side::Shape(slab);
+            let points = shape::contacts(
+                Side::Shape(s),
+                x,
+                q,
+                side,
+                *centre,
+                glam::DQuat::IDENTITY,
+                envelope,
+            );
+            add(0, points);
+            continue;
+        }
+        if !b.is_planar() {
+            continue;
+        }
+        for (id, f) in &walls.faces[bi] {
+            if f.applies(x) {
+                add(
+                    *id,
+                    shape::halfspace_contacts(s, x, q, f.point, f.normal, envelope),
+                );
+            }
         }
     }
 }

@@ -577,16 +577,12 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
     let boundaries = scene.built_boundaries();
     if let Some(p) = placed.iter().find(|p| p.body.is_some()) {
         for (bi, b) in boundaries.iter().enumerate() {
-            if !b.is_planar() {
+            if let crate::boundary::Shape::Cylinder { .. } = b.shape {
                 issues.push(Issue::new(
                     format!("boundaries[{bi}]"),
                     format!(
-                        "{:?} is a {}, which holds spheres only so far, and spheres[{}] is a {}: use Plane and Box boundaries with bodies of other shapes",
+                        "{:?} is a Cylinder, which holds spheres only so far, and spheres[{}] is a {}: use Plane, Box and Plate boundaries with bodies of other shapes",
                         b.name,
-                        match b.shape {
-                            crate::boundary::Shape::Cylinder { .. } => "Cylinder",
-                            _ => "Plate",
-                        },
                         p.source,
                         p.body.as_ref().map_or("body", |b| b.shape.kind()),
                     ),
