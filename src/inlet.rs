@@ -309,8 +309,9 @@ impl Inlet {
                     } else {
                         glam::DQuat::IDENTITY
                     };
+                    // The placement checked a ball about the centre of mass.
                     bodies.push_body(&BodyInit {
-                        pos: pos + turn * proto.pos,
+                        pos,
                         rot: turn * proto.rot,
                         vel,
                         ..proto.clone()

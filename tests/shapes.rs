@@ -626,3 +626,52 @@ fn plates_hold_shapes_on_their_face_and_drop_them_past_their_edge() {
         "the overhanging cube should fall off: centre at {gone}"
     );
 }
+
+/// A random box of shapes: the bodies sit where spheres of their bounding
+/// radius would (the same places for the same seed, turned or not), none
+/// of them overlapping another or outside the box.
+#[test]
+fn random_boxes_place_shapes_clear_of_each_other() {
+    let scene = |extra: &str| {
+        format!(
+            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+               materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
+               spheres: [RandomBox(min: (-0.3, -0.3, 0.0), max: (0.3, 0.3, 0.6), count: 40, seed: 5,
+                                   {extra})],
+               boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])"
+        )
+    };
+    let build = |extra: &str| {
+        Scene::from_str(&scene(extra), "random box", &[])
+            .unwrap_or_else(|e| panic!("{e:#}"))
+            .build()
+            .unwrap()
+    };
+    let shape = "shape: ConvexPolyhedron(vertices: [(0.04, 0, 0), (-0.02, 0.03, 0), (-0.02, -0.03, 0), (0, 0, 0.05)])";
+    let plain = build(shape);
+    let turned = build(&format!("{shape}, random_orientation: true"));
+    assert_eq!(plain.bodies.len(), 40);
+    assert_eq!(
+        plain.bodies.pos, turned.bodies.pos,
+        "turning does not move the places"
+    );
+    assert_ne!(plain.bodies.rot, turned.bodies.rot);
+    let b = &turned.bodies;
+    let r = b.radius[0];
+    for i in 0..40 {
+        assert!(b
+            .shape_of(i)
+            .is_some_and(|s| s.shape.kind() == "convex_polyhedron"));
+        let p = b.pos[i];
+        assert!(
+            p.abs().max_element() <= 0.6 && p.z >= r - 1e-12 && p.x.abs() <= 0.3 - r + 1e-12,
+            "body {i} at {p} (bounding radius {r}) leaves the box"
+        );
+        for j in 0..i {
+            assert!(
+                (b.pos[i] - b.pos[j]).length() >= 2.0 * r,
+                "bodies {i} and {j} overlap"
+            );
+        }
+    }
+}

@@ -68,6 +68,27 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
                 continue;
             }
             SphereSource::Lattice(l) => Ok(lattice(scene, l)),
+            SphereSource::RandomBox(b) if b.shape.is_some() => match random_box(scene, b) {
+                Ok(balls) => {
+                    let shape = b.shape.clone().expect("a box of shapes");
+                    // A second stream: the places are those of spheres.
+                    let mut turns = Rng::new(b.seed ^ 0x9E37_79B9_7F4A_7C15);
+                    placed.extend(balls.iter().enumerate().map(|(index, ball)| {
+                        let rot = b.random_orientation.then(|| turns.rotation());
+                        let body = body_centred_at(
+                            scene, &shape, ball.pos, rot, b.material, b.velocity, b.density,
+                        );
+                        PlacedSphere {
+                            init: bounding_ball(&body),
+                            body: Some(body),
+                            source: si,
+                            index,
+                        }
+                    }));
+                    continue;
+                }
+                Err(e) => Err(e),
+            },
             SphereSource::RandomBox(b) => random_box(scene, b),
             // Inlets emit during the run (crate::inlet), not at build.
             SphereSource::Inlet(_) => Ok(Vec::new()),
@@ -132,22 +153,39 @@ fn lattice_bodies(scene: &Scene, l: &LatticeSpec) -> Vec<BodyInit> {
         .into_iter()
         .map(|pos| {
             let rot = l.random_orientation.then(|| rng.rotation());
-            body(
-                scene,
-                &BodySpec {
-                    shape: shape.clone(),
-                    pos,
-                    rot,
-                    material: l.material,
-                    velocity: l.velocity,
-                    angular_velocity: DVec3::ZERO,
-                    density: l.density,
-                    mass: None,
-                    inertia: None,
-                },
-            )
+            body_centred_at(scene, &shape, pos, rot, l.material, l.velocity, l.density)
         })
         .collect()
+}
+
+/// A body of `shape` whose centre of mass is at `centre` (a generator's
+/// site: the bounding ball the placement checked is about the centre of
+/// mass), turned by `rot`, mass from the density.
+fn body_centred_at(
+    scene: &Scene,
+    shape: &crate::shape::Shape,
+    centre: DVec3,
+    rot: Option<glam::DQuat>,
+    material: u32,
+    velocity: DVec3,
+    density: Option<f64>,
+) -> BodyInit {
+    let mut b = body(
+        scene,
+        &BodySpec {
+            shape: shape.clone(),
+            pos: DVec3::ZERO,
+            rot,
+            material,
+            velocity,
+            angular_velocity: DVec3::ZERO,
+            density,
+            mass: None,
+            inertia: None,
+        },
+    );
+    b.pos = centre;
+    b
 }
 
 /// The body of a validated [`BodySpec`], in its body frame (see
@@ -279,15 +317,16 @@ impl SpatialHash {
 }
 
 fn random_box(scene: &Scene, b: &RandomBoxSpec) -> Result<Vec<SphereInit>, String> {
-    let r_max = b.radius_max.unwrap_or(b.radius);
+    let radius = super::placement_radius(b.radius, &b.shape);
+    let r_max = b.radius_max.unwrap_or(radius);
     let mut rng = Rng::new(b.seed);
     let mut hash = SpatialHash::new(2.0 * r_max);
     let mut out: Vec<SphereInit> = Vec::with_capacity(b.count);
     for n in 0..b.count {
-        let r = if r_max > b.radius {
-            rng.uniform(b.radius, r_max)
+        let r = if r_max > radius {
+            rng.uniform(radius, r_max)
         } else {
-            b.radius
+            radius
         };
         let (lo, hi) = (b.min + r, b.max - r);
         let mut found = None;
@@ -309,11 +348,11 @@ fn random_box(scene: &Scene, b: &RandomBoxSpec) -> Result<Vec<SphereInit>, Strin
         let Some(pos) = found else {
             let size = b.max - b.min;
             let volume = size.x * size.y * size.z;
-            let mean_r3 = if r_max > b.radius {
+            let mean_r3 = if r_max > radius {
                 // E[r³] for r uniform in [a, b]: (b⁴ − a⁴) / (4 (b − a)).
-                (r_max.powi(4) - b.radius.powi(4)) / (4.0 * (r_max - b.radius))
+                (r_max.powi(4) - radius.powi(4)) / (4.0 * (r_max - radius))
             } else {
-                b.radius.powi(3)
+                radius.powi(3)
             };
             let fraction = b.count as f64 * 4.0 / 3.0 * std::f64::consts::PI * mean_r3 / volume;
             return Err(format!(

@@ -302,8 +302,8 @@ pub struct BodySpec {
 /// x varying fastest, then y, then z. With `jitter` > 0 each coordinate is
 /// moved by a uniform random offset in [−jitter·spacing, +jitter·spacing]
 /// (seeded); `spacing·(1 − 2·jitter) ≥ 2·radius` is required so that no two
-/// spheres overlap. With `shape` instead of `radius` every site holds a
-/// body of that shape (as [`BodySpec`] places one; the bounding radius
+/// spheres overlap. With `shape` instead of `radius` every site holds the
+/// centre of mass of a body of that shape (the bounding radius about it
 /// takes the place of `radius` in the spacing rule), turned at random
 /// (uniformly over all orientations, seeded) with `random_orientation`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -356,11 +356,22 @@ pub struct RandomBoxSpec {
     pub max: DVec3,
     /// Number of spheres (≥ 1).
     pub count: usize,
-    /// Radius, or the smallest radius when `radius_max` is given (m, > 0).
-    pub radius: f64,
+    /// Radius, or the smallest radius when `radius_max` is given (m, > 0);
+    /// not with `shape`.
+    #[serde(default)]
+    pub radius: Option<f64>,
     /// Largest radius (m, ≥ `radius`); `None`: all spheres have `radius`.
     #[serde(default)]
     pub radius_max: Option<f64>,
+    /// The shape of every body, instead of spheres (its centre of mass
+    /// placed as a sphere of its bounding radius would be, so that bounding
+    /// balls do not overlap).
+    #[serde(default)]
+    pub shape: Option<crate::shape::Shape>,
+    /// Turn every body at random (default false), from a second stream of
+    /// the seed (the places are those spheres of the bounding radius get).
+    #[serde(default)]
+    pub random_orientation: bool,
     /// Material index (default 0).
     #[serde(default)]
     pub material: u32,
@@ -398,8 +409,8 @@ pub struct InletSpec {
     /// Largest radius (m, ≥ `radius`); `None`: all spheres have `radius`.
     #[serde(default)]
     pub radius_max: Option<f64>,
-    /// The shape of every body emitted, instead of spheres (placed by its
-    /// bounding radius, as [`BodySpec`] places one).
+    /// The shape of every body emitted, instead of spheres (its centre of
+    /// mass placed as a sphere of its bounding radius would be).
     #[serde(default)]
     pub shape: Option<crate::shape::Shape>,
     /// Turn every body emitted at random (default false).
@@ -426,16 +437,22 @@ pub struct InletSpec {
 }
 
 impl InletSpec {
-    /// The radius the inlet places by: `radius`, or the bounding radius of
-    /// `shape` about its centre of mass (0 when neither is valid).
+    /// The radius the inlet places by ([`placement_radius`]).
     pub fn effective_radius(&self) -> f64 {
-        match &self.shape {
-            Some(shape) if shape.validate().is_ok() => shape
-                .to_body_frame(&shape.mass_properties(1.0))
-                .bounding_radius(),
-            Some(_) => 0.0,
-            None => self.radius.unwrap_or(0.0),
-        }
+        placement_radius(self.radius, &self.shape)
+    }
+}
+
+/// The radius a source places bodies by: `radius` for spheres, or the
+/// bounding radius of `shape` about its centre of mass (0 when neither is
+/// valid).
+pub fn placement_radius(radius: Option<f64>, shape: &Option<crate::shape::Shape>) -> f64 {
+    match shape {
+        Some(shape) if shape.validate().is_ok() => shape
+            .to_body_frame(&shape.mass_properties(1.0))
+            .bounding_radius(),
+        Some(_) => 0.0,
+        None => radius.unwrap_or(0.0),
     }
 }
 

@@ -98,6 +98,21 @@ impl Checker {
         }
     }
 
+    /// A source's `radius_max`: ≥ its radius, and for spheres only.
+    fn radius_range(&mut self, prefix: &str, radius: f64, radius_max: Option<f64>, shaped: bool) {
+        let path = format!("{prefix}.radius_max");
+        match radius_max {
+            Some(rm) if shaped => self.push(
+                path,
+                format!("a range of radii is for spheres, not a shape (got {rm})"),
+            ),
+            Some(rm) if self.finite(&path, rm) && rm < radius => {
+                self.push(path, format!("must be ≥ radius = {radius} (got {rm})"))
+            }
+            _ => {}
+        }
+    }
+
     /// A body's `mass` and `density` (at most one, each > 0; `prefix` is
     /// the source's path).
     fn mass_or_density(&mut self, prefix: &str, mass: Option<f64>, density: Option<f64>) {
@@ -351,19 +366,12 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 if b.count == 0 {
                     c.push(f("count"), "must be ≥ 1 (got 0)");
                 }
-                c.positive(&f("radius"), b.radius);
-                if let Some(rm) = b.radius_max {
-                    if c.finite(&f("radius_max"), rm) && rm < b.radius {
-                        c.push(
-                            f("radius_max"),
-                            format!("must be ≥ radius = {} (got {rm})", b.radius),
-                        );
-                    }
-                }
+                let radius = c.radius_or_shape(&p, b.radius, &b.shape);
+                c.radius_range(&p, radius, b.radius_max, b.shape.is_some());
                 c.material(&f("material"), b.material);
                 c.vec_finite(&f("velocity"), b.velocity);
                 c.opt_positive(&f("density"), b.density);
-                let r_max = b.radius_max.unwrap_or(b.radius).max(b.radius);
+                let r_max = b.radius_max.unwrap_or(radius).max(radius);
                 if ok_min && ok_max && r_max.is_finite() && r_max > 0.0 {
                     let size = b.max - b.min;
                     if size.cmplt(DVec3::splat(2.0 * r_max)).any() {
@@ -414,19 +422,7 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                     c.push(f("count"), "must be ≥ 1 (got 0)");
                 }
                 let radius = c.radius_or_shape(&p, inl.radius, &inl.shape);
-                if let (Some(rm), Some(_)) = (inl.radius_max, &inl.shape) {
-                    c.push(
-                        f("radius_max"),
-                        format!("a range of radii is for spheres, not a shape (got {rm})"),
-                    );
-                } else if let Some(rm) = inl.radius_max {
-                    if c.finite(&f("radius_max"), rm) && rm < radius {
-                        c.push(
-                            f("radius_max"),
-                            format!("must be ≥ radius = {radius} (got {rm})"),
-                        );
-                    }
-                }
+                c.radius_range(&p, radius, inl.radius_max, inl.shape.is_some());
                 c.material(&f("material"), inl.material);
                 c.opt_positive(&f("density"), inl.density);
                 c.vec_finite(&f("velocity"), inl.velocity);
