@@ -434,6 +434,16 @@ fn upright_ellipsoid_falls_and_rests_flat_on_its_long_axis() {
     );
 }
 
+/// A scene of one sphere source over a floor, h = 1 ms, μ = 0.5.
+fn one_source_on_a_floor(source: &str) -> String {
+    format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+           materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
+           spheres: [{source}],
+           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])"
+    )
+}
+
 /// A lattice of shapes: one body per site at the site, turned at random
 /// when asked (the same turns for the same seed, different for another);
 /// the spacing rule uses the bounding radius; radius and shape together,
@@ -441,12 +451,9 @@ fn upright_ellipsoid_falls_and_rests_flat_on_its_long_axis() {
 #[test]
 fn lattices_place_shapes_at_their_sites_turned_at_random_when_asked() {
     let scene = |extra: &str| {
-        format!(
-            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
-               materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
-               spheres: [Lattice(origin: (0, 0, 1), count: (3, 2, 2), spacing: 0.5, {extra})],
-               boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])"
-        )
+        one_source_on_a_floor(&format!(
+            "Lattice(origin: (0, 0, 1), count: (3, 2, 2), spacing: 0.5, {extra})"
+        ))
     };
     let build = |extra: &str| {
         Scene::from_str(&scene(extra), "lattice", &[])
@@ -633,13 +640,9 @@ fn plates_hold_shapes_on_their_face_and_drop_them_past_their_edge() {
 #[test]
 fn random_boxes_place_shapes_clear_of_each_other() {
     let scene = |extra: &str| {
-        format!(
-            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
-               materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
-               spheres: [RandomBox(min: (-0.3, -0.3, 0.0), max: (0.3, 0.3, 0.6), count: 40, seed: 5,
-                                   {extra})],
-               boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])"
-        )
+        one_source_on_a_floor(&format!(
+            "RandomBox(min: (-0.3, -0.3, 0.0), max: (0.3, 0.3, 0.6), count: 40, seed: 5, {extra})"
+        ))
     };
     let build = |extra: &str| {
         Scene::from_str(&scene(extra), "random box", &[])
