@@ -143,9 +143,9 @@ pub struct InletSettings {
     pub radius: f64,
     /// Largest radius (m).
     pub radius_max: f64,
-    /// The body every emission copies when the inlet emits shapes (at the
-    /// origin, in its body frame; its bounding radius is `radius`), else
-    /// `None` for spheres.
+    /// The body every emission copies when the inlet emits shapes (its
+    /// centre of mass at the origin, in its body frame; its bounding radius
+    /// is `radius`), else `None` for spheres.
     pub shape: Option<BodyInit>,
     /// Turn each emitted body at random.
     pub random_orientation: bool,
@@ -311,10 +311,8 @@ impl Inlet {
                     };
                     // The placement checked a ball about the centre of mass.
                     bodies.push_body(&BodyInit {
-                        pos,
-                        rot: turn * proto.rot,
                         vel,
-                        ..proto.clone()
+                        ..crate::scene::copy_at(proto, pos, turn)
                     })
                 }
                 None => {

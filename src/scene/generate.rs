@@ -70,14 +70,16 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
             SphereSource::Lattice(l) => Ok(lattice(scene, l)),
             SphereSource::RandomBox(b) if b.shape.is_some() => match random_box(scene, b) {
                 Ok(balls) => {
-                    let shape = b.shape.clone().expect("a box of shapes");
+                    let shape = b.shape.as_ref().expect("a box of shapes");
+                    let proto = prototype(scene, shape, b.material, b.velocity, b.density);
                     // A second stream: the places are those of spheres.
                     let mut turns = Rng::new(b.seed ^ 0x9E37_79B9_7F4A_7C15);
                     placed.extend(balls.iter().enumerate().map(|(index, ball)| {
-                        let rot = b.random_orientation.then(|| turns.rotation());
-                        let body = body_centred_at(
-                            scene, &shape, ball.pos, rot, b.material, b.velocity, b.density,
-                        );
+                        let turn = match b.random_orientation {
+                            true => turns.rotation(),
+                            false => glam::DQuat::IDENTITY,
+                        };
+                        let body = copy_at(&proto, ball.pos, turn);
                         PlacedSphere {
                             init: bounding_ball(&body),
                             body: Some(body),
@@ -147,25 +149,27 @@ fn bounding_ball(body: &BodyInit) -> SphereInit {
 /// places spheres: one seeded stream draws the jitter of every site, then
 /// the orientation of every body.
 fn lattice_bodies(scene: &Scene, l: &LatticeSpec) -> Vec<BodyInit> {
-    let shape = l.shape.clone().expect("a lattice of shapes");
+    let shape = l.shape.as_ref().expect("a lattice of shapes");
+    let proto = prototype(scene, shape, l.material, l.velocity, l.density);
     let mut rng = Rng::new(l.seed);
     lattice_sites(l, &mut rng)
         .into_iter()
         .map(|pos| {
-            let rot = l.random_orientation.then(|| rng.rotation());
-            body_centred_at(scene, &shape, pos, rot, l.material, l.velocity, l.density)
+            let turn = match l.random_orientation {
+                true => rng.rotation(),
+                false => glam::DQuat::IDENTITY,
+            };
+            copy_at(&proto, pos, turn)
         })
         .collect()
 }
 
-/// A body of `shape` whose centre of mass is at `centre` (a generator's
-/// site: the bounding ball the placement checked is about the centre of
-/// mass), turned by `rot`, mass from the density.
-fn body_centred_at(
+/// The body every site of a generator of shapes copies: `shape` in its
+/// body frame with the mass from the density, its centre of mass at the
+/// origin, unturned (the principal frame's turn is in `rot`).
+pub(crate) fn prototype(
     scene: &Scene,
     shape: &crate::shape::Shape,
-    centre: DVec3,
-    rot: Option<glam::DQuat>,
     material: u32,
     velocity: DVec3,
     density: Option<f64>,
@@ -175,7 +179,7 @@ fn body_centred_at(
         &BodySpec {
             shape: shape.clone(),
             pos: DVec3::ZERO,
-            rot,
+            rot: None,
             material,
             velocity,
             angular_velocity: DVec3::ZERO,
@@ -184,8 +188,19 @@ fn body_centred_at(
             inertia: None,
         },
     );
-    b.pos = centre;
+    b.pos = DVec3::ZERO;
     b
+}
+
+/// The prototype's copy with its centre of mass at `centre` (a generator's
+/// site: the bounding ball the placement checked is about the centre of
+/// mass), turned by `turn`.
+pub(crate) fn copy_at(proto: &BodyInit, centre: DVec3, turn: glam::DQuat) -> BodyInit {
+    BodyInit {
+        pos: centre,
+        rot: turn * proto.rot,
+        ..proto.clone()
+    }
 }
 
 /// The body of a validated [`BodySpec`], in its body frame (see

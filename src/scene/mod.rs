@@ -55,7 +55,7 @@ use crate::world::{ContactSettings, World};
 
 pub use error::{Issue, SceneError};
 pub use generate::PlacedSphere;
-pub(crate) use generate::SpatialHash;
+pub(crate) use generate::{copy_at, SpatialHash};
 pub use overrides::{apply_override, parse_set};
 
 /// The scene format version this build reads.
@@ -840,20 +840,7 @@ impl Scene {
                     radius: s.effective_radius(),
                     radius_max: s.radius_max.unwrap_or(s.effective_radius()),
                     shape: s.shape.as_ref().map(|shape| {
-                        generate::body(
-                            self,
-                            &BodySpec {
-                                shape: shape.clone(),
-                                pos: DVec3::ZERO,
-                                rot: None,
-                                material: s.material,
-                                velocity: DVec3::ZERO,
-                                angular_velocity: DVec3::ZERO,
-                                density: s.density,
-                                mass: None,
-                                inertia: None,
-                            },
-                        )
+                        generate::prototype(self, shape, s.material, DVec3::ZERO, s.density)
                     }),
                     random_orientation: s.random_orientation,
                     material: s.material,
