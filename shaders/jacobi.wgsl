@@ -23,6 +23,10 @@
 // β(V(x') − V(x))). finalize_check restarts (θ = 1) when the residual grew
 // since the previous check.
 //
+// Shapes: with params.tensors = 1 the `bodies` buffer has a third region
+// (from 2 n_bodies) of world inverse inertia tensors, applied by the body
+// passes to the summed angular impulses (gather_slots, apply_inertia).
+//
 // Memory layout: γ and the slots are vec4 arrays (two vec4 per 6-vector),
 // and each contact loads its two body records once. Mesa's lavapipe turns
 // every storage load or store into a loop over the SIMD lanes, so the number
@@ -44,7 +48,7 @@ struct Params {
     law: u32,          // 0 = associated, 1 = De Saxcé (ŷ = y + g(y))
     weighted: u32,     // residual: 1 = weighted by b_f (impulses), 0 = unweighted
     method: u32,       // 0 = projected Jacobi, 1 = APGD (restart at residual checks)
-    pad2: u32,
+    tensors: u32,      // 1 = inverse inertia tensors after the body records (shapes)
 }
 
 struct Contact {
@@ -311,7 +315,9 @@ fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     bodies[k] = Body(vec4<f32>(b.v.xyz + d.f, b.v.w), vec4<f32>(b.w.xyz + d.t, b.w.w));
 }
 
-// Body k's velocity change: its contiguous slots added in CSR order.
+// Body k's velocity change: its contiguous slots added in CSR order. With
+// tensors (params.tensors = 1, scenes with shapes) the angular slots hold
+// impulses (the records' 1/I is 1) and the sum goes through I⁻¹.
 fn gather_slots(k: u32) -> V6 {
     var dl = vec3<f32>(0.0);
     var da = vec3<f32>(0.0);
@@ -319,7 +325,22 @@ fn gather_slots(k: u32) -> V6 {
         dl += slots[2u * s].xyz;
         da += slots[2u * s + 1u].xyz;
     }
+    if (params.tensors != 0u) {
+        da = apply_inertia(k, da);
+    }
     return V6(dl, da);
+}
+
+// I⁻¹ t for body k: the symmetric world inverse inertia stored after the
+// two halves of body records, v = (xx, yy, zz, 0), w = (xy, xz, yz, 0)
+// (src/solver/packed.rs `PackedInertia::apply`, in the same order).
+fn apply_inertia(k: u32, t: vec3<f32>) -> vec3<f32> {
+    let m = bodies[2u * params.n_bodies + k];
+    let d = m.v.xyz;
+    let o = m.w.xyz;
+    return vec3<f32>(d.x * t.x + o.x * t.y + o.y * t.z,
+                     o.x * t.x + d.y * t.y + o.z * t.z,
+                     o.y * t.x + o.z * t.y + d.z * t.z);
 }
 
 var<workgroup> red: array<vec4<f32>, 256>;

@@ -147,15 +147,6 @@ pub enum StepError {
         /// The backend.
         backend: String,
     },
-    /// The f32 backends carry a scalar inertia per body: a body of another
-    /// shape needs the f64 CPU backend.
-    #[error("step {step}: the {backend} backend runs spheres only (its body records carry a scalar inertia); use --backend cpu for bodies of other shapes")]
-    Shapes {
-        /// Index of the failing step.
-        step: u64,
-        /// The backend.
-        backend: String,
-    },
     /// Contact detection refused: spheres inside each other en masse.
     #[error("step {step}: {error}")]
     Crowded {
@@ -375,12 +366,6 @@ impl Stepper {
             }
             // `pack` keeps only the force rows of the bias: refuse rather
             // than drop a spinning wall's torque rows.
-            if problem.has_tensors() {
-                return Err(StepError::Shapes {
-                    step: step_index,
-                    backend: backend.describe(),
-                });
-            }
             if problem.has_torque_bias() {
                 return Err(StepError::RotatingBoundary {
                     step: step_index,

@@ -37,7 +37,7 @@ use repose::gpu::{context_for_tests, GpuContext};
 use repose::material::ConeCoeffs;
 use repose::problem::{tangent_frame, BodyDelassus, ContactProblem, Delassus, Vec6};
 use repose::solver::jacobi_f32::{self, JacobiF32Workspace};
-use repose::solver::packed::{pack, PackedBody, PackedContact};
+use repose::solver::packed::{pack, PackedBody, PackedContact, PackedInertia};
 use repose::solver::{jacobi, Workspace};
 use repose::solver::{ResidualMeasure, SolveStats, SolverMethod, SolverSettings};
 use repose::step::{Backend, GpuState, Stepper};
@@ -627,6 +627,70 @@ for_each_f32_solver! {
     pile_1000_de_saxce_matches_mirror => assert_de_saxce_pile_matches_mirror;
     /// Property 2a: the stiff 20,000-sphere pile, after 1 and 100 iterations.
     pile_20000_matches_mirror => |s| assert_pile_matches_mirror(20_000, s);
+}
+
+/// A pile of bodies of other shapes (boxes, ellipsoids and spheres, turned
+/// at random on a lattice, then pushed together to 70 % of its spacing, so
+/// many pairs overlap) on a floor, with random velocities: the first step's
+/// problem, whose bodies carry world inverse inertia tensors.
+fn shapes_problem() -> &'static ContactProblem {
+    static P: OnceLock<ContactProblem> = OnceLock::new();
+    P.get_or_init(|| {
+        let text = "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+            materials: [(name: \"m\", friction: 0.5, rolling: 0.001, spinning: 0.001, density: 2500.0)],
+            spheres: [
+                Lattice(origin: (0, 0, 0.0075), count: (6, 6, 2), spacing: 0.0145,
+                        shape: Box(half_extents: (0.005, 0.004, 0.003)),
+                        random_orientation: true, seed: 1),
+                Lattice(origin: (0, 0, 0.0365), count: (6, 6, 2), spacing: 0.0145,
+                        shape: Ellipsoid(radii: (0.006, 0.004, 0.003)),
+                        random_orientation: true, seed: 2),
+                Lattice(origin: (0, 0, 0.0655), count: (6, 6, 2), spacing: 0.0145,
+                        radius: 0.0052),
+            ],
+            boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])";
+        let scene = repose::scene::Scene::from_str(text, "shapes pile", &[]).expect("scene");
+        let mut world = scene.build().expect("build");
+        let b = &mut world.bodies;
+        let mut rng = repose::scene::rng::Rng::new(7);
+        for k in 0..b.len() {
+            let p = b.pos[k];
+            b.pos[k] = DVec3::new(0.7 * p.x, 0.7 * p.y, 0.0035 + 0.7 * (p.z - 0.0075));
+            b.vel[k] = DVec3::new(rng.uniform(-0.05, 0.05), rng.uniform(-0.05, 0.05), rng.uniform(-0.05, 0.05));
+            b.omega[k] = DVec3::new(rng.uniform(-5.0, 5.0), rng.uniform(-5.0, 5.0), rng.uniform(-5.0, 5.0));
+        }
+        let p = common::first_problem(world);
+        assert!(p.has_tensors(), "the shapes pile has no inertia tensors");
+        assert!(
+            p.n_contacts() > 150,
+            "shapes pile too sparse: {} contacts",
+            p.n_contacts()
+        );
+        p
+    })
+}
+
+/// Property 2a for bodies of other shapes: the body pass applies each
+/// body's world inverse inertia tensor (the packed records carry 1 for
+/// 1/I and a tensor per body), Jacobi and APGD, against the mirror.
+fn assert_shapes_match_mirror(mut solver: Solver32) {
+    let p = shapes_problem();
+    let packed = pack(p, &vec![[0.0; 6]; p.n_contacts()]);
+    assert_eq!(packed.inertia.len(), p.n_bodies(), "one tensor per body");
+    eprintln!(
+        "shapes pile: {} bodies, {} contacts",
+        p.n_bodies(),
+        p.n_contacts()
+    );
+    for method in [SolverMethod::Jacobi, SolverMethod::Apgd] {
+        let what = format!("{method} shapes pile");
+        assert_method_matches_mirror(method, &what, &mut solver, p, 100);
+    }
+}
+
+for_each_f32_solver! {
+    /// Property 2a with inertia tensors: a pile of boxes, ellipsoids and spheres.
+    shapes_pile_matches_mirror => assert_shapes_match_mirror;
 }
 
 // ---------------------------------------------------------------------------
@@ -1407,6 +1471,31 @@ fn wgsl_structs_match_rust_records() {
         [n, u, arm_a, arm_b, bias, ids]
     );
     assert_same_layout!(shader, "Body", PackedBody, [v, w]);
+    // An inertia record is read as a `Body` (from the third region):
+    // diag in place of v, off in place of w.
+    {
+        let (members, size, _) = shader.members("Body");
+        let zero = PackedInertia::default();
+        let rust: Vec<Member> = vec![
+            (
+                "v".into(),
+                std::mem::offset_of!(PackedInertia, diag) as u32,
+                std::mem::size_of_val(&zero.diag) as u32,
+                kind_of(&zero.diag),
+            ),
+            (
+                "w".into(),
+                std::mem::offset_of!(PackedInertia, off) as u32,
+                std::mem::size_of_val(&zero.off) as u32,
+                kind_of(&zero.off),
+            ),
+        ];
+        assert_eq!(
+            members, rust,
+            "WGSL Body vs Rust PackedInertia (diag = v, off = w)"
+        );
+        assert_eq!(size as usize, std::mem::size_of::<PackedInertia>());
+    }
     assert_same_layout!(
         shader,
         "Params",
@@ -1423,7 +1512,7 @@ fn wgsl_structs_match_rust_records() {
             law,
             weighted,
             method,
-            pad2
+            tensors
         ]
     );
     assert_same_layout!(

@@ -34,8 +34,8 @@ fn scene_files() -> Vec<PathBuf> {
 fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
     let scene = Scene::load(path, &[]).map_err(|e| format!("load: {e}"))?;
     let mut world = scene.build().map_err(|e| format!("build: {e}"))?;
-    // What only the f64 CPU runs (a spinning wall, bodies of other shapes)
-    // is refused by the f32 backends with a message: tests/shapes.rs.
+    // What only the f64 CPU runs (a spinning wall) is refused by the f32
+    // backends with a message: tests/cylinder.rs.
     if stepper.backend.is_f32() && repose::run::f32_blocker(&world).is_some() {
         return Ok(());
     }

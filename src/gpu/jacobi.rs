@@ -10,7 +10,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::{GpuContext, GpuError};
 use crate::material::FrictionLaw;
-use crate::solver::packed::{PackedBody, PackedContact, PackedProblem};
+use crate::solver::packed::{PackedBody, PackedContact, PackedInertia, PackedProblem};
 use crate::solver::{SolveStats, SolverSettings};
 
 /// The WGSL source.
@@ -26,6 +26,14 @@ pub const RWG: u32 = 256;
 pub const GAMMA_BYTES: usize = 32;
 /// Bytes of one slot (one contact end's velocity change): two vec4.
 pub const SLOT_BYTES: usize = 32;
+/// Regions of body-sized records in the `bodies` buffer: the iterate's
+/// records, APGD's extrapolated point's, and the inertia tensors
+/// ([`PackedInertia`], the same size as a [`PackedBody`]).
+pub const BODY_REGIONS: usize = 3;
+const _: () = assert!(
+    std::mem::size_of::<PackedInertia>() == std::mem::size_of::<PackedBody>(),
+    "an inertia record fills one body-record place"
+);
 
 /// Uniform parameters (WGSL `Params`).
 #[repr(C)]
@@ -55,8 +63,9 @@ pub struct Params {
     /// Method: 0 = projected Jacobi, 1 = APGD
     /// ([`jacobi_f32::solve_apgd`](crate::solver::jacobi_f32::solve_apgd)).
     pub method: u32,
-    /// Padding.
-    pub pad2: u32,
+    /// 1 when inverse inertia tensors follow the body records (bodies that
+    /// are not spheres; [`PackedInertia`]), 0 for the scalar path.
+    pub tensors: u32,
 }
 
 /// Loop control and result record (WGSL `Control`).
@@ -357,11 +366,12 @@ impl GpuJacobi {
                 n_contacts,
             ),
             ("slot", (n_contacts * 2 * SLOT_BYTES) as u64, n_contacts),
-            // γ and the body records twice: APGD's iterate and extrapolated point.
+            // γ and the body records twice: APGD's iterate and extrapolated
+            // point; then the bodies' inertia tensors (shapes).
             ("impulse", (2 * n_contacts * GAMMA_BYTES) as u64, n_contacts),
             (
                 "body",
-                (2 * n_bodies * std::mem::size_of::<PackedBody>()) as u64,
+                (BODY_REGIONS * n_bodies * std::mem::size_of::<PackedBody>()) as u64,
                 n_bodies,
             ),
             ("offset", ((n_bodies + 1) * 4) as u64, n_bodies),
@@ -407,7 +417,7 @@ impl GpuJacobi {
             want.min(max_items).max(need)
         };
         let cc = grow(oc, nc, std::mem::size_of::<PackedContact>());
-        let cb = grow(ob, nb, 2 * std::mem::size_of::<PackedBody>());
+        let cb = grow(ob, nb, BODY_REGIONS * std::mem::size_of::<PackedBody>());
         let dev = &ctx.device;
         let st = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
@@ -422,8 +432,13 @@ impl GpuJacobi {
         };
         let rd = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let contacts = mk("contacts", cc * std::mem::size_of::<PackedContact>(), st);
-        // Two halves each: APGD keeps its extrapolated point in the second.
-        let bodies = mk("bodies", 2 * cb * std::mem::size_of::<PackedBody>(), st);
+        // Two halves: APGD keeps its extrapolated point in the second; then
+        // the inertia tensors (shapes).
+        let bodies = mk(
+            "bodies",
+            BODY_REGIONS * cb * std::mem::size_of::<PackedBody>(),
+            st,
+        );
         let gamma = mk("gamma", 2 * cc * GAMMA_BYTES, st);
         let slots = mk("slots", cc * 2 * SLOT_BYTES, st);
         let offsets = mk("offsets", (cb + 1) * 4, st);
@@ -538,7 +553,7 @@ impl GpuJacobi {
             },
             weighted: crate::solver::jacobi_f32::weighted(s) as u32,
             method: u32::from(apgd),
-            ..Default::default()
+            tensors: u32::from(!p.inertia.is_empty()),
         };
         let q = &ctx.queue;
         q.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
@@ -555,6 +570,10 @@ impl GpuJacobi {
         if apgd {
             // The extrapolated point starts at the warm start.
             q.write_buffer(&b.bodies, body_bytes, bytemuck::cast_slice(&p.bodies));
+        }
+        if !p.inertia.is_empty() {
+            assert_eq!(p.inertia.len(), nb, "one inertia record per body");
+            q.write_buffer(&b.bodies, 2 * body_bytes, bytemuck::cast_slice(&p.inertia));
         }
         self.padded.clear();
         self.padded.extend(

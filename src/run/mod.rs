@@ -73,11 +73,10 @@ pub enum BackendChoice {
 }
 
 /// Opens the chosen backend for a scene's solver settings and what in the
-/// scene only the f64 CPU can run (`f32_blocker`: a rotating boundary, or
-/// bodies that are not spheres; see [`f32_blocker`]): the f32 and GPU
-/// backends run the Jacobi and APGD methods (under either contact law),
-/// their contact records carry no torque bias, so they cannot see a
-/// spinning wall, and their body records a scalar inertia. `auto` picks the GPU
+/// scene only the f64 CPU can run (`f32_blocker`: a rotating boundary; see
+/// [`f32_blocker`]): the f32 and GPU backends run the Jacobi and APGD
+/// methods (under either contact law, for every shape), and their contact
+/// records carry no torque bias, so they cannot see a spinning wall. `auto` picks the GPU
 /// for Jacobi only: APGD stays on the CPU, whose f64 APGD has the line
 /// search and gradient restart the GPU's lacks (`--backend gpu` asks for
 /// the GPU's). Otherwise `auto` picks the CPU (and says why) and an
@@ -332,25 +331,13 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
 pub const SURFACES: &str = "bodies";
 
 /// What in the world only the f64 CPU backend runs, if anything: the first
-/// boundary that spins (the f32 records carry no torque bias), or the
-/// first body that is not a sphere (they carry a scalar inertia).
+/// boundary that spins (the f32 records carry no torque bias).
 pub fn f32_blocker(world: &crate::world::World) -> Option<String> {
-    if let Some(b) = world
+    world
         .boundaries
         .iter()
         .find(|b| b.angular_velocity != glam::DVec3::ZERO)
-    {
-        return Some(format!("the rotating boundary {:?}", b.name));
-    }
-    let b = &world.bodies;
-    (0..b.len()).find_map(|i| {
-        b.shape_of(i).map(|s| {
-            format!(
-                "bodies that are not spheres (body {i} is a {})",
-                s.shape.kind()
-            )
-        })
-    })
+        .map(|b| format!("the rotating boundary {:?}", b.name))
 }
 
 /// Continues the run whose output directory is `dir` from its checkpoint

@@ -118,15 +118,17 @@ pub(super) fn record_analysis(
             let b = &world.bodies;
             match measure_pile(&b.pos, &b.radius, z) {
                 Ok(p) => {
+                    // Bodies of other shapes are measured by their bounding balls.
+                    let what = if b.has_shapes() { "bodies" } else { "spheres" };
                     log::info!(
-                        "pile: height {:.4} m = {:.2} diameters; {} spheres on the floor, mean radius {:.4} m = {:.2} diameters{}",
+                        "pile: height {:.4} m = {:.2} diameters; {} {what} on the floor, mean radius {:.4} m = {:.2} diameters{}",
                         p.height,
                         p.height_over_diameter,
                         p.bottom_spheres,
                         p.bottom_mean_radius,
                         p.bottom_mean_radius_over_diameter,
                         if p.spheres_below_floor > 0 {
-                            format!("; {} spheres fell below the floor", p.spheres_below_floor)
+                            format!("; {} {what} fell below the floor", p.spheres_below_floor)
                         } else {
                             String::new()
                         }

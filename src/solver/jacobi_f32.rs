@@ -13,7 +13,7 @@
 use bytemuck::Zeroable;
 use rayon::prelude::*;
 
-use super::packed::{PackedBody, PackedContact, PackedProblem};
+use super::packed::{PackedBody, PackedContact, PackedInertia, PackedProblem};
 use super::{SolveStats, SolverSettings};
 use crate::material::FrictionLaw;
 
@@ -298,15 +298,21 @@ pub struct JacobiF32Workspace {
 
 /// The sum of one body's velocity changes: its `slots` (`2 × contact +
 /// end`, in CSR order) into the contact pass's `deltas`, added in that
-/// order (the body pass of both methods, as the WGSL body kernel does).
+/// order (the body pass of both methods, as the WGSL `gather_slots` does).
+/// With an inertia record the angular slots are impulses, and the tensor
+/// turns their sum into the angular velocity change (WGSL `apply_inertia`).
 #[inline]
-fn gather(deltas: &[[[f32; 6]; 2]], slots: &[u32]) -> [f32; 6] {
+fn gather(deltas: &[[[f32; 6]; 2]], slots: &[u32], inertia: Option<&PackedInertia>) -> [f32; 6] {
     let mut acc = [0.0f32; 6];
     for &slot in slots {
         let d = &deltas[(slot >> 1) as usize][(slot & 1) as usize];
         for q in 0..6 {
             acc[q] += d[q];
         }
+    }
+    if let Some(m) = inertia {
+        let t = m.apply([acc[3], acc[4], acc[5]]);
+        acc[3..].copy_from_slice(&t);
     }
     acc
 }
@@ -366,6 +372,7 @@ pub fn solve(
         {
             let deltas = &ws.deltas;
             let offsets = &p.offsets;
+            let inertia = &p.inertia;
             p.bodies
                 .par_iter_mut()
                 .enumerate()
@@ -374,6 +381,7 @@ pub fn solve(
                     let acc = gather(
                         deltas,
                         &csr_slots[offsets[k] as usize..offsets[k + 1] as usize],
+                        inertia.get(k),
                     );
                     for q in 0..3 {
                         b.v[q] += acc[q];
@@ -482,6 +490,7 @@ pub fn solve_apgd(
         {
             let deltas = &ws.deltas;
             let offsets = &p.offsets;
+            let inertia = &p.inertia;
             p.bodies
                 .par_iter_mut()
                 .zip(ws.bodies_v.par_iter_mut())
@@ -491,6 +500,7 @@ pub fn solve_apgd(
                     let acc = gather(
                         deltas,
                         &csr_slots[offsets[k] as usize..offsets[k + 1] as usize],
+                        inertia.get(k),
                     );
                     for q in 0..3 {
                         let xl = bv.v[q] + acc[q];

@@ -19,6 +19,16 @@
 //!
 //! slot_a / slot_b are the positions of the contact's two ends in the CSR
 //! order of their bodies, so each body's slots are contiguous.
+//!
+//! Bodies that are not spheres (a scene with shapes, where
+//! [`ContactProblem::has_tensors`]) carry their world inverse inertia
+//! tensor I⁻¹ = R I_b⁻¹ Rᵀ as one [`PackedInertia`] record per body (every
+//! body of such a scene, spheres as diag(1/I)), and their body records carry
+//! 1 in place of the scalar 1/I: the contact pass then writes each end's
+//! angular *impulse* s × f + t into its slot, and the body pass applies the
+//! tensor to the sum of a body's slots (I⁻¹ is linear, so Σ I⁻¹ τ_e =
+//! I⁻¹ Σ τ_e). Sphere-only problems have no inertia records and keep the
+//! scalar path unchanged.
 
 use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
@@ -55,6 +65,31 @@ pub struct PackedBody {
     pub w: [f32; 4],
 }
 
+/// One body's world inverse inertia tensor, f32, 32 bytes (the WGSL `Body`
+/// layout, stored after the two halves of body records):
+/// `diag` = (I⁻¹xx, I⁻¹yy, I⁻¹zz, 0), `off` = (I⁻¹xy, I⁻¹xz, I⁻¹yz, 0).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PackedInertia {
+    /// Diagonal entries (xyz).
+    pub diag: [f32; 4],
+    /// Off-diagonal entries xy, xz, yz (xyz).
+    pub off: [f32; 4],
+}
+
+impl PackedInertia {
+    /// I⁻¹ t, in the order of operations of WGSL `apply_inertia`.
+    #[inline]
+    pub fn apply(&self, t: [f32; 3]) -> [f32; 3] {
+        let (d, o) = (&self.diag, &self.off);
+        [
+            d[0] * t[0] + o[0] * t[1] + o[1] * t[2],
+            o[0] * t[0] + d[1] * t[1] + o[2] * t[2],
+            o[1] * t[0] + o[2] * t[1] + d[2] * t[2],
+        ]
+    }
+}
+
 /// The packed problem: contact and body records plus the CSR offsets of the
 /// slots (body k owns slots `offsets[k]..offsets[k+1]`).
 #[derive(Clone, Debug, Default)]
@@ -65,6 +100,9 @@ pub struct PackedProblem {
     pub bodies: Vec<PackedBody>,
     /// CSR offsets into the slot array (length bodies + 1).
     pub offsets: Vec<u32>,
+    /// World inverse inertia tensors, one per body, when the problem has
+    /// bodies that are not spheres; empty otherwise (the scalar path).
+    pub inertia: Vec<PackedInertia>,
     /// The contact law of the problem.
     pub law: FrictionLaw,
 }
@@ -125,16 +163,32 @@ pub fn pack(problem: &ContactProblem, gamma0: &[[f64; 6]]) -> PackedProblem {
     let mut v = vec![DVec3::ZERO; nb];
     let mut w = vec![DVec3::ZERO; nb];
     problem.velocities_into(gamma0, &mut v, &mut w);
+    let tensors = problem.has_tensors();
     let bodies = (0..nb)
         .map(|k| PackedBody {
             v: v4(v[k], problem.inv_mass[k]),
-            w: v4(w[k], problem.inv_inertia[k]),
+            // With tensors the slots carry angular impulses (module docs).
+            w: v4(w[k], if tensors { 1.0 } else { problem.inv_inertia[k] }),
         })
         .collect();
+    let inertia = if tensors {
+        (0..nb)
+            .map(|k| {
+                let m = problem.inv_inertia_tensor(k);
+                PackedInertia {
+                    diag: [m.x_axis.x as f32, m.y_axis.y as f32, m.z_axis.z as f32, 0.0],
+                    off: [m.y_axis.x as f32, m.z_axis.x as f32, m.z_axis.y as f32, 0.0],
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     PackedProblem {
         contacts,
         bodies,
         offsets: problem.csr_offsets.clone(),
+        inertia,
         law: problem.law,
     }
 }
