@@ -311,7 +311,7 @@ impl Boundary {
 
 /// (a, ϱ, ê) of a point d relative to the axis: axial coordinate a = d·â,
 /// radial distance ϱ and radial unit vector ê (any unit vector ⟂ â on the axis).
-fn cylinder_coords(d: DVec3, axis: DVec3) -> (f64, f64, DVec3) {
+pub(crate) fn cylinder_coords(d: DVec3, axis: DVec3) -> (f64, f64, DVec3) {
     let a = d.dot(axis);
     let radial = d - axis * a;
     let rho = radial.length();

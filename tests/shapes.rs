@@ -358,6 +358,207 @@ fn torque_free_box_keeps_its_angular_momentum_and_flips_only_about_the_intermedi
     }
 }
 
+/// A box resting in a cylinder: at the bottom of a horizontal drum (axis y,
+/// R = 0.5 m) its four bottom corners touch the curved wall, so its centre
+/// sits at z = h_z − √(R² − h_x²) below the axis; on the closed bottom cap of
+/// an upright cup it rests on four corners at z = −L + h_z. In both the
+/// contact impulses' vertical components sum to m g h each step, and in 1 s
+/// it neither drifts nor turns.
+fn box_rests_in_a_cylinder(by: By) {
+    let (hx, hy, hz): (f64, f64, f64) = (0.1, 0.05, 0.04);
+    let (r, l): (f64, f64) = (0.5, 0.3);
+    let eps = by.precision();
+    for (what, axis, caps, expected) in [
+        (
+            "drum wall",
+            "(0, 1, 0)",
+            "Both",
+            hz - (r * r - hx * hx).sqrt(),
+        ),
+        ("cup floor", "(0, 0, 1)", "Bottom", -l + hz),
+    ] {
+        let text = format!(
+            "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+               solver: (max_iterations: 2000, tolerance: 1e-9),
+               materials: [(name: \"m\", friction: 0.5, density: 1000.0)],
+               spheres: [Body(shape: Box(half_extents: ({hx}, {hy}, {hz})), pos: (0, 0, {}))],
+               boundaries: [Cylinder(name: \"c\", center: (0, 0, 0), axis: {axis}, radius: {r},
+                                     half_length: {l}, caps: {caps})])",
+            expected + 1e-4
+        );
+        let mut w = world(&text, by);
+        let m = 1000.0 * 8.0 * hx * hy * hz;
+        let h = w.time_step;
+        // Per step to the solve's accuracy (f32: a jitter the stabilisation
+        // returns, as for the box on a plane), on average to `eps`.
+        let per_step = if by.is_f32() { 3e-4 } else { 1e-5 };
+        let (mut sum, mut steps) = (0.0, 0);
+        let mut x0 = DVec3::ZERO;
+        run(&mut w, by, 1000, |w, st, k| {
+            if k == 100 {
+                x0 = w.bodies.pos[0];
+            }
+            if k >= 100 {
+                let p = &st.last_problem;
+                assert_eq!(
+                    p.n_contacts(),
+                    4,
+                    "{what}, step {k}: {} contacts, expected the 4 bottom corners",
+                    p.n_contacts()
+                );
+                // The corners' normals lean toward the axis and their
+                // friction takes a share: the whole impulse carries the weight.
+                let up: f64 = st
+                    .last_impulses()
+                    .iter()
+                    .zip(&p.frame)
+                    .map(|(g, [n, u, t])| -(*n * g[0] + *u * g[1] + *t * g[2]).z)
+                    .sum();
+                assert_close(
+                    &format!("{what}, step {k}: Σ vertical contact impulse (N s)"),
+                    up,
+                    m * G * h,
+                    per_step * m * G * h,
+                );
+                sum += up;
+                steps += 1;
+            }
+        });
+        assert_close(
+            &format!("{what}: mean over the steps of Σ vertical contact impulse (N s)"),
+            sum / steps as f64,
+            m * G * h,
+            eps * m * G * h,
+        );
+        let c = w.bodies.pos[0];
+        assert_close(&format!("{what}: centre height (m)"), c.z, expected, 1e-5);
+        assert_close(
+            &format!("{what}: drift after settling (m)"),
+            (c - x0).length(),
+            0.0,
+            eps,
+        );
+        assert_close(
+            &format!("{what}: rotation (rad)"),
+            w.bodies.rot[0].angle_between(DQuat::IDENTITY),
+            0.0,
+            eps,
+        );
+    }
+}
+
+/// A flat box in a drum turning about its horizontal axis (R = 0.5 m,
+/// ω = 0.2 rad/s, μ = 0.3) is carried up the wall with it until friction
+/// saturates at the angle atan μ = 16.70° from the bottom, then slides on
+/// the wall, which keeps sliding up beneath it. Sliding, it is a pendulum
+/// under gravity and a friction force of constant direction and size μN:
+/// g (sin θ − μ cos θ) = g √(1 + μ²) sin(θ − atan μ), odd about atan μ, so it
+/// swings symmetrically about that angle (amplitude ≈ ωR/√(gR) = 2.6°) and
+/// the midpoint of its highest and lowest angle is atan μ. Two effects
+/// raise it: the corners' normals lean by ±atan(h_x/R) and the torque of
+/// friction moves their shares by μ(h_z + h_x²/R)/h_x, which turns the
+/// resultant by about 0.1°; the swing's centripetal load R θ̇² adds to N
+/// and so to friction, about 0.02° more. The tolerance is 0.2°.
+#[test]
+fn box_in_a_turning_drum_swings_about_the_friction_angle() {
+    let (hx, hz, r): (f64, f64, f64) = (0.02, 0.002, 0.5);
+    let text = format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 5.0,
+           solver: (method: Apgd, max_iterations: 1000, tolerance: 1e-8),
+           materials: [(name: \"m\", friction: 0.3, density: 1000.0)],
+           spheres: [Body(shape: Box(half_extents: ({hx}, 0.05, {hz})), pos: (0, 0, {}))],
+           boundaries: [Cylinder(name: \"drum\", center: (0, 0, 0), axis: (0, 1, 0), radius: {r},
+                                 half_length: 0.2, caps: Both, angular_velocity: 0.2)])",
+        hz - (r * r - hx * hx).sqrt() + 1e-4
+    );
+    let by = By::cpu(SolverMethod::Apgd);
+    let mut w = world(&text, by);
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    run(&mut w, by, 5000, |w, _, k| {
+        if k >= 2000 {
+            // The angle from the bottom, whichever way the drum turns.
+            let c = w.bodies.pos[0];
+            let deg = c.x.atan2(-c.z).abs().to_degrees();
+            lo = lo.min(deg);
+            hi = hi.max(deg);
+        }
+    });
+    eprintln!("OBSERVED the box swings between {lo:.3}° and {hi:.3}°");
+    assert_close(
+        "midpoint of the swing from 2 s to 5 s (deg)",
+        0.5 * (lo + hi),
+        0.3f64.atan().to_degrees(),
+        0.2,
+    );
+    assert!(
+        hi - lo > 1.0,
+        "the box did not swing ({lo}° to {hi}°): it is not sliding"
+    );
+}
+
+/// A box sliding along the bottom of a horizontal open tube (axis x, R =
+/// 0.3 m, L = 0.5 m, no friction) rides on the curved wall while inside,
+/// then passes the open end: it tips over the rim edge and falls free,
+/// accelerating at g once clear.
+#[test]
+fn box_leaves_an_open_tube_over_its_rim() {
+    let (hx, hz, r): (f64, f64, f64) = (0.05, 0.03, 0.3);
+    let hy: f64 = 0.05;
+    let z_in = hz - (r * r - hy * hy).sqrt();
+    let text = format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 1.0,
+           solver: (method: Apgd, max_iterations: 1000, tolerance: 1e-8),
+           materials: [(name: \"m\", friction: 0.0, density: 1000.0)],
+           spheres: [Body(shape: Box(half_extents: ({hx}, {hy}, {hz})), pos: (0.3, 0, {z_in}),
+                          velocity: (1, 0, 0))],
+           boundaries: [Cylinder(name: \"tube\", center: (0, 0, 0), axis: (1, 0, 0), radius: {r},
+                                 half_length: 0.5, caps: Open)])"
+    );
+    let by = By::cpu(SolverMethod::Apgd);
+    let mut w = world(&text, by);
+    let mut inside = Vec::new();
+    let mut clear: Vec<(f64, f64)> = Vec::new();
+    let rb = DVec3::new(hx, hy, hz).length();
+    // Steps in touch while the centre is past the end by more than h_x: the
+    // box tips outward about the rim (its inner end rises), so only the rim
+    // can hold it then.
+    let mut on_rim = 0;
+    run(&mut w, by, 1000, |w, st, _| {
+        let c = w.bodies.pos[0];
+        if c.x + rb < 0.5 {
+            inside.push(c.z);
+        } else if c.x - rb > 0.5 {
+            clear.push((w.time, w.bodies.vel[0].z));
+        }
+        if c.x > 0.5 + hx && st.last_problem.n_contacts() > 0 {
+            on_rim += 1;
+        }
+    });
+    assert!(
+        !inside.is_empty() && clear.len() > 100,
+        "inside {} steps, clear {}",
+        inside.len(),
+        clear.len()
+    );
+    eprintln!("OBSERVED {on_rim} steps on the rim");
+    assert!(on_rim > 0, "the box never touched the rim");
+    let worst = inside.iter().fold(0.0f64, |a, z| a.max((z - z_in).abs()));
+    assert_close("height inside the tube, worst (m)", worst, 0.0, 1e-5);
+    let (t0, v0) = clear[0];
+    let (t1, v1) = *clear.last().unwrap();
+    assert_close(
+        "vertical acceleration once clear of the rim (m/s²)",
+        (v1 - v0) / (t1 - t0),
+        -G,
+        1e-6 * G,
+    );
+    assert!(
+        w.bodies.pos[0].z < -r,
+        "the box did not fall below the tube: z = {}",
+        w.bodies.pos[0].z
+    );
+}
+
 /// One test per (name => method) for each law, on the f64 CPU; with
 /// `| f32: METHOD`, also `cpu_f32` and `gpu` tests of that method (the GPU
 /// test skips visibly without an adapter, and fails without one when
@@ -393,6 +594,7 @@ by_methods! {
     box_on_an_incline: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
     rolling_disk: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
     cylinder_rolls_down_an_incline: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
+    box_rests_in_a_cylinder: apgd => Apgd, pgs => Pgs | f32: Apgd;
     // De Saxcé's law is not a convex program, which the interior point needs.
     cube_slides_and_spins_to_a_stop: apgd => Apgd, pgs => Pgs | f32: Apgd;
 }

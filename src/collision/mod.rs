@@ -2,7 +2,8 @@
 //! sphere–sphere and sphere–face narrowphase; bodies of other shapes
 //! ([`crate::shape`]) go through the same broadphase as their bounding
 //! balls and through parry's narrowphase, several points per pair where the
-//! geometry has them (a box on a plane: four).
+//! geometry has them (a box on a plane: four); their contacts with the
+//! boundaries are in [`walls`].
 //!
 //! Output is a list of [`ContactGeom`] in a canonical order (by first body,
 //! then by second body or boundary face), independent of the number of
@@ -32,6 +33,10 @@ use rayon::prelude::*;
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, SurfacePoint};
 use crate::shape::{self, BodyShape, PointContact, Side};
+
+pub mod walls;
+
+use walls::plate_slab;
 
 /// How many times the volume bound of the module docs a sphere's neighbour
 /// count may reach before detection refuses (overlaps of a loaded packing
@@ -370,24 +375,6 @@ pub fn sphere_boundary(
     per_body.into_iter().flatten().collect()
 }
 
-/// A plate as bodies of other shapes meet it: a slab whose top face is the
-/// plate, 1 % of its smaller half extent thick (a plate has no thickness;
-/// parry's boxes need some), and the slab's centre.
-fn plate_slab(b: &Boundary) -> Option<(BodyShape, DVec3)> {
-    match b.shape {
-        crate::boundary::Shape::Plate { half_x, half_y } => {
-            let t = 0.01 * half_x.min(half_y);
-            Some((
-                BodyShape::new(shape::Shape::Box {
-                    half_extents: DVec3::new(half_x, half_y, t),
-                }),
-                b.origin - DVec3::Z * t,
-            ))
-        }
-        _ => None,
-    }
-}
-
 /// The boundaries with what a step derives from them once.
 struct Walls<'a> {
     boundaries: &'a [Boundary],
@@ -395,11 +382,8 @@ struct Walls<'a> {
     slabs: &'a [Option<(BodyShape, DVec3)>],
 }
 
-/// The contacts of body `i`, not a sphere, with the planar faces of the
-/// boundaries (a face applies when the body's centre lies in its extent, as
-/// for spheres) and with plates (their slabs, [`plate_slab`]). Cylinders
-/// hold spheres only: scene validation refuses other shapes beside them,
-/// and they are skipped here.
+/// The contacts of body `i`, not a sphere, with every boundary
+/// ([`walls::body_wall_points`]: faces, plates, tubes and drums).
 fn shape_boundary(
     bodies: &Bodies,
     i: usize,
@@ -412,7 +396,8 @@ fn shape_boundary(
     let (x, q) = (bodies.pos[i], bodies.rot[i]);
     for (bi, b) in walls.boundaries.iter().enumerate() {
         let (_, omega) = b.motion_at(time);
-        let mut add = |id: u32, points: Vec<PointContact>| {
+        let slab = walls.slabs.get(bi).and_then(Option::as_ref);
+        for (id, points) in walls::body_wall_points(s, x, q, b, &walls.faces[bi], slab, envelope) {
             push_points(
                 &points,
                 found,
@@ -432,31 +417,6 @@ fn shape_boundary(
                     }
                 },
             );
-        };
-        if let Some(Some((slab, centre))) = walls.slabs.get(bi) {
-            let side = Side::Shape(slab);
-            let points = shape::contacts(
-                Side::Shape(s),
-                x,
-                q,
-                side,
-                *centre,
-                glam::DQuat::IDENTITY,
-                envelope,
-            );
-            add(0, points);
-            continue;
-        }
-        if !b.is_planar() {
-            continue;
-        }
-        for (id, f) in &walls.faces[bi] {
-            if f.applies(x) {
-                add(
-                    *id,
-                    shape::halfspace_contacts(s, x, q, f.point, f.normal, envelope),
-                );
-            }
         }
     }
 }

@@ -571,21 +571,6 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
         return Err(invalid(issues));
     }
     let boundaries = scene.built_boundaries();
-    if let Some(p) = placed.iter().find(|p| p.body.is_some()) {
-        for (bi, b) in boundaries.iter().enumerate() {
-            if let crate::boundary::Shape::Cylinder { .. } = b.shape {
-                issues.push(Issue::new(
-                    format!("boundaries[{bi}]"),
-                    format!(
-                        "{:?} is a Cylinder, which holds spheres only so far, and spheres[{}] is a {}: use Plane, Box and Plate boundaries with bodies of other shapes",
-                        b.name,
-                        p.source,
-                        p.body.as_ref().map_or("body", |b| b.shape.kind()),
-                    ),
-                ));
-            }
-        }
-    }
     for (bi, b) in boundaries.iter().enumerate() {
         // Per source: the first sphere outside, and how many more.
         let mut outside: Vec<(usize, &PlacedSphere)> = Vec::new(); // (count, first)
@@ -595,10 +580,15 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
                 issues.push(Issue::new(
                     format!("boundaries[{bi}].radius"),
                     format!(
-                        "cylinder {:?} of radius {radius} cannot hold spheres[{}] ({}) of radius {}",
+                        "cylinder {:?} of radius {radius} cannot hold spheres[{}] ({}) of {} {}",
                         b.name,
                         p.source,
                         scene.spheres[p.source].kind(),
+                        if p.body.is_some() {
+                            "bounding radius"
+                        } else {
+                            "radius"
+                        },
                         p.init.radius
                     ),
                 ));
@@ -708,20 +698,26 @@ fn bodies_overlap(p: &PlacedSphere, q: &PlacedSphere) -> bool {
 }
 
 /// Whether a placed body whose bounding ball reaches into a boundary
-/// crosses its surface (a sphere: yes; another shape: its support point
-/// beyond a planar face that applies).
+/// crosses its surface (a sphere: yes; another shape: a point of it past
+/// a surface, as contact detection finds it).
 fn body_crosses_boundary(p: &PlacedSphere, b: &crate::boundary::Boundary) -> bool {
     let Some(body) = &p.body else {
         return true;
     };
     let shape = crate::shape::BodyShape::new(body.shape.clone());
     let tol = 1e-9 * p.init.radius;
-    b.faces().iter().any(|(_, f)| {
-        f.applies(body.pos)
-            && crate::shape::halfspace_contacts(&shape, body.pos, body.rot, f.point, f.normal, 0.0)
-                .iter()
-                .any(|c| c.dist < -tol)
-    })
+    let slab = crate::collision::walls::plate_slab(b);
+    crate::collision::walls::body_wall_points(
+        &shape,
+        body.pos,
+        body.rot,
+        b,
+        &b.faces(),
+        slab.as_ref(),
+        0.0,
+    )
+    .iter()
+    .any(|(_, points)| points.iter().any(|c| c.dist < -tol))
 }
 
 fn warn_overlaps(scene: &Scene, placed: &[PlacedSphere]) {
