@@ -27,6 +27,75 @@ pub struct Material {
     /// Density (kg/m³) used by spheres that give no explicit mass.
     #[serde(default = "default_density")]
     pub density: f64,
+    /// Young's modulus E (Pa, > 0) of the penalty formulation's normal
+    /// force ([`crate::formulation::penalty`]); complementarity scenes ignore
+    /// it. Default 10⁷ Pa: soft, as DEM codes usually take it, so that the
+    /// contact time (and with it the step) stays large.
+    #[serde(default = "default_young_modulus")]
+    pub young_modulus: f64,
+    /// Poisson's ratio ν (in [0, 0.5)) of the penalty normal force; default 0.3.
+    #[serde(default = "default_poisson_ratio")]
+    pub poisson_ratio: f64,
+    /// Coefficient of normal restitution e (in (0, 1]) that sets the penalty
+    /// normal damping; default 0.5.
+    #[serde(default = "default_restitution")]
+    pub restitution: f64,
+    /// Static sliding friction μ_s of the penalty formulation (seed 003
+    /// §3.1; ≥ the kinetic one); default: `friction`.
+    #[serde(default)]
+    pub static_friction: Option<f64>,
+    /// Kinetic sliding friction μ_k of the penalty formulation (> 0 where
+    /// μ_s > 0); default: `friction`.
+    #[serde(default)]
+    pub kinetic_friction: Option<f64>,
+    /// Stiffness K_E (N/m, > 0) of the slide micro-deflection spring (seed
+    /// 003 eq. 1b); default: 2/7 of the contact's normal stiffness dF_n/dδ
+    /// (the tangential-to-normal stiffness ratio of an elastic sphere with
+    /// ν ≈ 0.3), evaluated as the contact is loaded.
+    #[serde(default)]
+    pub slide_stiffness: Option<f64>,
+}
+
+impl Default for Material {
+    fn default() -> Self {
+        Material {
+            name: String::new(),
+            friction: 0.5,
+            rolling: 0.0,
+            spinning: 0.0,
+            density: default_density(),
+            young_modulus: default_young_modulus(),
+            poisson_ratio: default_poisson_ratio(),
+            restitution: default_restitution(),
+            static_friction: None,
+            kinetic_friction: None,
+            slide_stiffness: None,
+        }
+    }
+}
+
+impl Material {
+    /// μ_s: `static_friction`, else `friction`.
+    pub fn mu_static(&self) -> f64 {
+        self.static_friction.unwrap_or(self.friction)
+    }
+
+    /// μ_k: `kinetic_friction`, else `friction`.
+    pub fn mu_kinetic(&self) -> f64 {
+        self.kinetic_friction.unwrap_or(self.friction)
+    }
+}
+
+fn default_young_modulus() -> f64 {
+    1e7
+}
+
+fn default_poisson_ratio() -> f64 {
+    0.3
+}
+
+fn default_restitution() -> f64 {
+    0.5
 }
 
 /// The contact law: which complementarity problem a contact's cone defines.

@@ -1,4 +1,8 @@
-//! One time step as a sequence of named stages, each timed.
+//! One time step as a sequence of named stages, each timed. The inlets
+//! emit, then the world's formulation takes the step ([`crate::formulation`],
+//! one `match` in [`Stepper::step`]): the complementarity formulation's
+//! stages are below; the penalty formulation's sub-steps (collide ─► forces
+//! ─► integrate) are in [`crate::formulation::penalty`].
 //!
 //! ```text
 //! emit ─► forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
@@ -38,6 +42,8 @@ use std::time::{Duration, Instant};
 use glam::DVec3;
 
 use crate::collision;
+use crate::formulation::penalty::{self, PenaltyWorkspace};
+use crate::formulation::Formulation;
 use crate::gpu::jacobi::GpuJacobi;
 use crate::gpu::{GpuContext, GpuError};
 use crate::integrate;
@@ -116,6 +122,8 @@ impl StageTimers {
 /// What one step reports.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StepReport {
+    /// Sub-steps taken (the penalty formulation's; 1 for complementarity).
+    pub substeps: u64,
     /// Contacts in the problem.
     pub contacts: usize,
     /// Solver statistics.
@@ -144,6 +152,12 @@ pub enum StepError {
     RotatingBoundary {
         /// Index of the failing step.
         step: u64,
+        /// The backend.
+        backend: String,
+    },
+    /// The penalty formulation runs on the f64 CPU only.
+    #[error("the {backend} backend runs the complementarity formulation only; the penalty formulation runs on the cpu backend (--backend cpu)")]
+    PenaltyBackend {
         /// The backend.
         backend: String,
     },
@@ -205,6 +219,8 @@ pub struct Stepper {
     pools: [Option<rayon::ThreadPool>; 2],
     /// Contacts of the last step.
     last_contacts: usize,
+    /// The penalty formulation's derived data.
+    penalty: PenaltyWorkspace,
 }
 
 /// Default of [`Stepper::serial_below`]: below it a second thread gave the
@@ -240,6 +256,7 @@ impl Stepper {
             serial_below: SERIAL_BELOW,
             pools: [None, None],
             last_contacts: 0,
+            penalty: PenaltyWorkspace::default(),
         }
     }
 
@@ -283,14 +300,14 @@ impl Stepper {
         out
     }
 
-    /// One step on the calling thread's rayon pool.
+    /// One step on the calling thread's rayon pool: the inlets emit, then
+    /// the world goes to its formulation ([`crate::formulation`]).
     fn step_here(&mut self, world: &mut World) -> Result<StepReport, StepError> {
         let h = world.time_step;
-        let timers = &mut self.timers;
         if !world.inlets.is_empty() {
             let envelope = world.envelope();
             let t_end = world.time + h;
-            timers.time("emit", || {
+            self.timers.time("emit", || {
                 crate::inlet::emit_all(
                     &mut world.inlets,
                     &mut world.bodies,
@@ -300,6 +317,24 @@ impl Stepper {
                 )
             });
         }
+        match &world.formulation {
+            Formulation::Complementarity => self.complementarity(world),
+            Formulation::Penalty(settings) => {
+                if !matches!(self.backend, Backend::Cpu) {
+                    return Err(StepError::PenaltyBackend {
+                        backend: self.backend.describe(),
+                    });
+                }
+                let settings = settings.clone();
+                penalty::step(world, &settings, &mut self.penalty, &mut self.timers)
+            }
+        }
+    }
+
+    /// One step of the complementarity formulation (module docs).
+    fn complementarity(&mut self, world: &mut World) -> Result<StepReport, StepError> {
+        let h = world.time_step;
+        let timers = &mut self.timers;
         let (v_free, w_free) = timers.time("forces", || {
             integrate::free_velocities(&world.bodies, world.gravity, h)
         });
@@ -472,6 +507,7 @@ impl Stepper {
         let report = StepReport {
             contacts: problem.n_contacts(),
             solve: stats,
+            substeps: 1,
         };
         self.last_problem = problem;
         Ok(report)

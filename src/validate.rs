@@ -156,6 +156,7 @@ fn material(mu: f64, rho: f64, sigma: f64) -> Material {
         rolling: rho,
         spinning: sigma,
         density: 1000.0,
+        ..Default::default()
     }
 }
 

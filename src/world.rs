@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bodies::Bodies;
 use crate::boundary::Boundary;
+use crate::formulation::penalty::ContactHistory;
+use crate::formulation::Formulation;
 use crate::inlet::Inlet;
 use crate::material::{FrictionLaw, Material};
 use crate::solver::SolverSettings;
@@ -76,6 +78,11 @@ pub struct World {
     /// Particle inlets: they append spheres to `bodies` during the run
     /// (the `emit` stage of a step).
     pub inlets: Vec<Inlet>,
+    /// The contact formulation the steps use.
+    pub formulation: Formulation,
+    /// The penalty formulation's per-contact history (friction
+    /// micro-deflections and modes) keyed by contact; empty otherwise.
+    pub contact_history: HashMap<u64, ContactHistory>,
 }
 
 impl World {
@@ -93,6 +100,8 @@ impl World {
             solver: SolverSettings::default(),
             warm: HashMap::new(),
             inlets: Vec::new(),
+            formulation: Formulation::Complementarity,
+            contact_history: HashMap::new(),
         }
     }
 

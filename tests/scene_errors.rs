@@ -417,7 +417,7 @@ fn override_unknown_key_lists_available_keys() {
         "{msg}"
     );
     assert!(
-        msg.contains("available keys: density, friction, name, rolling, spinning"),
+        msg.contains("available keys: density, friction, kinetic_friction, name, poisson_ratio, restitution, rolling, slide_stiffness, spinning, static_friction, young_modulus"),
         "{msg}"
     );
 }

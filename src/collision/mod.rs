@@ -762,6 +762,7 @@ mod tests {
             rolling: 0.0,
             spinning: 0.0,
             density: 1000.0,
+            ..Default::default()
         }];
         let p = crate::problem::ContactProblem::assemble(
             &bodies,

@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::{DrumSampler, SettleDetector};
 use crate::bodies::Bodies;
+use crate::formulation::penalty::ContactHistory;
 use crate::inlet::InletProgress;
 use crate::output::write_atomic;
 use crate::world::{WarmImpulse, World};
@@ -49,7 +50,7 @@ const MAGIC: &[u8; 8] = b"REPOSECK";
 
 /// Version of the layout of [`Checkpoint`]; a file of another version is
 /// refused with both numbers.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Everything `repose run --resume` needs besides the run's `scene.ron`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -103,6 +104,8 @@ pub struct WorldState {
     /// Warm-start impulses by contact key, sorted by key (so that equal
     /// states give equal files).
     pub warm: Vec<(u64, WarmImpulse)>,
+    /// The penalty formulation's contact histories by key, sorted by key.
+    pub contact_history: Vec<(u64, ContactHistory)>,
     /// Each inlet's progress, in scene order.
     pub inlets: Vec<InletProgress>,
 }
@@ -112,12 +115,19 @@ impl WorldState {
     pub fn of(world: &World) -> Self {
         let mut warm: Vec<(u64, WarmImpulse)> = world.warm.iter().map(|(&k, &v)| (k, v)).collect();
         warm.sort_unstable_by_key(|&(k, _)| k);
+        let mut contact_history: Vec<(u64, ContactHistory)> = world
+            .contact_history
+            .iter()
+            .map(|(&k, &v)| (k, v))
+            .collect();
+        contact_history.sort_unstable_by_key(|&(k, _)| k);
         WorldState {
             bodies: world.bodies.clone(),
             time: world.time,
             step_index: world.step_index,
             boundary_origins: world.boundaries.iter().map(|b| b.origin).collect(),
             warm,
+            contact_history,
             inlets: world.inlets.iter().map(|i| i.progress()).collect(),
         }
     }
@@ -177,6 +187,7 @@ impl WorldState {
         world.time = self.time;
         world.step_index = self.step_index;
         world.warm = self.warm.into_iter().collect();
+        world.contact_history = self.contact_history.into_iter().collect();
         Ok(())
     }
 }
@@ -306,6 +317,15 @@ mod tests {
                     WarmImpulse {
                         force: DVec3::new(1e-9, 2.0, 3.0),
                         torque: DVec3::new(-1.0, 0.0, std::f64::consts::PI),
+                    },
+                )],
+                contact_history: vec![(
+                    7,
+                    ContactHistory {
+                        slide: crate::formulation::penalty::SlideHistory {
+                            deflection: DVec3::new(1e-7, -3e-8, 0.1 + 0.2),
+                            slipping: true,
+                        },
                     },
                 )],
                 inlets: Vec::new(),

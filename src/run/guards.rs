@@ -365,6 +365,7 @@ mod tests {
                 rolling: 0.0,
                 spinning: 0.0,
                 density: 1000.0,
+                ..Default::default()
             }],
         )
     }

@@ -91,6 +91,10 @@ pub struct Scene {
     /// Contact detection and stabilisation settings; every field optional.
     #[serde(default)]
     pub contact: ContactSettings,
+    /// The contact formulation: `Complementarity` (the default) or
+    /// `Penalty(…)` ([`crate::formulation`]).
+    #[serde(default)]
+    pub formulation: crate::formulation::Formulation,
     /// What to write and how often; every field optional.
     #[serde(default)]
     pub output: OutputSettings,
@@ -820,6 +824,7 @@ impl Scene {
         world.gravity = self.gravity;
         world.time_step = self.time_step;
         world.contact = self.contact.clone();
+        world.formulation = self.formulation.clone();
         world.solver = self.solver.clone();
         world.inlets = self.inlets();
         Ok(world)

@@ -262,6 +262,11 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         c.push(format!("analysis.{field}"), reason);
     }
 
+    if let crate::formulation::Formulation::Penalty(p) = &scene.formulation {
+        for (field, reason) in p.problems() {
+            c.push(format!("formulation.Penalty.{field}"), reason);
+        }
+    }
     if scene.materials.is_empty() {
         c.push("materials", "the scene needs at least one material");
     }
@@ -271,6 +276,40 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         c.non_negative(&format!("{p}.rolling"), m.rolling);
         c.non_negative(&format!("{p}.spinning"), m.spinning);
         c.positive(&format!("{p}.density"), m.density);
+        // The penalty formulation's fields (complementarity scenes ignore
+        // them, but a wrong value is wrong in either).
+        c.positive(&format!("{p}.young_modulus"), m.young_modulus);
+        if !(0.0..0.5).contains(&m.poisson_ratio) {
+            c.push(
+                format!("{p}.poisson_ratio"),
+                format!("must be in [0, 0.5) (got {})", m.poisson_ratio),
+            );
+        }
+        if !(m.restitution > 0.0 && m.restitution <= 1.0) {
+            c.push(
+                format!("{p}.restitution"),
+                format!("must be in (0, 1] (got {})", m.restitution),
+            );
+        }
+        if let Some(v) = m.static_friction {
+            c.non_negative(&format!("{p}.static_friction"), v);
+        }
+        if let Some(v) = m.kinetic_friction {
+            c.non_negative(&format!("{p}.kinetic_friction"), v);
+        }
+        if m.mu_kinetic() > m.mu_static() {
+            c.push(
+                format!("{p}.kinetic_friction"),
+                format!(
+                    "the kinetic friction {} exceeds the static friction {} (seed 003: μ_s ≥ μ_k)",
+                    m.mu_kinetic(),
+                    m.mu_static()
+                ),
+            );
+        }
+        if let Some(k) = m.slide_stiffness {
+            c.positive(&format!("{p}.slide_stiffness"), k);
+        }
     }
 
     if scene.spheres.is_empty() {

@@ -96,6 +96,7 @@ fn pile_in_box(inits: &[SphereInit], lo: f64, half: f64, rho: f64, sigma: f64) -
             rolling: rho,
             spinning: sigma,
             density: 2500.0,
+            ..Default::default()
         }],
     )
 }

@@ -1,0 +1,34 @@
+//! Contact formulations: which model of contact a scene's steps use, the
+//! one seam between them (DESIGN §7). A scene picks one with
+//! `formulation: …`; every formulation shares the scene, bodies, boundaries,
+//! inlets, collision, outputs and analysis, and [`crate::step::Stepper`]
+//! hands the world to the chosen one's own module with one `match`.
+//!
+//! | formulation | contact | a step | module |
+//! |---|---|---|---|
+//! | `Complementarity` (default) | rigid, nonsmooth: the 6-D cone complementarity problem of seeds 000/001 (sliding, rolling and spinning friction) | one solve per step | [`crate::step`], [`crate::problem`], [`crate::solver`] |
+//! | `Penalty(…)` | smooth: bodies overlap; Hertz or Hooke normal force damped to a restitution; seed 003's micro-deflection friction with static and kinetic coefficients | explicit sub-steps | [`penalty`] |
+
+pub mod penalty;
+
+use serde::{Deserialize, Serialize};
+
+/// The contact formulation of a scene (module docs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Formulation {
+    /// Rigid contact as a cone complementarity problem (today's default).
+    #[default]
+    Complementarity,
+    /// Penalty (smooth) DEM ([`penalty::PenaltySettings`]).
+    Penalty(penalty::PenaltySettings),
+}
+
+impl Formulation {
+    /// A short name: `complementarity` or `penalty`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Formulation::Complementarity => "complementarity",
+            Formulation::Penalty(_) => "penalty",
+        }
+    }
+}

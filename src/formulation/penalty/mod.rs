@@ -1,0 +1,381 @@
+//! The penalty (smooth) DEM formulation: bodies overlap a little, and the
+//! overlap pushes them apart with a normal force (Hertz or Hooke, damped to
+//! a coefficient of restitution, [`normal`]); friction is seed 003's
+//! micro-deflection spring with static and kinetic coefficients
+//! ([`slide`]). Small explicit sub-steps integrate it.
+//!
+//! One step of the scene (`time_step`, which keeps setting output intervals
+//! and inlets) is n sub-steps of Δt = h/n, each:
+//!
+//! ```text
+//! collide (overlaps only) ─► forces (normal, then friction with history) ─► integrate
+//! ```
+//!
+//! * **collide**: the same broadphase and narrowphase as the
+//!   complementarity formulation ([`crate::collision::detect`]) with a zero
+//!   envelope: a contact is an overlap δ = −Φ > 0; bodies of other shapes
+//!   give one contact per manifold point.
+//! * **forces**: per contact, the normal force from δ and its rate, then the
+//!   friction force from the contact's history (keyed as warm starts are:
+//!   pair and manifold point; dropped when the pair separates), both
+//!   applied at the contact point. Contacts are computed in parallel and
+//!   added to their bodies in the canonical contact order: the same bits
+//!   for any number of threads.
+//! * **integrate**: half-implicit (symplectic) Euler, as seed 003 §4 uses:
+//!   v ← v + Δt (F/m + g), ω ← ω + Δt I⁻¹ T, then x ← x + Δt v and the
+//!   orientation by exp(Δt ω); bodies that are not spheres also take the
+//!   implicit torque-free gyroscopic step of [`crate::integrate`].
+//!
+//! **The sub-step.** Unless the scene sets `time_step`, Δt is a fifth of the
+//! smallest Rayleigh time T_R = π r √(ρ/G) / (0.1631 ν + 0.8766) (G the
+//! shear modulus; Hertz) or a twentieth of the smallest contact half-period
+//! π √(m*/k) (Hooke), the usual stability margins of explicit DEM; a set
+//! `time_step` above that bound is kept and warned about once, with the
+//! Rayleigh time.
+//!
+//! **Material combination.** E* and R* as Hertz's theory has them
+//! ([`normal`]); μ_s, μ_k and e the minimum of the two materials' (as for
+//! the complementarity cone); K_E the smaller of the two materials' set
+//! values, else 2/7 of the contact's normal stiffness.
+
+pub mod normal;
+pub mod slide;
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+pub use normal::NormalModel;
+pub use slide::SlideHistory;
+
+use crate::bodies::SPHERE;
+use crate::collision::{self, ContactGeom, NO_BODY};
+use crate::material::Material;
+use crate::step::{NonFiniteError, StageTimers, StepError, StepReport};
+use crate::world::World;
+
+/// The penalty formulation's settings (`formulation: Penalty(…)` in a scene).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PenaltySettings {
+    /// The normal force law: `Hertz` (default) or `Hooke(stiffness: k)`.
+    pub normal: NormalModel,
+    /// The sub-step Δt (s); `None`: from the stiffness (module docs).
+    pub time_step: Option<f64>,
+}
+
+impl PenaltySettings {
+    /// Named problems with the settings: (field, reason).
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if let NormalModel::Hooke { stiffness } = self.normal {
+            if !(stiffness > 0.0 && stiffness.is_finite()) {
+                out.push((
+                    "normal.stiffness",
+                    format!("must be finite and > 0 (got {stiffness})"),
+                ));
+            }
+        }
+        if let Some(dt) = self.time_step {
+            if !(dt > 0.0 && dt.is_finite()) {
+                out.push(("time_step", format!("must be finite and > 0 (got {dt})")));
+            }
+        }
+        out
+    }
+}
+
+/// One contact's history across sub-steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContactHistory {
+    /// Sliding micro-deflection and mode (seed 003 §3.1).
+    pub slide: SlideHistory,
+}
+
+/// What the penalty stepper keeps between steps that is derived, not state
+/// (so checkpoints need not hold it).
+#[derive(Default)]
+pub struct PenaltyWorkspace {
+    /// ζ per (model, restitution bits): the bisection of
+    /// [`normal::damping_ratio`] runs once per value.
+    zeta: HashMap<(u8, u64), f64>,
+    /// Whether the too-large sub-step has been warned about.
+    warned: bool,
+    force: Vec<DVec3>,
+    torque: Vec<DVec3>,
+}
+
+impl PenaltyWorkspace {
+    fn zeta(&mut self, model: NormalModel, e: f64) -> f64 {
+        let tag = match model {
+            NormalModel::Hertz => 0,
+            NormalModel::Hooke { .. } => 1,
+        };
+        *self
+            .zeta
+            .entry((tag, e.to_bits()))
+            .or_insert_with(|| normal::damping_ratio(model, e))
+    }
+}
+
+/// The largest stable sub-step (module docs) for the world's bodies and
+/// the spheres its inlets will add, and the smallest Rayleigh time (Hertz;
+/// `None` for Hooke).
+pub fn stable_time_step(world: &World, settings: &PenaltySettings) -> (f64, Option<f64>) {
+    let b = &world.bodies;
+    let mats = &world.materials;
+    let mut smallest: Vec<(f64, f64, &Material)> = (0..b.len())
+        .map(|i| {
+            (
+                b.radius[i],
+                1.0 / b.inv_mass[i],
+                &mats[b.material[i] as usize],
+            )
+        })
+        .collect();
+    for inlet in &world.inlets {
+        let s = &inlet.settings;
+        let r = s.radius;
+        let m = 4.0 / 3.0 * std::f64::consts::PI * r.powi(3) * s.density;
+        smallest.push((r, m, &mats[s.material as usize]));
+    }
+    match settings.normal {
+        NormalModel::Hertz => {
+            let t = smallest
+                .iter()
+                .map(|&(r, m, mat)| {
+                    let rho = m / (4.0 / 3.0 * std::f64::consts::PI * r.powi(3));
+                    let g = mat.young_modulus / (2.0 * (1.0 + mat.poisson_ratio));
+                    std::f64::consts::PI * r * (rho / g).sqrt()
+                        / (0.1631 * mat.poisson_ratio + 0.8766)
+                })
+                .fold(f64::INFINITY, f64::min);
+            (0.2 * t, Some(t))
+        }
+        NormalModel::Hooke { stiffness } => {
+            let m = smallest
+                .iter()
+                .map(|&(_, m, _)| m)
+                .fold(f64::INFINITY, f64::min);
+            (
+                std::f64::consts::PI * (0.5 * m / stiffness).sqrt() / 20.0,
+                None,
+            )
+        }
+    }
+}
+
+/// One scene step under the penalty formulation: `n` sub-steps (module
+/// docs). Inlets have emitted already ([`crate::step`]).
+pub fn step(
+    world: &mut World,
+    settings: &PenaltySettings,
+    ws: &mut PenaltyWorkspace,
+    timers: &mut StageTimers,
+) -> Result<StepReport, StepError> {
+    let h = world.time_step;
+    let (stable, rayleigh) = stable_time_step(world, settings);
+    let dt_max = match settings.time_step {
+        Some(dt) => {
+            if dt > stable && !ws.warned {
+                ws.warned = true;
+                log::warn!(
+                    "penalty time_step {dt:e} s exceeds the stable bound {stable:e} s{}: contacts may blow up",
+                    rayleigh.map_or(String::new(), |t| format!(
+                        " (a fifth of the smallest Rayleigh time, {t:e} s)"
+                    ))
+                );
+            }
+            dt
+        }
+        None => stable,
+    };
+    let n = (h / dt_max).ceil().max(1.0) as u64;
+    let dt = h / n as f64;
+    let t0 = world.time;
+    let mut contacts_last = 0;
+    for k in 0..n {
+        let time = t0 + k as f64 * dt;
+        let contacts = timers
+            .time("collide", || {
+                collision::detect(&world.bodies, &world.boundaries, 0.0, time)
+            })
+            .map_err(|error| StepError::Crowded {
+                step: world.step_index + 1,
+                error,
+            })?;
+        contacts_last = contacts.len();
+        timers.time("forces", || forces(world, settings, ws, &contacts, dt));
+        timers.time("integrate", || integrate(world, ws, dt, time));
+        world.time = time + dt;
+    }
+    world.time = t0 + h;
+    world.step_index += 1;
+    let b = &world.bodies;
+    let bad = |v: &[DVec3]| v.iter().position(|x| !x.is_finite());
+    for (what, v) in [("velocity", &b.vel), ("angular velocity", &b.omega)] {
+        if let Some(body) = bad(v) {
+            return Err(NonFiniteError {
+                step: world.step_index,
+                time: t0,
+                what,
+                body,
+            }
+            .into());
+        }
+    }
+    Ok(StepReport {
+        contacts: contacts_last,
+        solve: crate::solver::SolveStats {
+            converged: true,
+            ..Default::default()
+        },
+        substeps: n,
+    })
+}
+
+/// The forces and torques of one contact on its two ends (A, then B; B's
+/// are ignored for a wall).
+struct Loads {
+    force_a: DVec3,
+    torque_a: DVec3,
+    force_b: DVec3,
+    torque_b: DVec3,
+    key: u64,
+    history: ContactHistory,
+}
+
+/// Every contact's loads, into the workspace's per-body sums; the world's
+/// histories replaced by this sub-step's.
+fn forces(
+    world: &mut World,
+    settings: &PenaltySettings,
+    ws: &mut PenaltyWorkspace,
+    contacts: &[ContactGeom],
+    dt: f64,
+) {
+    let b = &world.bodies;
+    let mats = &world.materials;
+    // The damping ratios of the restitutions in play, found before the
+    // parallel pass.
+    let mut zetas: HashMap<u64, f64> = HashMap::new();
+    for c in contacts {
+        let e = mats[b.material[c.a as usize] as usize]
+            .restitution
+            .min(mats[c.material_b as usize].restitution);
+        zetas
+            .entry(e.to_bits())
+            .or_insert_with(|| ws.zeta(settings.normal, e));
+    }
+    let history = &world.contact_history;
+    let loads: Vec<Loads> = contacts
+        .par_iter()
+        .map(|c| {
+            let a = c.a as usize;
+            let ma = &mats[b.material[a] as usize];
+            let mb = &mats[c.material_b as usize];
+            let wall = c.b == NO_BODY;
+            let ra = c.point - b.pos[a];
+            let ua = b.vel[a] + b.omega[a].cross(ra);
+            let (ub, rb, inv_mb, radius_b) = if wall {
+                (c.wall_velocity, DVec3::ZERO, 0.0, f64::INFINITY)
+            } else {
+                let j = c.b as usize;
+                let r = c.point - b.pos[j];
+                (
+                    b.vel[j] + b.omega[j].cross(r),
+                    r,
+                    b.inv_mass[j],
+                    b.radius[j],
+                )
+            };
+            let rel = ub - ua;
+            let n = c.normal;
+            let delta = -c.gap;
+            let m_star = 1.0 / (b.inv_mass[a] + inv_mb);
+            let e = ma.restitution.min(mb.restitution);
+            let params = normal::NormalParams {
+                e_star: normal::effective_modulus(
+                    ma.young_modulus,
+                    ma.poisson_ratio,
+                    mb.young_modulus,
+                    mb.poisson_ratio,
+                ),
+                r_star: 1.0 / (1.0 / b.radius[a] + 1.0 / radius_b),
+                m_star,
+                zeta: zetas[&e.to_bits()],
+            };
+            let nf = normal::normal_force(settings.normal, &params, delta, -rel.dot(n));
+            let k_e = match (ma.slide_stiffness, mb.slide_stiffness) {
+                (Some(x), Some(y)) => x.min(y),
+                (Some(x), None) | (None, Some(x)) => x,
+                (None, None) => 2.0 / 7.0 * nf.stiffness,
+            };
+            let mut hist = history.get(&c.key).copied().unwrap_or_default();
+            let friction = if k_e > 0.0 {
+                slide::slide(
+                    &mut hist.slide,
+                    &slide::SlideParams {
+                        mu_s: ma.mu_static().min(mb.mu_static()),
+                        mu_k: ma.mu_kinetic().min(mb.mu_kinetic()),
+                        stiffness: k_e,
+                        m_star,
+                    },
+                    n,
+                    rel,
+                    nf.force,
+                    dt,
+                )
+            } else {
+                DVec3::ZERO
+            };
+            let on_b = n * nf.force + friction;
+            Loads {
+                force_a: -on_b,
+                torque_a: ra.cross(-on_b),
+                force_b: on_b,
+                torque_b: rb.cross(on_b),
+                key: c.key,
+                history: hist,
+            }
+        })
+        .collect();
+    let nb = b.len();
+    ws.force.clear();
+    ws.force.resize(nb, DVec3::ZERO);
+    ws.torque.clear();
+    ws.torque.resize(nb, DVec3::ZERO);
+    let mut next = HashMap::with_capacity(loads.len());
+    for (c, l) in contacts.iter().zip(&loads) {
+        let a = c.a as usize;
+        ws.force[a] += l.force_a;
+        ws.torque[a] += l.torque_a;
+        if c.b != NO_BODY {
+            let j = c.b as usize;
+            ws.force[j] += l.force_b;
+            ws.torque[j] += l.torque_b;
+        }
+        next.insert(l.key, l.history);
+    }
+    world.contact_history = next;
+}
+
+/// Symplectic Euler over `dt` from time `t` (module docs).
+fn integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) {
+    let g = world.gravity;
+    let b = &mut world.bodies;
+    let shapes = b.has_shapes();
+    for i in 0..b.len() {
+        b.vel[i] += (ws.force[i] * b.inv_mass[i] + g) * dt;
+        if shapes && b.shape[i] != SPHERE {
+            let w = b.omega[i] + b.inv_inertia_world(i) * ws.torque[i] * dt;
+            b.omega[i] = crate::integrate::gyroscopic(w, b.rot[i], b.inv_inertia_body[i], dt);
+        } else {
+            b.omega[i] += ws.torque[i] * (b.inv_inertia[i] * dt);
+        }
+    }
+    crate::integrate::positions(b, dt);
+    crate::integrate::boundaries(&mut world.boundaries, t, dt);
+}

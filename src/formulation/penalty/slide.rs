@@ -1,0 +1,174 @@
+//! Seed 003's sliding friction: a micro-deflection spring S in the tangent
+//! plane with a static and a kinetic cap (§3.1, eqs. 1a–1c).
+//!
+//! Per contact and per step of length Δt, with n the contact normal (from
+//! body A toward body B) and u the velocity of B's material point at the
+//! contact relative to A's:
+//!
+//! 1. **Carry S into the new tangent plane**: S ← |S| · P(S)/|P(S)| with
+//!    P(x) = x − (x·n) n. The paper continues the contact frame (App. B)
+//!    and keeps S's components in it; to first order in the frame's turn
+//!    that is this projection with the length kept.
+//! 2. **Increment** (eq. 1a): ΔS = p_A − p_B, the contact point's travel
+//!    over A's surface minus its travel over B's. Over one step both travel
+//!    from the same geometric contact point, so p_A − p_B is the
+//!    displacement of B's material point relative to A's, ΔS = Δt P(u): the
+//!    first-order form of the paper's geodesic arcs (its assumption 1:
+//!    small relative motion per step). Rolling without slip gives ΔS = 0.
+//! 3. **Cap and mode** (after eq. 1a): in stick, if |S| > μ_s N/K_E, S is
+//!    scaled to that length and the contact turns kinetic; in slip, if
+//!    |S| > μ_k N/K_E it is scaled to that length, else the contact sticks
+//!    again.
+//! 4. **Force** (eq. 1b) on B: F = −(K_E S + K_D ΔS/Δt), and +F on A, at the
+//!    contact point; K_D = 2 √(m* K_E) (eq. 1c, m* the reduced mass, the
+//!    body's own against a wall). The damping acts in stick only: the
+//!    paper's conclusions say so, and its §4.1 sliding brick accelerates at
+//!    g sin α − μ_k N/m, which a damping force on the slip rate would spoil.
+//! 5. **Where repose differs**: in stick, spring and damper *together* are
+//!    held to μ_s N. The paper caps the spring alone and leaves the damper
+//!    out of the yield test; with one contact of constant N (its tests) the
+//!    two agree, but on a body resting on several points whose loads
+//!    fluctuate (a box on four corners), a point that re-sticks while the
+//!    body slides brings its damper back at the full slip rate, K_D v,
+//!    above μ_s N: such dampers held a box that must slide
+//!    (tan α > μ_s) to a creep of 0.2 mm/s instead of g (sin α − μ_k cos α).
+//!
+//! History per contact (and per manifold point): S and the mode, kept
+//! across steps and neighbour-list rebuilds by the contact's key, dropped
+//! when the pair separates.
+
+use glam::DVec3;
+use serde::{Deserialize, Serialize};
+
+/// One contact's sliding history.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SlideHistory {
+    /// The micro-deflection S (m), in world coordinates, in the tangent plane.
+    pub deflection: DVec3,
+    /// Whether the contact slips (kinetic mode); a new contact sticks.
+    pub slipping: bool,
+}
+
+/// A contact's sliding coefficients.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlideParams {
+    /// Static friction μ_s.
+    pub mu_s: f64,
+    /// Kinetic friction μ_k.
+    pub mu_k: f64,
+    /// Spring stiffness K_E (N/m).
+    pub stiffness: f64,
+    /// Reduced mass m* (kg), for K_D.
+    pub m_star: f64,
+}
+
+/// Advances one contact's history over a step of length `dt` (module docs,
+/// steps 1–3) and returns the friction force on body B (step 4).
+/// `normal` is the unit normal, `rel` the relative velocity u, `load` the
+/// normal force N ≥ 0.
+pub fn slide(
+    h: &mut SlideHistory,
+    p: &SlideParams,
+    normal: DVec3,
+    rel: DVec3,
+    load: f64,
+    dt: f64,
+) -> DVec3 {
+    let tangential = |x: DVec3| x - normal * x.dot(normal);
+    let len = h.deflection.length();
+    let carried = tangential(h.deflection);
+    let c = carried.length();
+    let mut s = if c > 0.0 {
+        carried * (len / c)
+    } else {
+        DVec3::ZERO
+    };
+    let step = tangential(rel) * dt;
+    s += step;
+    let k = p.stiffness;
+    let cap = |mu: f64| mu * load / k;
+    let length = s.length();
+    if !h.slipping {
+        let limit = cap(p.mu_s);
+        if length > limit {
+            s *= limit / length;
+            h.slipping = true;
+        }
+    } else {
+        let limit = cap(p.mu_k);
+        if length > limit {
+            s *= limit / length;
+        } else {
+            h.slipping = false;
+        }
+    }
+    h.deflection = s;
+    let mut force = s * k;
+    if !h.slipping {
+        let damping = 2.0 * (p.m_star * k).sqrt();
+        force += step * (damping / dt);
+        // Spring and damper together stay within μ_s N (module docs, 5).
+        let limit = p.mu_s * load;
+        let f = force.length();
+        if f > limit {
+            force *= limit / f;
+        }
+    }
+    -force
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> SlideParams {
+        SlideParams {
+            mu_s: 0.25,
+            mu_k: 0.2,
+            stiffness: 1e5,
+            m_star: 1.0,
+        }
+    }
+
+    /// A contact dragged steadily sticks until the spring reaches μ_s N,
+    /// then slips at μ_k N (its elastic part), and sticks again once the
+    /// drag stops; the force always opposes B's motion and stays in the
+    /// tangent plane.
+    #[test]
+    fn the_spring_sticks_up_to_the_static_cap_then_slips_at_the_kinetic_one() {
+        let p = params();
+        let n = DVec3::Z;
+        let (load, dt) = (10.0, 1e-4);
+        let mut h = SlideHistory::default();
+        let u = DVec3::new(1e-3, 0.0, 0.0);
+        let mut peak: f64 = 0.0;
+        let mut steps_to_slip = 0;
+        for k in 0..1000 {
+            let f = slide(&mut h, &p, n, u, load, dt);
+            assert!(f.x < 0.0 && f.z == 0.0, "step {k}: {f}");
+            peak = peak.max(h.deflection.length() * p.stiffness);
+            if h.slipping && steps_to_slip == 0 {
+                steps_to_slip = k + 1;
+            }
+        }
+        // μ_s N / K_E = 2.5e-5 m at 1e-7 m a step: the 250th step reaches
+        // the cap (the 251st, if rounding leaves the 250th a hair below it);
+        // the damper, K_D u = 0.63 N, stays within μ_s N all along.
+        assert!(
+            (250..=251).contains(&steps_to_slip),
+            "steps to slip: {steps_to_slip}"
+        );
+        assert!(
+            (peak - p.mu_s * load).abs() < 1e-9,
+            "peak elastic force {peak}"
+        );
+        let elastic = h.deflection.length() * p.stiffness;
+        assert!(
+            (elastic - p.mu_k * load).abs() < 1e-9,
+            "kinetic elastic force {elastic}"
+        );
+        // The drag stops: the spring is within the kinetic cap, it sticks.
+        slide(&mut h, &p, n, DVec3::ZERO, load, dt);
+        assert!(!h.slipping, "still slipping at rest");
+    }
+}
