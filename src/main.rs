@@ -401,22 +401,35 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .ok_or_else(|| anyhow::anyhow!("a scene file or --resume DIR is needed"))?;
                 run_file(&scene, &overrides, &opts)?
             };
-            println!(
-                "{}: {} steps, {:.3} s simulated in {:.1} s wall; mean {:.0} contacts and {:.1} iterations per step; final relative residual {:.2e}",
-                s.scene,
-                s.steps,
-                s.simulated_time,
-                s.wall_time_s,
-                s.contacts.mean,
-                s.solver.iterations_mean,
-                s.solver.residual_rel_final
-            );
-            println!(
-                "solver: {} of {} steps met the tolerance; {:.3e} contact-iterations/s all-in",
-                s.solver.steps - s.solver.steps_not_converged,
-                s.solver.steps,
-                s.solver.contact_iterations as f64 / s.wall_time_s.max(1e-9)
-            );
+            if s.formulation == "penalty" {
+                println!(
+                    "{}: {} steps, {:.3} s simulated in {:.1} s wall; mean {:.0} contacts per step",
+                    s.scene, s.steps, s.simulated_time, s.wall_time_s, s.contacts.mean
+                );
+                println!(
+                    "penalty: {} sub-steps ({:.1} per step); {:.3e} particle-steps/s all-in",
+                    s.substeps,
+                    s.substeps as f64 / s.steps.max(1) as f64,
+                    s.particle_steps as f64 / s.wall_time_s.max(1e-9)
+                );
+            } else {
+                println!(
+                    "{}: {} steps, {:.3} s simulated in {:.1} s wall; mean {:.0} contacts and {:.1} iterations per step; final relative residual {:.2e}",
+                    s.scene,
+                    s.steps,
+                    s.simulated_time,
+                    s.wall_time_s,
+                    s.contacts.mean,
+                    s.solver.iterations_mean,
+                    s.solver.residual_rel_final
+                );
+                println!(
+                    "solver: {} of {} steps met the tolerance; {:.3e} contact-iterations/s all-in",
+                    s.solver.steps - s.solver.steps_not_converged,
+                    s.solver.steps,
+                    s.solver.contact_iterations as f64 / s.wall_time_s.max(1e-9)
+                );
+            }
             if let Some(t) = s.extra.get("settling").and_then(|v| v.get("settle_time_s")) {
                 if let Some(t) = t.as_f64() {
                     println!("settled at t = {t:.4} s");

@@ -58,8 +58,19 @@ pub struct Summary {
     /// that diverged, with its step and body); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_message: Option<String>,
+    /// The contact formulation: `complementarity` or `penalty`. Summaries
+    /// written before this field read as `complementarity`.
+    #[serde(default = "complementarity")]
+    pub formulation: String,
     /// Number of time steps taken.
     pub steps: u64,
+    /// Sub-steps taken (the penalty formulation's; one per step otherwise).
+    #[serde(default)]
+    pub substeps: u64,
+    /// Σ over sub-steps of the bodies stepped: the penalty formulation's
+    /// work measure (particle-steps).
+    #[serde(default)]
+    pub particle_steps: u64,
     /// Simulated (physical) time reached (s).
     pub simulated_time: f64,
     /// Wall-clock time of the whole run (s).
@@ -103,7 +114,10 @@ impl Summary {
             backend: backend.into(),
             stopped: StopReason::Completed,
             stop_message: None,
+            formulation: complementarity(),
             steps: 0,
+            substeps: 0,
+            particle_steps: 0,
             simulated_time: 0.0,
             wall_time_s: 0.0,
             stage_seconds: BTreeMap::new(),
@@ -120,6 +134,10 @@ impl Summary {
     pub fn add_stage_seconds(&mut self, stage: &str, seconds: f64) {
         *self.stage_seconds.entry(stage.to_owned()).or_insert(0.0) += seconds;
     }
+}
+
+fn complementarity() -> String {
+    "complementarity".into()
 }
 
 /// How a run ended ([`Summary::stopped`]).

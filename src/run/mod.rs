@@ -240,6 +240,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         log::warn!("{w}");
     }
     let mut summary = Summary::new(&scene.name, &scene.file, backend.describe());
+    summary.formulation = world.formulation.name().into();
     summary
         .extra
         .insert("backend_reason".into(), serde_json::Value::String(why));

@@ -251,6 +251,8 @@ impl Session<'_> {
                     }
                     let summary = &mut self.summary;
                     summary.contacts.record(rep.contacts);
+                    summary.substeps += rep.substeps;
+                    summary.particle_steps += rep.substeps * world.bodies.len() as u64;
                     let s = rep.solve;
                     summary.solver.record(
                         s.iterations,
