@@ -54,6 +54,15 @@ pub struct Material {
     /// ν ≈ 0.3), evaluated as the contact is loaded.
     #[serde(default)]
     pub slide_stiffness: Option<f64>,
+    /// Rolling resistance η_r (≥ 0) of the penalty formulation (seed 003
+    /// §3.2): the rolling torque is capped at 2 η_r μ N / (κ_A + κ_B), a
+    /// sphere on a plane 2 η_r R μ N; default 0 (none).
+    #[serde(default)]
+    pub roll_eta: f64,
+    /// Spinning resistance η_ψ (≥ 0) of the penalty formulation (seed 003
+    /// §3.3): the spin torque is capped at η_ψ μ N R*; default 0 (none).
+    #[serde(default)]
+    pub spin_eta: f64,
 }
 
 impl Default for Material {
@@ -70,6 +79,8 @@ impl Default for Material {
             static_friction: None,
             kinetic_friction: None,
             slide_stiffness: None,
+            roll_eta: 0.0,
+            spin_eta: 0.0,
         }
     }
 }

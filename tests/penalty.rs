@@ -260,3 +260,95 @@ fn brick_on_an_incline_sticks_below_atan_mu_s_and_slides_at_g_sin_minus_mu_k_cos
         }
     }
 }
+
+/// A sphere of seed 003 §4.3–4.4 (R = 0.2 m, m = 5 kg, μ_s = 0.25,
+/// μ_k = 0.2, K_E = 10⁵ N/m, g = 9.8) on a floor, Hooke normal force.
+fn paper_sphere(velocity: &str, omega: &str, roll_eta: f64, spin_eta: f64) -> World {
+    let density = 5.0 / (4.0 / 3.0 * std::f64::consts::PI * 0.2f64.powi(3));
+    world(&format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 8.0, gravity: (0, 0, -9.8),
+           formulation: Penalty(normal: Hooke(stiffness: 1e6)),
+           materials: [(name: \"m\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                        slide_stiffness: 1e5, roll_eta: {roll_eta}, spin_eta: {spin_eta},
+                        density: {density})],
+           spheres: [Sphere(pos: (0, 0, {}), radius: 0.2, velocity: {velocity},
+                            angular_velocity: {omega})],
+           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])",
+        0.2 - 5.0 * 9.8 / 1e6
+    ))
+}
+
+/// Seed 003 §4.4: the sphere spinning at 1 rad/s about the vertical with
+/// η_ψ = 0.006 slows under the constant kinetic spin torque
+/// μ_k N η_ψ R = 0.01176 N m, so at 0.147 rad/s² (I = 0.08 kg m²), and
+/// stops after 6.80 s, where it stays.
+#[test]
+fn spinning_sphere_slows_under_the_kinetic_spin_torque_and_stops() {
+    let mut w = paper_sphere("(0, 0, 0)", "(0, 0, 1)", 0.0, 0.006);
+    let mut st = Stepper::new();
+    let mut samples = Vec::new();
+    let mut stop = f64::NAN;
+    for k in 0..8000 {
+        st.step(&mut w)
+            .unwrap_or_else(|e| panic!("step {k}: {e:#}"));
+        let wz = w.bodies.omega[0].z;
+        if (1.0..=5.0).contains(&w.time) {
+            samples.push((w.time, wz));
+        }
+        if stop.is_nan() && wz <= 1e-3 {
+            stop = w.time;
+        }
+    }
+    let (t0, w0) = samples[0];
+    let (t1, w1) = *samples.last().unwrap();
+    let torque = 0.2 * 49.0 * 0.006 * 0.2;
+    let expected = torque / 0.08;
+    assert_close(
+        "spin deceleration from 1 s to 5 s (rad/s²)",
+        (w0 - w1) / (t1 - t0),
+        expected,
+        0.01 * expected,
+    );
+    assert_close(
+        "time to stop spinning (s)",
+        stop,
+        1.0 / expected,
+        0.02 / expected,
+    );
+    assert_close("spin at 8 s (rad/s)", w.bodies.omega[0].z, 0.0, 1e-3);
+}
+
+/// Seed 003 §4.3 phase II on the level: the sphere rolling at 0.5 m/s with
+/// η_r = 0.3 rolls without slip (the slide stays static) under the kinetic
+/// roll torque 2 η_r R μ_k N, which slows it at 2 η_r μ_k g / 1.4 =
+/// 0.84 m/s² (m a = −F, I α = F R − T, a = α R) until it stops.
+#[test]
+fn rolling_sphere_slows_under_the_kinetic_roll_torque_without_slipping() {
+    let mut w = paper_sphere("(0.5, 0, 0)", "(0, 2.5, 0)", 0.3, 0.0);
+    let mut st = Stepper::new();
+    let mut samples = Vec::new();
+    let mut max_slip: f64 = 0.0;
+    for k in 0..500 {
+        st.step(&mut w)
+            .unwrap_or_else(|e| panic!("step {k}: {e:#}"));
+        let (v, om) = (w.bodies.vel[0].x, w.bodies.omega[0].y);
+        if (0.05..=0.5).contains(&w.time) {
+            samples.push((w.time, v));
+            max_slip = max_slip.max((v - om * 0.2).abs());
+        }
+    }
+    let (t0, v0) = samples[0];
+    let (t1, v1) = *samples.last().unwrap();
+    let expected = 2.0 * 0.3 * 0.2 * 9.8 / 1.4;
+    eprintln!(
+        "OBSERVED rolling: a = {:.5} m/s², worst slip {max_slip:.2e} m/s",
+        (v0 - v1) / (t1 - t0)
+    );
+    assert_close(
+        "deceleration while rolling (m/s²)",
+        (v0 - v1) / (t1 - t0),
+        expected,
+        0.01 * expected,
+    );
+    assert_close("slip speed v − ωR (m/s)", max_slip, 0.0, 1e-3);
+}

@@ -326,6 +326,18 @@ mod tests {
                             deflection: DVec3::new(1e-7, -3e-8, 0.1 + 0.2),
                             slipping: true,
                         },
+                        roll: [
+                            crate::formulation::penalty::RollHistory {
+                                deflection: DVec3::new(0.0, 1e-300, -2.5e-6),
+                                slipping: false,
+                            },
+                            Default::default(),
+                        ],
+                        spin: crate::formulation::penalty::SpinHistory {
+                            deflection: -0.1 - 0.2,
+                            slipping: true,
+                        },
+                        point: Some(DVec3::new(1.0, 2.0, 1e-17)),
                     },
                 )],
                 inlets: Vec::new(),

@@ -310,6 +310,8 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         if let Some(k) = m.slide_stiffness {
             c.positive(&format!("{p}.slide_stiffness"), k);
         }
+        c.non_negative(&format!("{p}.roll_eta"), m.roll_eta);
+        c.non_negative(&format!("{p}.spin_eta"), m.spin_eta);
     }
 
     if scene.spheres.is_empty() {

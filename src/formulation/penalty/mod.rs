@@ -1,8 +1,9 @@
 //! The penalty (smooth) DEM formulation: bodies overlap a little, and the
 //! overlap pushes them apart with a normal force (Hertz or Hooke, damped to
 //! a coefficient of restitution, [`normal`]); friction is seed 003's
-//! micro-deflection spring with static and kinetic coefficients
-//! ([`slide`]). Small explicit sub-steps integrate it.
+//! micro-deflection springs with static and kinetic coefficients, for
+//! sliding ([`slide`]) and for rolling and spinning ([`roll_spin`]). Small
+//! explicit sub-steps integrate it.
 //!
 //! One step of the scene (`time_step`, which keeps setting output intervals
 //! and inlets) is n sub-steps of Δt = h/n, each:
@@ -16,7 +17,8 @@
 //!   envelope: a contact is an overlap δ = −Φ > 0; bodies of other shapes
 //!   give one contact per manifold point.
 //! * **forces**: per contact, the normal force from δ and its rate, then the
-//!   friction force from the contact's history (keyed as warm starts are:
+//!   friction force and the rolling and spinning torques from the
+//!   contact's history (keyed as warm starts are:
 //!   pair and manifold point; dropped when the pair separates), both
 //!   applied at the contact point. Contacts are computed in parallel and
 //!   added to their bodies in the canonical contact order: the same bits
@@ -39,6 +41,7 @@
 //! values, else 2/7 of the contact's normal stiffness.
 
 pub mod normal;
+pub mod roll_spin;
 pub mod slide;
 
 use std::collections::HashMap;
@@ -48,6 +51,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use normal::NormalModel;
+pub use roll_spin::{RollHistory, SpinHistory};
 pub use slide::SlideHistory;
 
 use crate::bodies::SPHERE;
@@ -92,6 +96,12 @@ impl PenaltySettings {
 pub struct ContactHistory {
     /// Sliding micro-deflection and mode (seed 003 §3.1).
     pub slide: SlideHistory,
+    /// Rocking micro-deflection and mode of body A, then B (§3.2).
+    pub roll: [RollHistory; 2],
+    /// Relative spin micro-deflection and mode (§3.3).
+    pub spin: SpinHistory,
+    /// The contact point at the last sub-step (m); `None` at onset.
+    pub point: Option<DVec3>,
 }
 
 /// What the penalty stepper keeps between steps that is derived, not state
@@ -279,8 +289,15 @@ fn forces(
             let wall = c.b == NO_BODY;
             let ra = c.point - b.pos[a];
             let ua = b.vel[a] + b.omega[a].cross(ra);
-            let (ub, rb, inv_mb, radius_b) = if wall {
-                (c.wall_velocity, DVec3::ZERO, 0.0, f64::INFINITY)
+            let (ub, rb, inv_mb, radius_b, omega_b, inv_ib) = if wall {
+                (
+                    c.wall_velocity,
+                    DVec3::ZERO,
+                    0.0,
+                    f64::INFINITY,
+                    c.wall_omega,
+                    0.0,
+                )
             } else {
                 let j = c.b as usize;
                 let r = c.point - b.pos[j];
@@ -289,6 +306,8 @@ fn forces(
                     r,
                     b.inv_mass[j],
                     b.radius[j],
+                    b.omega[j],
+                    b.inv_inertia[j],
                 )
             };
             let rel = ub - ua;
@@ -331,12 +350,56 @@ fn forces(
             } else {
                 DVec3::ZERO
             };
+            // Rolling and spinning resistance (roll_spin.rs): the contact
+            // point's travel over each body since the last sub-step (none
+            // at onset: the paper's loads start from no history).
+            let (kappa_a, kappa_b) = (1.0 / b.radius[a], 1.0 / radius_b);
+            let tangential = |x: DVec3| x - n * x.dot(n);
+            let (travel_a, travel_b) = match hist.point {
+                Some(c0) => {
+                    let dc = c.point - c0;
+                    (tangential(dc - ua * dt), tangential(dc - ub * dt))
+                }
+                None => (DVec3::ZERO, DVec3::ZERO),
+            };
+            hist.point = Some(c.point);
+            let rp = roll_spin::ResistanceParams {
+                mu_s: ma.mu_static().min(mb.mu_static()),
+                mu_k: ma.mu_kinetic().min(mb.mu_kinetic()),
+                k_e,
+                eta_r: ma.roll_eta.min(mb.roll_eta),
+                eta_psi: ma.spin_eta.min(mb.spin_eta),
+                i_star: 1.0 / (b.inv_inertia[a] + inv_ib),
+            };
+            let kappa = kappa_a + kappa_b;
+            let roll_a = roll_spin::roll(
+                &mut hist.roll[0],
+                &rp,
+                n,
+                travel_a,
+                kappa_a,
+                kappa,
+                nf.force,
+                dt,
+            );
+            let roll_b = roll_spin::roll(
+                &mut hist.roll[1],
+                &rp,
+                -n,
+                travel_b,
+                kappa_b,
+                kappa,
+                nf.force,
+                dt,
+            );
+            let turn = dt * (omega_b - b.omega[a]).dot(n);
+            let spin_b = n * roll_spin::spin(&mut hist.spin, &rp, turn, kappa, nf.force, dt);
             let on_b = n * nf.force + friction;
             Loads {
                 force_a: -on_b,
-                torque_a: ra.cross(-on_b),
+                torque_a: ra.cross(-on_b) + roll_a - spin_b,
                 force_b: on_b,
-                torque_b: rb.cross(on_b),
+                torque_b: rb.cross(on_b) + roll_b + spin_b,
                 key: c.key,
                 history: hist,
             }

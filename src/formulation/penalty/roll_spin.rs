@@ -1,0 +1,230 @@
+//! Seed 003's rolling and spinning resistance: micro-deflection springs on
+//! the contact point's travel over each body (roll, §3.2, eqs. 2, 2a–2c,
+//! Table 1) and on the bodies' relative turn about the normal (spin, §3.3,
+//! eqs. 3, 3a–3d), each with a static and a kinetic cap.
+//!
+//! **Roll.** Over a step the contact point travels p_k over body k's
+//! surface: p_k = P(Δc − Δt u_k), with Δc the geometric contact point's
+//! displacement (from the history), u_k body k's material velocity at the
+//! contact and P the projection onto the tangent plane (first order, as for
+//! [`super::slide`]: a sphere rolling without slip has p_A = p_B, a locked
+//! sphere dragged has p_sphere = 0). Body k rocks by θ_k = κ_k p_k (eq. 2),
+//! κ_k its curvature (1/r for a sphere, 0 for a wall; other shapes: 1/their
+//! bounding radius, a stand-in until their surface curvature is used), and
+//! its history Θ_k += θ_k. With κ = κ_A + κ_B:
+//!
+//! | quantity | formula | ref |
+//! |---|---|---|
+//! | stiffness | K_R = 4 η_r K_E / κ² | eq. 2b |
+//! | static / kinetic cap | Θ^s = μ_s N κ / (2 K_E), Θ^k = μ_k N κ / (2 K_E) | eq. 2c |
+//! | torque cap | K_R Θ^s = 2 η_r μ_s N / κ (a sphere on a plane: 2 η_r R μ_s N) | Table 1 |
+//! | damping | D_R = 2 √(I* K_R), in stick only | §3.2 |
+//!
+//! The torque on body k is K_R n_k × Θ_k + D_R n_k × θ_k/Δt, with n_k body
+//! k's outward normal at the contact: it opposes the rocking (a sphere
+//! rolling in +x on a floor is torqued about −y). The two bodies' torques
+//! are computed apart and need not be equal and opposite (the paper says
+//! so: each rocks on its own surface).
+//!
+//! **Spin.** The relative turn of B about n over a step, φ = Δt (ω_B − ω_A)·n,
+//! accumulates in Φ (eq. 3, with the paper's ψ = −φ). With 𝒦 = 1/R*:
+//! K_ψ = η_ψ K_E / 𝒦² (eq. 3c), caps 𝒦 μ_{s,k} N / K_E (so the torque caps
+//! are η_ψ μ_{s,k} N R*), D_ψ = 2 √(I* K_ψ) (eq. 3d). The torque on B is
+//! −(K_ψ Φ + D_ψ φ/Δt) n and its opposite on A.
+//!
+//! As for sliding: the modes switch as in the paper (stick → slip past the
+//! static cap, slip → stick once within the kinetic one), damping acts in
+//! stick only, and in stick spring and damper together stay within the
+//! static torque cap. I* is the reduced moment of inertia (a wall: the
+//! body's own).
+
+use glam::DVec3;
+use serde::{Deserialize, Serialize};
+
+/// One body's rolling history at a contact.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RollHistory {
+    /// The rocking micro-deflection Θ (rad, a vector in the tangent plane
+    /// along the contact point's travel).
+    pub deflection: DVec3,
+    /// Whether it rolls (kinetic mode).
+    pub slipping: bool,
+}
+
+/// A contact's spinning history.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpinHistory {
+    /// The relative turn Φ (rad) of B about the normal, capped.
+    pub deflection: f64,
+    /// Whether it spins (kinetic mode).
+    pub slipping: bool,
+}
+
+/// The stick/slip rule on a micro-deflection of length `len` against the
+/// static and kinetic caps: the scale to apply (≤ 1) and the new mode.
+fn cap(len: f64, slipping: bool, static_cap: f64, kinetic_cap: f64) -> (f64, bool) {
+    if !slipping {
+        if len > static_cap {
+            (static_cap / len, true)
+        } else {
+            (1.0, false)
+        }
+    } else if len > kinetic_cap {
+        (kinetic_cap / len, true)
+    } else {
+        (1.0, false)
+    }
+}
+
+/// A contact's resistance coefficients.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResistanceParams {
+    /// Static and kinetic friction μ_s, μ_k.
+    pub mu_s: f64,
+    /// Kinetic friction μ_k.
+    pub mu_k: f64,
+    /// The slide stiffness K_E (N/m).
+    pub k_e: f64,
+    /// Rolling resistance η_r.
+    pub eta_r: f64,
+    /// Spinning resistance η_ψ.
+    pub eta_psi: f64,
+    /// Reduced moment of inertia I* (kg m²).
+    pub i_star: f64,
+}
+
+/// Advances one body's roll history over a step (module docs): `travel` is
+/// the contact point's travel p over the body, `curvature` κ_k, `total` κ,
+/// `outward` the body's outward normal; returns the torque on the body.
+#[allow(clippy::too_many_arguments)]
+pub fn roll(
+    h: &mut RollHistory,
+    p: &ResistanceParams,
+    outward: DVec3,
+    travel: DVec3,
+    curvature: f64,
+    total: f64,
+    load: f64,
+    dt: f64,
+) -> DVec3 {
+    if p.eta_r <= 0.0 || total <= 0.0 || p.k_e <= 0.0 {
+        *h = RollHistory::default();
+        return DVec3::ZERO;
+    }
+    let n = outward;
+    // Carried into the new tangent plane, length kept (as S is).
+    let len = h.deflection.length();
+    let carried = h.deflection - n * h.deflection.dot(n);
+    let c = carried.length();
+    let mut theta = if c > 0.0 {
+        carried * (len / c)
+    } else {
+        DVec3::ZERO
+    };
+    let rock = travel * curvature;
+    theta += rock;
+    let k_r = 4.0 * p.eta_r * p.k_e / (total * total);
+    let scale = |mu: f64| mu * load * total / (2.0 * p.k_e);
+    let (f, slipping) = cap(theta.length(), h.slipping, scale(p.mu_s), scale(p.mu_k));
+    theta *= f;
+    h.deflection = theta;
+    h.slipping = slipping;
+    let mut torque = n.cross(theta) * k_r;
+    if !slipping {
+        let d_r = 2.0 * (p.i_star * k_r).sqrt();
+        torque += n.cross(rock) * (d_r / dt);
+        let limit = 2.0 * p.eta_r * p.mu_s * load / total;
+        let t = torque.length();
+        if t > limit {
+            torque *= limit / t;
+        }
+    }
+    torque
+}
+
+/// Advances a contact's spin history over a step (module docs): `turn` is
+/// φ = Δt (ω_B − ω_A)·n, `curvature` 𝒦 = 1/R*; returns the torque on B
+/// about n (A gets its opposite).
+pub fn spin(
+    h: &mut SpinHistory,
+    p: &ResistanceParams,
+    turn: f64,
+    curvature: f64,
+    load: f64,
+    dt: f64,
+) -> f64 {
+    if p.eta_psi <= 0.0 || curvature <= 0.0 || p.k_e <= 0.0 {
+        *h = SpinHistory::default();
+        return 0.0;
+    }
+    let mut phi = h.deflection + turn;
+    let k_psi = p.eta_psi * p.k_e / (curvature * curvature);
+    let scale = |mu: f64| curvature * mu * load / p.k_e;
+    let (f, slipping) = cap(phi.abs(), h.slipping, scale(p.mu_s), scale(p.mu_k));
+    phi *= f;
+    h.deflection = phi;
+    h.slipping = slipping;
+    let mut torque = -k_psi * phi;
+    if !slipping {
+        let d_psi = 2.0 * (p.i_star * k_psi).sqrt();
+        torque -= d_psi * turn / dt;
+        let limit = p.eta_psi * p.mu_s * load / curvature;
+        torque = torque.clamp(-limit, limit);
+    }
+    torque
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> ResistanceParams {
+        ResistanceParams {
+            mu_s: 0.25,
+            mu_k: 0.2,
+            k_e: 1e5,
+            eta_r: 0.3,
+            eta_psi: 0.006,
+            i_star: 0.08,
+        }
+    }
+
+    /// A sphere (R = 0.2 m) rolling on a floor at 0.5 m/s: its rocking
+    /// spring saturates, then rolls on at the kinetic torque 2 η_r R μ_k N,
+    /// about −y for a roll in +x (opposing ω = +y).
+    #[test]
+    fn a_rolling_sphere_feels_the_kinetic_roll_torque_against_its_spin() {
+        let p = params();
+        let (load, dt, r) = (49.0, 1e-4, 0.2);
+        let mut h = RollHistory::default();
+        let outward = -DVec3::Z; // the sphere is above the floor
+        let travel = DVec3::new(0.5 * dt, 0.0, 0.0);
+        let mut t = DVec3::ZERO;
+        for _ in 0..2000 {
+            t = roll(&mut h, &p, outward, travel, 1.0 / r, 1.0 / r, load, dt);
+        }
+        assert!(h.slipping, "still sticking");
+        let expected = 2.0 * p.eta_r * r * p.mu_k * load;
+        assert!(
+            (t.y + expected).abs() < 1e-9 * expected,
+            "torque {t} vs −{expected} ŷ"
+        );
+        assert!(t.x.abs() < 1e-12 && t.z.abs() < 1e-12, "torque {t}");
+    }
+
+    /// Seed 003 §4.4: a sphere (R = 0.2 m, N = 49 N, μ_k = 0.2, η_ψ = 0.006)
+    /// spinning on a floor feels the kinetic spin torque μ_k N η_ψ R =
+    /// 0.01176 N m against its spin.
+    #[test]
+    fn a_spinning_sphere_feels_mu_k_n_eta_psi_r() {
+        let p = params();
+        let (load, dt, r) = (49.0, 1e-4, 0.2);
+        let mut h = SpinHistory::default();
+        let mut t = 0.0;
+        for _ in 0..5000 {
+            t = spin(&mut h, &p, 1.0 * dt, 1.0 / r, load, dt);
+        }
+        assert!(h.slipping);
+        assert!((t + 0.01176).abs() < 1e-9, "spin torque {t}");
+    }
+}
