@@ -485,3 +485,65 @@ fn sphere_on_an_incline_moves_as_appendix_d_borders_say() {
         "{agree} of {total} cases agree with App. D (need 95 %): {wrong:#?}"
     );
 }
+
+/// Seed 003 §4.2's disk (m = 5 kg, R = 0.2 m, I = 0.1 kg m², K_E = 10⁵ N/m,
+/// η_r = 0.4, μ_s = 0.25, μ_k = 0.2) as a thin cylinder rolling along x on
+/// a floor, launched at 5 m/s without spin, with the `rolling` model given:
+/// (time, |v|, ω) after each 1 ms step for `seconds`.
+fn disk(rolling: &str, seconds: f64) -> Vec<(f64, f64, DVec3)> {
+    let density = 5.0 / (std::f64::consts::PI * 0.04 * 0.02);
+    let mut w = world(&format!(
+        "Scene(version: 1, time_step: 1e-3, duration: {seconds}, gravity: (0, 0, -9.8),
+           formulation: Penalty(normal: Hooke(stiffness: 1e6), rolling: {rolling}),
+           materials: [(name: \"m\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                        slide_stiffness: 1e5, roll_eta: 0.4, density: {density})],
+           spheres: [Body(shape: Cylinder(radius: 0.2, half_height: 0.01),
+                          pos: (0, 0, {}), rot: (0.7071067811865476, 0, 0, 0.7071067811865476),
+                          velocity: (5, 0, 0), mass: 5.0, inertia: (0.0502, 0.0502, 0.1))],
+           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])",
+        0.2 - 24.5 / 1e6
+    ));
+    let mut st = Stepper::new();
+    let steps = (seconds / 1e-3).round() as usize;
+    (0..steps)
+        .map(|k| {
+            st.step(&mut w)
+                .unwrap_or_else(|e| panic!("step {k}: {e:#}"));
+            (w.time, w.bodies.vel[0].length(), w.bodies.omega[0])
+        })
+        .collect()
+}
+
+/// Seed 003 §4.2 / Fig. 10: the disk slides, rolls, and comes to rest
+/// under either rolling model; at rest the tracked model's torque goes to
+/// zero and the disk stays still (|ω| below 10⁻⁶ rad/s over the last
+/// second), while the legacy constant torque (App. A.2 eq. 8, μ_r = 0.1)
+/// keeps flipping the disk's spin: ω never settles (above 10⁻⁴ rad/s on
+/// most steps of the last second, changing sign).
+#[test]
+fn disk_at_rest_stays_still_under_the_tracked_model_and_chatters_under_the_legacy_one() {
+    for (rolling, chatters) in [
+        ("Tracked", false),
+        ("ConstantTorque(coefficient: 0.1)", true),
+    ] {
+        let run = disk(rolling, 8.0);
+        let last: Vec<_> = run.iter().filter(|s| s.0 > 7.0).collect();
+        let speed = last.iter().fold(0.0f64, |a, s| a.max(s.1.abs()));
+        let spin = last.iter().fold(0.0f64, |a, s| a.max(s.2.length()));
+        let moving = last.iter().filter(|s| s.2.length() > 1e-4).count();
+        let flips = last.windows(2).filter(|p| p[0].2.dot(p[1].2) < 0.0).count();
+        eprintln!(
+            "OBSERVED {rolling}: last second: max |v| {speed:.2e} m/s, max |ω| {spin:.2e} rad/s, {moving} of {} steps with |ω| > 1e-4, {flips} sign changes",
+            last.len()
+        );
+        assert_close(&format!("{rolling}: speed at rest (m/s)"), speed, 0.0, 1e-3);
+        if chatters {
+            assert!(
+                moving > last.len() / 2 && flips > 10,
+                "{rolling}: the legacy torque did not chatter: {moving} steps with |ω| > 1e-4, {flips} sign changes"
+            );
+        } else {
+            assert_close(&format!("{rolling}: spin at rest (rad/s)"), spin, 0.0, 1e-6);
+        }
+    }
+}

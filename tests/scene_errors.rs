@@ -416,10 +416,10 @@ fn override_unknown_key_lists_available_keys() {
         ),
         "{msg}"
     );
-    assert!(
-        msg.contains("available keys: density, friction, kinetic_friction, name, poisson_ratio, restitution, rolling, slide_stiffness, spinning, static_friction, young_modulus"),
-        "{msg}"
-    );
+    // The keys, sorted: a material's (which grows as formulations add
+    // fields), so only the start and the near miss are pinned down.
+    assert!(msg.contains("available keys: density, friction, "), "{msg}");
+    assert!(msg.contains(", rolling, "), "{msg}");
 }
 
 #[test]

@@ -68,6 +68,27 @@ pub struct PenaltySettings {
     pub normal: NormalModel,
     /// The sub-step Δt (s); `None`: from the stiffness (module docs).
     pub time_step: Option<f64>,
+    /// The rolling resistance: seed 003's tracked micro-deflection
+    /// (`Tracked`, the default, from the materials' `roll_eta`) or the
+    /// legacy constant torque (`ConstantTorque(coefficient: μ_r)`).
+    pub rolling: RollingModel,
+}
+
+/// How rolling is resisted in the penalty formulation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum RollingModel {
+    /// Seed 003 §3.2's rocking springs ([`roll_spin`]), from `roll_eta`.
+    #[default]
+    Tracked,
+    /// The legacy model of seed 003 App. A.2 eq. 8: a torque of constant
+    /// size μ_r R* N against the relative angular velocity,
+    /// M = −μ_r R* N (ω_A − ω_B)/‖ω_A − ω_B‖ on A and −M on B. Near rest
+    /// ω cannot reach zero and the torque flips sign every step (the
+    /// chatter the paper shows); kept to show it.
+    ConstantTorque {
+        /// The rolling coefficient μ_r (dimensionless, ≥ 0).
+        coefficient: f64,
+    },
 }
 
 impl PenaltySettings {
@@ -79,6 +100,14 @@ impl PenaltySettings {
                 out.push((
                     "normal.stiffness",
                     format!("must be finite and > 0 (got {stiffness})"),
+                ));
+            }
+        }
+        if let RollingModel::ConstantTorque { coefficient } = self.rolling {
+            if !(coefficient >= 0.0 && coefficient.is_finite()) {
+                out.push((
+                    "rolling.coefficient",
+                    format!("must be finite and ≥ 0 (got {coefficient})"),
                 ));
             }
         }
@@ -372,26 +401,40 @@ fn forces(
                 i_star: 1.0 / (b.inv_inertia[a] + inv_ib),
             };
             let kappa = kappa_a + kappa_b;
-            let roll_a = roll_spin::roll(
-                &mut hist.roll[0],
-                &rp,
-                n,
-                travel_a,
-                kappa_a,
-                kappa,
-                nf.force,
-                dt,
-            );
-            let roll_b = roll_spin::roll(
-                &mut hist.roll[1],
-                &rp,
-                -n,
-                travel_b,
-                kappa_b,
-                kappa,
-                nf.force,
-                dt,
-            );
+            let (roll_a, roll_b) = match settings.rolling {
+                RollingModel::ConstantTorque { coefficient } => {
+                    let w = b.omega[a] - omega_b;
+                    let len = w.length();
+                    let m = if len > 0.0 {
+                        w * (-coefficient * nf.force / (kappa * len))
+                    } else {
+                        DVec3::ZERO
+                    };
+                    (m, -m)
+                }
+                RollingModel::Tracked => (
+                    roll_spin::roll(
+                        &mut hist.roll[0],
+                        &rp,
+                        n,
+                        travel_a,
+                        kappa_a,
+                        kappa,
+                        nf.force,
+                        dt,
+                    ),
+                    roll_spin::roll(
+                        &mut hist.roll[1],
+                        &rp,
+                        -n,
+                        travel_b,
+                        kappa_b,
+                        kappa,
+                        nf.force,
+                        dt,
+                    ),
+                ),
+            };
             let turn = dt * (omega_b - b.omega[a]).dot(n);
             let spin_b = n * roll_spin::spin(&mut hist.spin, &rp, turn, kappa, nf.force, dt);
             let on_b = n * nf.force + friction;
