@@ -547,3 +547,55 @@ fn disk_at_rest_stays_still_under_the_tracked_model_and_chatters_under_the_legac
         }
     }
 }
+
+/// Seed 003 App. C / Table 5: with the Hertzian spin stiffness the spin
+/// torque of a spinning steel sphere (the ellipsoid's volume: R = 27.14 mm,
+/// 8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E = 5·10⁶ N/m) on a rigid floor
+/// slides at a μ_k N / 2, a = √(R δ) the Hertz contact radius
+/// (a = 8.47·10⁻⁵ m: 5.57·10⁻⁵ N m; Table 5's 6.96·10⁻⁵ N m is the static
+/// peak a μ_s N / 2).
+#[test]
+fn hertzian_spin_torque_is_half_a_mu_n() {
+    let (r, rho, e, nu): (f64, f64, f64, f64) = ((2e-5f64).cbrt(), 8e3, 2e11, 0.3);
+    let m = 4.0 / 3.0 * std::f64::consts::PI * r.powi(3) * rho;
+    let n_load = m * 9.8;
+    let e_star = e / (1.0 - nu * nu);
+    let delta = (3.0 * n_load / (4.0 * e_star * r.sqrt())).powf(2.0 / 3.0);
+    let a = (r * delta).sqrt();
+    let mut w = world(&format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 1.0, gravity: (0, 0, -9.8),
+           formulation: Penalty(normal: Hertz, spinning: Hertz),
+           materials: [
+               (name: \"steel\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                slide_stiffness: 5e6, density: {rho}, young_modulus: {e}, poisson_ratio: {nu}),
+               (name: \"rigid\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                slide_stiffness: 5e6, young_modulus: 1e30, poisson_ratio: 0.0)],
+           spheres: [Sphere(pos: (0, 0, {}), radius: {r}, angular_velocity: (0, 0, 1), material: 0)],
+           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1), material: 1)])",
+        r - delta
+    ));
+    let inertia = 0.4 * m * r * r;
+    let mut st = Stepper::new();
+    let mut samples = Vec::new();
+    for k in 0..1000 {
+        st.step(&mut w)
+            .unwrap_or_else(|e| panic!("step {k}: {e:#}"));
+        if (0.2..=0.8).contains(&w.time) {
+            samples.push((w.time, w.bodies.omega[0].z));
+        }
+    }
+    let (t0, w0) = samples[0];
+    let (t1, w1) = *samples.last().unwrap();
+    let torque = inertia * (w0 - w1) / (t1 - t0);
+    let expected = 0.5 * a * 0.2 * n_load;
+    eprintln!(
+        "OBSERVED a = {a:.4e} m, kinetic spin torque {torque:.4e} N m (a μ_k N/2 = {expected:.4e}), static peak a μ_s N/2 = {:.4e}",
+        0.5 * a * 0.25 * n_load
+    );
+    assert_close(
+        "kinetic spin torque (N m)",
+        torque,
+        expected,
+        0.01 * expected,
+    );
+}

@@ -72,6 +72,23 @@ pub struct PenaltySettings {
     /// (`Tracked`, the default, from the materials' `roll_eta`) or the
     /// legacy constant torque (`ConstantTorque(coefficient: μ_r)`).
     pub rolling: RollingModel,
+    /// The spin stiffness: `Heuristic` (the default, seed 003 eq. 3c,
+    /// K_ψ = η_ψ K_E R*², from the materials' `spin_eta`) or `Hertz`
+    /// (App. C eqs. 12–14: the slide spring spread over the Hertz contact
+    /// disk of radius a = √(R* δ), K_ψ = a² K_E / 2, caps μ N / (K_E a), so
+    /// the spin torque peaks at a μ_s N / 2; every contact, whatever
+    /// `spin_eta`).
+    pub spinning: SpinModel,
+}
+
+/// How spinning is resisted in the penalty formulation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum SpinModel {
+    /// Seed 003 §3.3 eq. 3c with 𝒦 = 1/R* and the materials' η_ψ.
+    #[default]
+    Heuristic,
+    /// Seed 003 App. C: 𝒦 = 1/a, η_ψ = 1/2.
+    Hertz,
 }
 
 /// How rolling is resisted in the penalty formulation.
@@ -436,7 +453,15 @@ fn forces(
                 ),
             };
             let turn = dt * (omega_b - b.omega[a]).dot(n);
-            let spin_b = n * roll_spin::spin(&mut hist.spin, &rp, turn, kappa, nf.force, dt);
+            let (spin_rp, spin_curvature) = match settings.spinning {
+                SpinModel::Heuristic => (rp, kappa),
+                SpinModel::Hertz => (
+                    roll_spin::ResistanceParams { eta_psi: 0.5, ..rp },
+                    1.0 / (delta / kappa).sqrt(),
+                ),
+            };
+            let spin_b =
+                n * roll_spin::spin(&mut hist.spin, &spin_rp, turn, spin_curvature, nf.force, dt);
             let on_b = n * nf.force + friction;
             Loads {
                 force_a: -on_b,
