@@ -187,6 +187,8 @@ impl Session<'_> {
         // The state before the step, kept so that a step that makes it
         // non-finite leaves the last finite one in the outputs.
         let mut before = self.world.bodies.clone();
+        // The penalty formulation's contact history, kept with the bodies.
+        let mut history_before = self.world.contact_history.clone();
         for k in first..=steps {
             let asked = self.stop_after_step.is_some_and(|s| k > s);
             if asked || crate::interrupt::requested() {
@@ -205,6 +207,9 @@ impl Session<'_> {
             }
             let world = &mut self.world;
             before.clone_from(&world.bodies);
+            if !world.contact_history.is_empty() || !history_before.is_empty() {
+                history_before.clone_from(&world.contact_history);
+            }
             let (time_before, index_before) = (world.time, world.step_index);
             let step = self.stepper.step(world);
             // One scan of the new state; a failed step has its own error.
@@ -227,6 +232,7 @@ impl Session<'_> {
                         k - 1
                     ));
                     world.bodies.clone_from(&before);
+                    world.contact_history.clone_from(&history_before);
                     (world.time, world.step_index) = (time_before, index_before);
                     break;
                 }
