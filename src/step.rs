@@ -260,6 +260,11 @@ impl Stepper {
         }
     }
 
+    /// How many times the penalty formulation's neighbour list was built.
+    pub fn penalty_rebuilds(&self) -> u64 {
+        self.penalty.neighbours.rebuilds
+    }
+
     /// The impulses of the last step's contacts, in their contact frames.
     pub fn last_impulses(&self) -> &[Vec6] {
         &self.gamma

@@ -194,6 +194,36 @@ fn cell_of(x: DVec3, inv_cell: f64) -> [i32; 3] {
     [c.x as i32, c.y as i32, c.z as i32]
 }
 
+/// The contact geometry of spheres `i` < `j` (the sphere–sphere
+/// narrowphase of [`sphere_sphere`], also used by the penalty
+/// formulation's neighbour list, so both give the same bits).
+pub fn sphere_pair(bodies: &Bodies, i: usize, j: usize) -> ContactGeom {
+    let xi = bodies.pos[i];
+    let ri = bodies.radius[i];
+    let d = bodies.pos[j] - xi;
+    let dist = d.length_squared().sqrt();
+    let normal = if dist > 0.0 { d / dist } else { DVec3::Z };
+    let gap = dist - ri - bodies.radius[j];
+    ContactGeom {
+        a: i as u32,
+        b: j as u32,
+        key: pair_key(i as u32, j as u32),
+        normal,
+        point: xi + normal * (ri + 0.5 * gap),
+        gap,
+        material_b: bodies.material[j],
+        wall_velocity: DVec3::ZERO,
+        wall_omega: DVec3::ZERO,
+    }
+}
+
+/// Whether spheres `i` and `j` are closer than `envelope` (the test of
+/// [`sphere_sphere`]: squared centre distance against the squared reach).
+pub fn spheres_within(bodies: &Bodies, i: usize, j: usize, envelope: f64) -> bool {
+    let reach = bodies.radius[i] + bodies.radius[j] + envelope;
+    (bodies.pos[j] - bodies.pos[i]).length_squared() < reach * reach
+}
+
 /// Sphere–sphere contacts via a uniform grid whose cell is the largest
 /// possible interaction distance (2 r_max + envelope), so every pair within
 /// reach lies in the same or an adjacent cell. Errors: [`Crowded`].
@@ -264,20 +294,7 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>,
                                     limit: most,
                                 });
                             }
-                            let dist = dist2.sqrt();
-                            let normal = if dist > 0.0 { d / dist } else { DVec3::Z };
-                            let gap = dist - ri - bodies.radius[j];
-                            found.push(ContactGeom {
-                                a: i as u32,
-                                b: j as u32,
-                                key: pair_key(i as u32, j as u32),
-                                normal,
-                                point: xi + normal * (ri + 0.5 * gap),
-                                gap,
-                                material_b: bodies.material[j],
-                                wall_velocity: DVec3::ZERO,
-                                wall_omega: DVec3::ZERO,
-                            });
+                            found.push(sphere_pair(bodies, i, j));
                         }
                     }
                 }
