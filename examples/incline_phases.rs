@@ -1,5 +1,6 @@
 //! The README's phase diagram of seed 003 §4.3 (Fig. 12) under repose's
-//! penalty formulation: the paper's sphere (R = 0.2 m, 5 kg, μ_s = 0.25,
+//! penalty formulation: the paper's sphere (`scenes/seed003_incline.ron`:
+//! R = 0.2 m, 5 kg, μ_s = 0.25,
 //! μ_k = 0.2, K_E = 10⁵ N/m, g = 9.8) released at rest on an incline of α
 //! with rolling resistance η_r, classified after 1 s (Table 2), drawn over
 //! App. D's borders tan α = 2 η_r μ_s, tan α = 3.5 μ_s − 5 η_r μ_k and
@@ -23,25 +24,25 @@ const MU_K: f64 = 0.2;
 /// Table 2's steady motions, in legend order.
 const MOTIONS: [&str; 4] = ["stationary", "rolling", "sliding", "rolling + slip"];
 
-/// The motion (an index into [`MOTIONS`]) after 1 s.
+/// The motion (an index into [`MOTIONS`]) after 1 s of
+/// `scenes/seed003_incline.ron` at slope `alpha` and rolling resistance `eta`.
 fn motion(alpha: f64, eta: f64) -> usize {
-    let density = 5.0 / (4.0 / 3.0 * std::f64::consts::PI * 0.2f64.powi(3));
     let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
     let down = DVec3::new(-alpha.cos(), 0.0, -alpha.sin());
     let pos = n * (0.2 - 5.0 * 9.8 * alpha.cos() / 1e6);
-    let text = format!(
-        "Scene(version: 1, time_step: 1e-3, duration: 1.0, gravity: (0, 0, -9.8),
-           formulation: Penalty(normal: Hooke(stiffness: 1e6)),
-           materials: [(name: \"m\", friction: {MU_S}, static_friction: {MU_S},
-                        kinetic_friction: {MU_K}, slide_stiffness: 1e5, roll_eta: {eta},
-                        density: {density})],
-           spheres: [Sphere(pos: ({}, 0, {}), radius: 0.2)],
-           boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
-        pos.x, pos.z, n.x, n.z
-    );
-    let mut w = Scene::from_str(&text, "incline", &[])
-        .and_then(|s| s.build())
-        .unwrap_or_else(|e| panic!("scene: {e:#}"));
+    let set = |k: &str, v: f64| (k.to_string(), format!("{v:e}"));
+    let scene = Scene::load(
+        std::path::Path::new("scenes/seed003_incline.ron"),
+        &[
+            set("spheres.0.pos.0", pos.x),
+            set("spheres.0.pos.2", pos.z),
+            set("boundaries.0.normal.0", n.x),
+            set("boundaries.0.normal.2", n.z),
+            set("materials.0.roll_eta", eta),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("run from the repository root: {e:#}"));
+    let mut w = scene.build().expect("build");
     let mut st = Stepper::new();
     for k in 0..1000 {
         st.step(&mut w)

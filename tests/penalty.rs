@@ -403,23 +403,26 @@ fn expected_motion(alpha: f64, eta: f64, dalpha: f64, deta: f64) -> (Motion, f64
     (motion, d.iter().copied().fold(f64::INFINITY, f64::min))
 }
 
-/// The paper's sphere released at rest on an incline of `alpha` with
-/// rolling resistance `eta`, after 1 s (half-critical damping as in §4.3's
-/// sweep is the model's own stick damping here).
+/// `scenes/seed003_incline.ron`: the paper's sphere released at rest on an
+/// incline of `alpha` with rolling resistance `eta`, after 1 s.
 fn motion_on_incline(alpha: f64, eta: f64) -> Motion {
-    let density = 5.0 / (4.0 / 3.0 * std::f64::consts::PI * 0.2f64.powi(3));
     let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
     let down = DVec3::new(-alpha.cos(), 0.0, -alpha.sin());
     let pos = n * (0.2 - 5.0 * 9.8 * alpha.cos() / 1e6);
-    let mut w = world(&format!(
-        "Scene(version: 1, time_step: 1e-3, duration: 1.0, gravity: (0, 0, -9.8),
-           formulation: Penalty(normal: Hooke(stiffness: 1e6)),
-           materials: [(name: \"m\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
-                        slide_stiffness: 1e5, roll_eta: {eta}, density: {density})],
-           spheres: [Sphere(pos: ({}, 0, {}), radius: 0.2)],
-           boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
-        pos.x, pos.z, n.x, n.z
-    ));
+    let set = |k: &str, v: f64| (k.to_string(), format!("{v:e}"));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/seed003_incline.ron");
+    let scene = Scene::load(
+        &path,
+        &[
+            set("spheres.0.pos.0", pos.x),
+            set("spheres.0.pos.2", pos.z),
+            set("boundaries.0.normal.0", n.x),
+            set("boundaries.0.normal.2", n.z),
+            set("materials.0.roll_eta", eta),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("scene: {e:#}"));
+    let mut w = scene.build().expect("build");
     let mut st = Stepper::new();
     for k in 0..1000 {
         st.step(&mut w)
@@ -486,23 +489,15 @@ fn sphere_on_an_incline_moves_as_appendix_d_borders_say() {
     );
 }
 
-/// Seed 003 §4.2's disk (m = 5 kg, R = 0.2 m, I = 0.1 kg m², K_E = 10⁵ N/m,
-/// η_r = 0.4, μ_s = 0.25, μ_k = 0.2) as a thin cylinder rolling along x on
-/// a floor, launched at 5 m/s without spin, with the `rolling` model given:
-/// (time, |v|, ω) after each 1 ms step for `seconds`.
+/// `scenes/seed003_disk.ron` (seed 003 §4.2's disk launched at 5 m/s)
+/// with the `rolling` model given: (time, |v|, ω) after each 1 ms step for
+/// `seconds`.
 fn disk(rolling: &str, seconds: f64) -> Vec<(f64, f64, DVec3)> {
-    let density = 5.0 / (std::f64::consts::PI * 0.04 * 0.02);
-    let mut w = world(&format!(
-        "Scene(version: 1, time_step: 1e-3, duration: {seconds}, gravity: (0, 0, -9.8),
-           formulation: Penalty(normal: Hooke(stiffness: 1e6), rolling: {rolling}),
-           materials: [(name: \"m\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
-                        slide_stiffness: 1e5, roll_eta: 0.4, density: {density})],
-           spheres: [Body(shape: Cylinder(radius: 0.2, half_height: 0.01),
-                          pos: (0, 0, {}), rot: (0.7071067811865476, 0, 0, 0.7071067811865476),
-                          velocity: (5, 0, 0), mass: 5.0, inertia: (0.0502, 0.0502, 0.1))],
-           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])",
-        0.2 - 24.5 / 1e6
-    ));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/seed003_disk.ron");
+    let text = std::fs::read_to_string(&path)
+        .expect("scenes/seed003_disk.ron")
+        .replace("rolling: Tracked", &format!("rolling: {rolling}"));
+    let mut w = world(&text);
     let mut st = Stepper::new();
     let steps = (seconds / 1e-3).round() as usize;
     (0..steps)
