@@ -173,6 +173,11 @@ pub struct PenaltyWorkspace {
     warned: bool,
     force: Vec<DVec3>,
     torque: Vec<DVec3>,
+    /// ζ of each pair of materials (row-major, materials × materials) for
+    /// the step's normal model, refreshed once per scene step.
+    zeta_table: Vec<f64>,
+    /// The sub-step's per-contact loads (kept to reuse the allocation).
+    loads: Vec<Loads>,
     /// The sphere pairs to check each sub-step.
     pub neighbours: neighbours::NeighbourList,
 }
@@ -188,6 +193,21 @@ impl PenaltyWorkspace {
             .entry((tag, e.to_bits()))
             .or_insert_with(|| normal::damping_ratio(model, e))
     }
+
+    /// Fills `zeta_table`: a contact's restitution is the smaller of its
+    /// two materials' (module docs).
+    fn refresh_zeta_table(&mut self, model: NormalModel, materials: &[Material]) {
+        let n = materials.len();
+        let mut table = std::mem::take(&mut self.zeta_table);
+        table.clear();
+        for ma in materials {
+            for mb in materials {
+                table.push(self.zeta(model, ma.restitution.min(mb.restitution)));
+            }
+        }
+        debug_assert_eq!(table.len(), n * n);
+        self.zeta_table = table;
+    }
 }
 
 /// The largest stable sub-step (module docs) for the world's bodies and
@@ -196,26 +216,24 @@ impl PenaltyWorkspace {
 pub fn stable_time_step(world: &World, settings: &PenaltySettings) -> (f64, Option<f64>) {
     let b = &world.bodies;
     let mats = &world.materials;
-    let mut smallest: Vec<(f64, f64, &Material)> = (0..b.len())
-        .map(|i| {
-            (
-                b.radius[i],
-                1.0 / b.inv_mass[i],
-                &mats[b.material[i] as usize],
-            )
-        })
-        .collect();
-    for inlet in &world.inlets {
+    // (radius, mass, material) of every body and of each inlet's spheres.
+    let bodies = (0..b.len()).map(|i| {
+        (
+            b.radius[i],
+            1.0 / b.inv_mass[i],
+            &mats[b.material[i] as usize],
+        )
+    });
+    let inlets = world.inlets.iter().map(|inlet| {
         let s = &inlet.settings;
-        let r = s.radius;
-        let m = 4.0 / 3.0 * std::f64::consts::PI * r.powi(3) * s.density;
-        smallest.push((r, m, &mats[s.material as usize]));
-    }
+        let m = 4.0 / 3.0 * std::f64::consts::PI * s.radius.powi(3) * s.density;
+        (s.radius, m, &mats[s.material as usize])
+    });
+    let smallest = bodies.chain(inlets);
     match settings.normal {
         NormalModel::Hertz => {
             let t = smallest
-                .iter()
-                .map(|&(r, m, mat)| {
+                .map(|(r, m, mat)| {
                     let rho = m / (4.0 / 3.0 * std::f64::consts::PI * r.powi(3));
                     let g = mat.young_modulus / (2.0 * (1.0 + mat.poisson_ratio));
                     std::f64::consts::PI * r * (rho / g).sqrt()
@@ -225,10 +243,7 @@ pub fn stable_time_step(world: &World, settings: &PenaltySettings) -> (f64, Opti
             (0.2 * t, Some(t))
         }
         NormalModel::Hooke { stiffness } => {
-            let m = smallest
-                .iter()
-                .map(|&(_, m, _)| m)
-                .fold(f64::INFINITY, f64::min);
+            let m = smallest.map(|(_, m, _)| m).fold(f64::INFINITY, f64::min);
             (
                 std::f64::consts::PI * (0.5 * m / stiffness).sqrt() / 20.0,
                 None,
@@ -262,6 +277,7 @@ pub fn step(
         }
         None => stable,
     };
+    ws.refresh_zeta_table(settings.normal, &world.materials);
     let n = (h / dt_max).ceil().max(1.0) as u64;
     let dt = h / n as f64;
     let t0 = world.time;
@@ -336,19 +352,9 @@ fn forces(
 ) {
     let b = &world.bodies;
     let mats = &world.materials;
-    // The damping ratios of the restitutions in play, found before the
-    // parallel pass.
-    let mut zetas: HashMap<u64, f64> = HashMap::new();
-    for c in contacts {
-        let e = mats[b.material[c.a as usize] as usize]
-            .restitution
-            .min(mats[c.material_b as usize].restitution);
-        zetas
-            .entry(e.to_bits())
-            .or_insert_with(|| ws.zeta(settings.normal, e));
-    }
+    let zetas = &ws.zeta_table;
     let history = &world.contact_history;
-    let loads: Vec<Loads> = contacts
+    contacts
         .par_iter()
         .map(|c| {
             let a = c.a as usize;
@@ -382,7 +388,6 @@ fn forces(
             let n = c.normal;
             let delta = -c.gap;
             let m_star = 1.0 / (b.inv_mass[a] + inv_mb);
-            let e = ma.restitution.min(mb.restitution);
             let params = normal::NormalParams {
                 e_star: normal::effective_modulus(
                     ma.young_modulus,
@@ -392,7 +397,7 @@ fn forces(
                 ),
                 r_star: 1.0 / (1.0 / b.radius[a] + 1.0 / radius_b),
                 m_star,
-                zeta: zetas[&e.to_bits()],
+                zeta: zetas[b.material[a] as usize * mats.len() + c.material_b as usize],
             };
             let nf = normal::normal_force(settings.normal, &params, delta, -rel.dot(n));
             let k_e = match (ma.slide_stiffness, mb.slide_stiffness) {
@@ -494,14 +499,17 @@ fn forces(
                 history: hist,
             }
         })
-        .collect();
+        .collect_into_vec(&mut ws.loads);
     let nb = b.len();
     ws.force.clear();
     ws.force.resize(nb, DVec3::ZERO);
     ws.torque.clear();
     ws.torque.resize(nb, DVec3::ZERO);
-    let mut next = HashMap::with_capacity(loads.len());
-    for (c, l) in contacts.iter().zip(&loads) {
+    // This sub-step's histories replace the last (in place: the map keeps
+    // its allocation); pairs that separated drop out.
+    let next = &mut world.contact_history;
+    next.clear();
+    for (c, l) in contacts.iter().zip(&ws.loads) {
         let a = c.a as usize;
         ws.force[a] += l.force_a;
         ws.torque[a] += l.torque_a;
@@ -512,7 +520,6 @@ fn forces(
         }
         next.insert(l.key, l.history);
     }
-    world.contact_history = next;
 }
 
 /// Symplectic Euler over `dt` from time `t` (module docs).

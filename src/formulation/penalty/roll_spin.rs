@@ -41,6 +41,8 @@
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
+use super::slide::cap;
+
 /// One body's rolling history at a contact.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RollHistory {
@@ -58,22 +60,6 @@ pub struct SpinHistory {
     pub deflection: f64,
     /// Whether it spins (kinetic mode).
     pub slipping: bool,
-}
-
-/// The stick/slip rule on a micro-deflection of length `len` against the
-/// static and kinetic caps: the scale to apply (≤ 1) and the new mode.
-fn cap(len: f64, slipping: bool, static_cap: f64, kinetic_cap: f64) -> (f64, bool) {
-    if !slipping {
-        if len > static_cap {
-            (static_cap / len, true)
-        } else {
-            (1.0, false)
-        }
-    } else if len > kinetic_cap {
-        (kinetic_cap / len, true)
-    } else {
-        (1.0, false)
-    }
 }
 
 /// A contact's resistance coefficients.

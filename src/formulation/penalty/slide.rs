@@ -40,6 +40,25 @@
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
+/// Seed 003's stick/slip rule on a micro-deflection of length `len`
+/// (step 3 of the module docs; the rolling and spinning springs use it
+/// too): in stick, past the static cap it is scaled to that cap and slips;
+/// in slip, past the kinetic cap it is scaled to that cap, else it sticks.
+/// Returns the scale to apply (≤ 1) and whether it slips.
+pub(super) fn cap(len: f64, slipping: bool, static_cap: f64, kinetic_cap: f64) -> (f64, bool) {
+    if !slipping {
+        if len > static_cap {
+            (static_cap / len, true)
+        } else {
+            (1.0, false)
+        }
+    } else if len > kinetic_cap {
+        (kinetic_cap / len, true)
+    } else {
+        (1.0, false)
+    }
+}
+
 /// One contact's sliding history.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SlideHistory {
@@ -86,23 +105,10 @@ pub fn slide(
     let step = tangential(rel) * dt;
     s += step;
     let k = p.stiffness;
-    let cap = |mu: f64| mu * load / k;
-    let length = s.length();
-    if !h.slipping {
-        let limit = cap(p.mu_s);
-        if length > limit {
-            s *= limit / length;
-            h.slipping = true;
-        }
-    } else {
-        let limit = cap(p.mu_k);
-        if length > limit {
-            s *= limit / length;
-        } else {
-            h.slipping = false;
-        }
-    }
-    h.deflection = s;
+    let (scale, slipping) = cap(s.length(), h.slipping, p.mu_s * load / k, p.mu_k * load / k);
+    h.slipping = slipping;
+    h.deflection = s * scale;
+    let s = h.deflection;
     let mut force = s * k;
     if !h.slipping {
         let damping = 2.0 * (p.m_star * k).sqrt();
