@@ -8,7 +8,9 @@
 //!   ω_z = 2π s⁻¹, μ = 1, De Saxcé), sliding speed and spin at h = 1 ms
 //!   against a reference run at h = 0.1 ms.
 //!
-//! The scenes are those of `tests/shapes.rs`, solved by APGD on the f64 CPU.
+//! The scenes are `scenes/seed000_rolling_disk.ron` and
+//! `scenes/seed002_cube.ron`, shared with `tests/shapes.rs`, solved by APGD
+//! on the f64 CPU.
 //!
 //! ```text
 //! cargo run --release --example shape_trajectories -- docs/figures
@@ -20,6 +22,13 @@ use repose::render::{plot_lines, write_png, PlotOptions, Series};
 use repose::scene::Scene;
 use repose::step::Stepper;
 use repose::world::World;
+
+/// The text of the shipped scene `scenes/NAME` (run from the repository root).
+fn scene_text(name: &str) -> String {
+    let path = Path::new("scenes").join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{} (run from the repository root): {e}", path.display()))
+}
 
 fn world(text: &str) -> World {
     Scene::from_str(text, "example scene", &[])
@@ -56,15 +65,8 @@ fn save(dir: &Path, name: &str, series: &[Series], title: &str, x: &str, y: &str
 }
 
 fn rolling_disk(dir: &Path) {
-    let text = "Scene(version: 1, time_step: 1e-2, duration: 9.0, gravity: (0, 0, -9.8),
-        solver: (method: Apgd, max_iterations: 3000, tolerance: 1e-10),
-        materials: [(name: \"m\", friction: 0.9, rolling: 0.02, spinning: 0.0, density: 1000.0)],
-        spheres: [Body(shape: Cylinder(radius: 1.0, half_height: 0.05), pos: (0, 0, 1.0),
-                       rot: (0.7071067811865476, 0, 0, 0.7071067811865476),
-                       velocity: (1, 0, 0), angular_velocity: (0, 1, 0),
-                       mass: 10.0, inertia: (2.5, 2.5, 4.0))],
-        boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])";
-    let mut w = world(text);
+    let text = scene_text("seed000_rolling_disk.ron");
+    let mut w = world(&text);
     let a = 10.0 * 9.8 * 0.02 / (4.0 + 10.0);
     let (mut speed, mut dist) = (vec![(0.0, 1.0)], vec![(0.0, 0.0)]);
     run(&mut w, 900, |w| {
@@ -100,16 +102,8 @@ fn rolling_disk(dir: &Path) {
 type Curves = (Vec<(f64, f64)>, Vec<(f64, f64)>);
 
 fn cube_at(h: f64) -> Curves {
-    let text = format!(
-        "Scene(version: 1, time_step: {h}, duration: 1.0,
-           solver: (method: Apgd, max_iterations: 3000, tolerance: 1e-9),
-           contact: (friction_law: DeSaxce),
-           materials: [(name: \"m\", friction: 1.0, density: 1000.0)],
-           spheres: [Body(shape: Box(half_extents: (0.5, 0.5, 0.5)), pos: (0, 0, 0.5),
-                          mass: 1.0, velocity: (5, 0, 0),
-                          angular_velocity: (0, 0, 6.283185307179586))],
-           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])"
-    );
+    let text =
+        scene_text("seed002_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
     let mut w = world(&text);
     let (mut v, mut s) = (vec![(0.0, 5.0)], vec![(0.0, std::f64::consts::TAU)]);
     run(&mut w, (1.0 / h).round() as usize, |w| {

@@ -80,6 +80,14 @@ fn world(text: &str, by: By) -> World {
     w
 }
 
+/// The text of the shipped scene `scenes/NAME`.
+fn scene_text(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 fn run(w: &mut World, by: By, steps: usize, mut each: impl FnMut(&World, &Stepper, usize)) {
     let mut st = by.stepper();
     for k in 0..steps {
@@ -97,6 +105,49 @@ fn assert_close(what: &str, measured: f64, expected: f64, tol: f64) {
 }
 
 const G: f64 = 9.81;
+
+/// The weight a body's contacts carry, step by step: each step's total
+/// impulse within `per_step` of m g h (relative), and the mean over the
+/// steps within a tolerance given at the end.
+struct WeightCarried {
+    label: String,
+    weight: f64,
+    per_step: f64,
+    sum: f64,
+    steps: usize,
+}
+
+impl WeightCarried {
+    fn new(label: String, weight: f64, per_step: f64) -> Self {
+        WeightCarried {
+            label,
+            weight,
+            per_step,
+            sum: 0.0,
+            steps: 0,
+        }
+    }
+
+    fn step(&mut self, k: usize, total: f64) {
+        assert_close(
+            &format!("step {k}: {}", self.label),
+            total,
+            self.weight,
+            self.per_step * self.weight,
+        );
+        self.sum += total;
+        self.steps += 1;
+    }
+
+    fn assert_mean(&self, rel: f64) {
+        assert_close(
+            &format!("mean over the steps of {}", self.label),
+            self.sum / self.steps as f64,
+            self.weight,
+            rel * self.weight,
+        );
+    }
+}
 
 /// A body of `shape` resting on a plane inclined by `alpha` about y, its
 /// centre `lift` above the plane, turned by `tilt` in the plane's frame.
@@ -149,7 +200,7 @@ fn box_at_rest_on_a_plane(by: By) {
     // the mean over the steps holds to 1e-5 as well.
     let per_step = if by.is_f32() { 1e-4 } else { 1e-6 };
     let (x0, h) = (w.bodies.pos[0], w.time_step);
-    let (mut sum, mut steps) = (0.0, 0);
+    let mut carried = WeightCarried::new("Σ normal impulse (N s)".into(), m * G * h, per_step);
     run(&mut w, by, 2000, |_, st, k| {
         let g = st.last_impulses();
         if k >= 10 {
@@ -159,25 +210,12 @@ fn box_at_rest_on_a_plane(by: By) {
                 "step {k}: {} contacts, expected the 4 corners",
                 g.len()
             );
-            let total: f64 = g.iter().map(|c| c[0]).sum();
-            assert_close(
-                &format!("step {k}: Σ normal impulse (N s)"),
-                total,
-                m * G * h,
-                per_step * m * G * h,
-            );
-            sum += total;
-            steps += 1;
+            carried.step(k, g.iter().map(|c| c[0]).sum());
             // How the four share it is not determined (a rigid box on four
             // points is hyperstatic): only the sum is a law.
         }
     });
-    assert_close(
-        "mean over the steps of Σ normal impulse (N s)",
-        sum / steps as f64,
-        m * G * h,
-        eps * m * G * h,
-    );
+    carried.assert_mean(eps);
     assert_close("drift (m)", (w.bodies.pos[0] - x0).length(), 0.0, eps);
     assert_close(
         "rotation (rad)",
@@ -233,15 +271,7 @@ fn box_on_an_incline(by: By) {
 /// g = 9.8: deceleration M g ρ R / (J + M R²) = 0.14 m/s², at rest after
 /// 7.14 s and 3.57 m (within 1 %).
 fn rolling_disk(by: By) {
-    let text = "Scene(version: 1, time_step: 1e-2, duration: 9.0, gravity: (0, 0, -9.8),
-        solver: (max_iterations: 3000, tolerance: 1e-10),
-        materials: [(name: \"m\", friction: 0.9, rolling: 0.02, spinning: 0.0, density: 1000.0)],
-        spheres: [Body(shape: Cylinder(radius: 1.0, half_height: 0.05), pos: (0, 0, 1.0),
-                       rot: (0.7071067811865476, 0, 0, 0.7071067811865476),
-                       velocity: (1, 0, 0), angular_velocity: (0, 1, 0),
-                       mass: 10.0, inertia: (2.5, 2.5, 4.0))],
-        boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])";
-    let mut w = world(text, by);
+    let mut w = world(&scene_text("seed000_rolling_disk.ron"), by);
     if by.is_f32() {
         // The disk's two rim points under rolling resistance: at 60
         // iterations 178 of the 900 steps miss the tolerance and the disk
@@ -392,7 +422,11 @@ fn box_rests_in_a_cylinder(by: By) {
         // Per step to the solve's accuracy (f32: a jitter the stabilisation
         // returns, as for the box on a plane), on average to `eps`.
         let per_step = if by.is_f32() { 3e-4 } else { 1e-5 };
-        let (mut sum, mut steps) = (0.0, 0);
+        let mut carried = WeightCarried::new(
+            format!("{what}: Σ vertical contact impulse (N s)"),
+            m * G * h,
+            per_step,
+        );
         let mut x0 = DVec3::ZERO;
         run(&mut w, by, 1000, |w, st, k| {
             if k == 100 {
@@ -408,28 +442,17 @@ fn box_rests_in_a_cylinder(by: By) {
                 );
                 // The corners' normals lean toward the axis and their
                 // friction takes a share: the whole impulse carries the weight.
-                let up: f64 = st
-                    .last_impulses()
-                    .iter()
-                    .zip(&p.frame)
-                    .map(|(g, [n, u, t])| -(*n * g[0] + *u * g[1] + *t * g[2]).z)
-                    .sum();
-                assert_close(
-                    &format!("{what}, step {k}: Σ vertical contact impulse (N s)"),
-                    up,
-                    m * G * h,
-                    per_step * m * G * h,
+                carried.step(
+                    k,
+                    st.last_impulses()
+                        .iter()
+                        .zip(&p.frame)
+                        .map(|(g, [n, u, t])| -(*n * g[0] + *u * g[1] + *t * g[2]).z)
+                        .sum(),
                 );
-                sum += up;
-                steps += 1;
             }
         });
-        assert_close(
-            &format!("{what}: mean over the steps of Σ vertical contact impulse (N s)"),
-            sum / steps as f64,
-            m * G * h,
-            eps * m * G * h,
-        );
+        carried.assert_mean(eps);
         let c = w.bodies.pos[0];
         assert_close(&format!("{what}: centre height (m)"), c.z, expected, 1e-5);
         assert_close(
@@ -608,16 +631,8 @@ by_methods! {
 /// the same method on the f64 CPU).
 fn cube_slides_and_spins_to_a_stop(by: By) {
     let run_at = |h: f64, by: By| -> (f64, f64, f64, DVec3) {
-        let text = format!(
-            "Scene(version: 1, time_step: {h}, duration: 1.5,
-               solver: (max_iterations: 3000, tolerance: 1e-9),
-               contact: (friction_law: DeSaxce),
-               materials: [(name: \"m\", friction: 1.0, density: 1000.0)],
-               spheres: [Body(shape: Box(half_extents: (0.5, 0.5, 0.5)), pos: (0, 0, 0.5),
-                              mass: 1.0, velocity: (5, 0, 0),
-                              angular_velocity: (0, 0, 6.283185307179586))],
-               boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])"
-        );
+        let text =
+            scene_text("seed002_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
         let mut w = world(&text, by);
         let (mut t_slide, mut t_spin) = (f64::NAN, f64::NAN);
         let steps = (1.5 / h).round() as usize;
