@@ -7,6 +7,12 @@
 //! * `cpu/step_100_iterations`: a whole time step; afterwards the share of
 //!   each stage in the step time is printed (collision should stay ≤ 20 %).
 //!
+//! Penalty group on `scenes/bench_penalty_bed.ron` (6,000 spheres settling
+//! into a bed under the penalty formulation, warmed up 100 steps):
+//! `penalty/step`, one scene step (about 90 sub-steps); criterion's
+//! throughput is **particle-steps per second** (bodies × sub-steps), and
+//! the report of `repose::bench::penalty` over 20 steps follows.
+//!
 //! GPU group on `scenes/bench_pile_large.ron` (39,304 spheres, ~120,000
 //! contacts), when an adapter exists (lavapipe in CI): `gpu/jacobi_100_iterations`
 //! (upload + 100 iterations + readback), then the difference-timed report of
@@ -96,6 +102,25 @@ fn cpu(c: &mut Criterion) {
     }
 }
 
+fn penalty(c: &mut Criterion) {
+    let mut w = repose::bench::penalty::warm_world(&scene("bench_penalty_bed.ron"), 100)
+        .expect("penalty bench scene");
+    let probe = repose::bench::penalty::time_steps(&mut w, 1).expect("a penalty step");
+    let mut g = c.benchmark_group("penalty");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(
+        probe.particles as u64 * probe.substeps,
+    ));
+    g.bench_function("step", |b| {
+        b.iter(|| w.stepper.step(&mut w.world).expect("finite"))
+    });
+    g.finish();
+    match repose::bench::penalty::time_steps(&mut w, 20) {
+        Ok(r) => eprintln!("{r}"),
+        Err(e) => eprintln!("penalty report failed: {e:#}"),
+    }
+}
+
 fn gpu(c: &mut Criterion) {
     let Some(ctx) = GpuContext::try_new() else {
         eprintln!("SKIPPED gpu benchmarks: no GPU adapter");
@@ -135,5 +160,5 @@ fn gpu(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, cpu, gpu);
+criterion_group!(benches, cpu, penalty, gpu);
 criterion_main!(benches);

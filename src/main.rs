@@ -155,14 +155,26 @@ enum Command {
         backend: BackendChoice,
     },
     /// Benchmark a solver backend: contact-iterations per second and its
-    /// share of the device's memory-copy bandwidth.
+    /// share of the device's memory-copy bandwidth; or, with `--formulation
+    /// penalty`, the penalty formulation's particle-steps per second.
     Bench {
-        /// Solver backend to benchmark.
+        /// Solver backend to benchmark (complementarity).
         #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
         backend: BackendChoice,
-        /// Scene whose (settled) contact problem is solved.
-        #[arg(long, default_value = "scenes/bench_pile_large.ron")]
-        scene: PathBuf,
+        /// What is timed: the complementarity solver on a settled pile's
+        /// contact problem, or whole penalty steps of a settling bed.
+        #[arg(long, value_enum, default_value_t = BenchFormulation::Complementarity)]
+        formulation: BenchFormulation,
+        /// The scene (default scenes/bench_pile_large.ron; with `--formulation
+        /// penalty` scenes/bench_penalty_bed.ron).
+        #[arg(long)]
+        scene: Option<PathBuf>,
+        /// Penalty: scene steps before timing.
+        #[arg(long, default_value_t = 100)]
+        warm_up: usize,
+        /// Penalty: scene steps timed.
+        #[arg(long, default_value_t = 20)]
+        steps: usize,
         /// Iterations per timed solve.
         #[arg(long, default_value_t = 100)]
         iterations: usize,
@@ -243,6 +255,15 @@ enum Command {
 }
 
 /// `--method` of `repose measure`.
+/// What `repose bench` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BenchFormulation {
+    /// The complementarity solver's iterations.
+    Complementarity,
+    /// The penalty formulation's whole steps.
+    Penalty,
+}
+
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 enum MethodChoice {
     /// Bins of distance from the pile axis (a conical heap).
@@ -552,13 +573,35 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Bench {
             backend,
+            formulation,
             scene,
+            warm_up,
+            steps,
             iterations,
             solver,
             to_tolerance,
             cap,
             json,
         } => {
+            if formulation == BenchFormulation::Penalty {
+                if !matches!(backend, BackendChoice::Auto | BackendChoice::Cpu) {
+                    anyhow::bail!("--backend {backend:?}: the penalty formulation runs on the cpu backend only");
+                }
+                if steps == 0 {
+                    anyhow::bail!("--steps 0: time at least one step");
+                }
+                let scene = scene.unwrap_or_else(|| PathBuf::from("scenes/bench_penalty_bed.ron"));
+                log::info!("warming {} up for {warm_up} steps…", scene.display());
+                let mut w = repose::bench::penalty::warm_world(&scene, warm_up)?;
+                let r = repose::bench::penalty::time_steps(&mut w, steps)?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&r)?);
+                } else {
+                    println!("{r}");
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let scene = scene.unwrap_or_else(|| PathBuf::from("scenes/bench_pile_large.ron"));
             let (mut b, why) = open_backend(backend)?;
             log::info!("backend {why}");
             log::info!("settling {} for 3 steps on the CPU…", scene.display());

@@ -633,3 +633,39 @@ fn neighbour_list_gives_the_bits_of_a_full_detection_every_sub_step() {
         st.penalty_rebuilds()
     );
 }
+
+/// `repose bench --formulation penalty`'s measurement: particle-steps per
+/// second are bodies × sub-steps ÷ the timed steps' wall time, the warm-up
+/// excluded; a scene under the complementarity formulation is refused.
+#[test]
+fn penalty_benchmark_counts_bodies_times_sub_steps() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let mut w = repose::bench::penalty::warm_world(&root.join("penalty_column.ron"), 2)
+        .expect("penalty_column warms up");
+    let repose::formulation::Formulation::Penalty(settings) = w.world.formulation.clone() else {
+        panic!("penalty_column is a penalty scene");
+    };
+    let (stable, _) = repose::formulation::penalty::stable_time_step(&w.world, &settings);
+    let per_step = (w.world.time_step / stable).ceil() as u64;
+    let r = repose::bench::penalty::time_steps(&mut w, 3).expect("timed steps");
+    assert_eq!(r.particles, 10);
+    assert_eq!((r.warm_steps, r.timed_steps), (2, 3));
+    assert_eq!(r.substeps, 3 * per_step, "{r}");
+    let expected = (10 * r.substeps) as f64 / r.seconds;
+    assert_close(
+        "particle-steps/s",
+        r.particle_steps_per_second,
+        expected,
+        1e-9 * expected,
+    );
+    let refused = repose::bench::penalty::warm_world(&root.join("column.ron"), 1)
+        .err()
+        .map(|e| format!("{e:#}"));
+    assert!(
+        refused
+            .as_deref()
+            .is_some_and(|m| m.contains("formulation: Penalty")),
+        "{refused:?}"
+    );
+    eprintln!("OBSERVED {r}");
+}

@@ -15,15 +15,19 @@
 //! * **collide**: the same broadphase and narrowphase as the
 //!   complementarity formulation ([`crate::collision::detect`]) with a zero
 //!   envelope: a contact is an overlap δ = −Φ > 0; bodies of other shapes
-//!   give one contact per manifold point. Sphere pairs come from a Verlet
-//!   neighbour list ([`neighbours`]), the same contacts as a full detection.
+//!   give one contact per manifold point. Scenes of spheres keep a Verlet
+//!   neighbour list ([`neighbours`]) instead: this stage then only rebuilds
+//!   it when stale and finds the boundary contacts, and the pairs are
+//!   tested in `forces` — the same contacts as a full detection.
 //! * **forces**: per contact, the normal force from δ and its rate, then the
 //!   friction force and the rolling and spinning torques from the
-//!   contact's history (keyed as warm starts are:
-//!   pair and manifold point; dropped when the pair separates), both
-//!   applied at the contact point. Contacts are computed in parallel and
-//!   added to their bodies in the canonical contact order: the same bits
-//!   for any number of threads.
+//!   contact's history (keyed as warm starts are: pair and manifold point;
+//!   dropped when the pair separates), both applied at the contact point
+//!   (`loads.rs`). Contacts are computed in parallel; each body's loads are
+//!   added in the canonical contact order (serially from a history map in
+//!   general; per body in parallel from the list's per-pair histories for
+//!   spheres): the same bits for any number of threads, and the list gives
+//!   the bits of a full detection.
 //! * **integrate**: half-implicit (symplectic) Euler, as seed 003 §4 uses:
 //!   v ← v + Δt (F/m + g), ω ← ω + Δt I⁻¹ T, then x ← x + Δt v and the
 //!   orientation by exp(Δt ω); bodies that are not spheres also take the
@@ -41,6 +45,7 @@
 //! the complementarity cone); K_E the smaller of the two materials' set
 //! values, else 2/7 of the contact's normal stiffness.
 
+mod loads;
 pub mod neighbours;
 pub mod normal;
 pub mod roll_spin;
@@ -61,6 +66,7 @@ use crate::collision::{self, ContactGeom, NO_BODY};
 use crate::material::Material;
 use crate::step::{NonFiniteError, StageTimers, StepError, StepReport};
 use crate::world::World;
+use loads::{contact_loads, Context, Loads};
 
 /// The penalty formulation's settings (`formulation: Penalty(…)` in a scene).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -173,11 +179,14 @@ pub struct PenaltyWorkspace {
     warned: bool,
     force: Vec<DVec3>,
     torque: Vec<DVec3>,
-    /// ζ of each pair of materials (row-major, materials × materials) for
-    /// the step's normal model, refreshed once per scene step.
-    zeta_table: Vec<f64>,
-    /// The sub-step's per-contact loads (kept to reuse the allocation).
-    loads: Vec<Loads>,
+    /// The coefficients of each pair of materials (row-major, materials ×
+    /// materials) for the step's normal model, refreshed once per scene step.
+    pair_table: Vec<PairCoefficients>,
+    /// The sub-step's per-contact loads and new histories (of every contact
+    /// in the general driver, of the boundary contacts in the list's).
+    loads: Vec<(Loads, ContactHistory)>,
+    /// The list driver's sphere–boundary contacts of the sub-step.
+    walls: Vec<ContactGeom>,
     /// The sphere pairs to check each sub-step.
     pub neighbours: neighbours::NeighbourList,
 }
@@ -194,20 +203,53 @@ impl PenaltyWorkspace {
             .or_insert_with(|| normal::damping_ratio(model, e))
     }
 
-    /// Fills `zeta_table`: a contact's restitution is the smaller of its
-    /// two materials' (module docs).
-    fn refresh_zeta_table(&mut self, model: NormalModel, materials: &[Material]) {
-        let n = materials.len();
-        let mut table = std::mem::take(&mut self.zeta_table);
+    /// Fills `pair_table` (module docs, "Material combination").
+    fn refresh_pair_table(&mut self, model: NormalModel, materials: &[Material]) {
+        let mut table = std::mem::take(&mut self.pair_table);
         table.clear();
         for ma in materials {
             for mb in materials {
-                table.push(self.zeta(model, ma.restitution.min(mb.restitution)));
+                table.push(PairCoefficients {
+                    zeta: self.zeta(model, ma.restitution.min(mb.restitution)),
+                    e_star: normal::effective_modulus(
+                        ma.young_modulus,
+                        ma.poisson_ratio,
+                        mb.young_modulus,
+                        mb.poisson_ratio,
+                    ),
+                    mu_s: ma.mu_static().min(mb.mu_static()),
+                    mu_k: ma.mu_kinetic().min(mb.mu_kinetic()),
+                    slide_stiffness: match (ma.slide_stiffness, mb.slide_stiffness) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, None) | (None, x) => x,
+                    },
+                    eta_r: ma.roll_eta.min(mb.roll_eta),
+                    eta_psi: ma.spin_eta.min(mb.spin_eta),
+                });
             }
         }
-        debug_assert_eq!(table.len(), n * n);
-        self.zeta_table = table;
+        self.pair_table = table;
     }
+}
+
+/// What a contact takes from its two materials (module docs, "Material
+/// combination").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PairCoefficients {
+    /// ζ of the normal model for the smaller restitution.
+    pub zeta: f64,
+    /// E* (Pa).
+    pub e_star: f64,
+    /// μ_s and μ_k, the smaller of the two.
+    pub mu_s: f64,
+    /// μ_k.
+    pub mu_k: f64,
+    /// K_E: the smaller of the set values, `None` where neither sets it.
+    pub slide_stiffness: Option<f64>,
+    /// η_r, the smaller.
+    pub eta_r: f64,
+    /// η_ψ, the smaller.
+    pub eta_psi: f64,
 }
 
 /// The largest stable sub-step (module docs) for the world's bodies and
@@ -277,36 +319,58 @@ pub fn step(
         }
         None => stable,
     };
-    ws.refresh_zeta_table(settings.normal, &world.materials);
+    ws.refresh_pair_table(settings.normal, &world.materials);
     let n = (h / dt_max).ceil().max(1.0) as u64;
     let dt = h / n as f64;
     let t0 = world.time;
+    let skin = settings
+        .skin
+        .unwrap_or_else(|| 0.25 * world.bodies.max_radius());
+    let listed = skin > 0.0 && !world.bodies.has_shapes();
+    let next_step = world.step_index + 1;
+    let crowded = |error| StepError::Crowded {
+        step: next_step,
+        error,
+    };
     let mut contacts_last = 0;
     for k in 0..n {
         let time = t0 + k as f64 * dt;
-        let skin = settings
-            .skin
-            .unwrap_or_else(|| 0.25 * world.bodies.max_radius());
-        let list = &mut ws.neighbours;
-        let contacts = timers
-            .time("collide", || {
-                if skin > 0.0 && !world.bodies.has_shapes() {
-                    list.contacts(&world.bodies, &world.boundaries, skin, time)
-                } else {
+        if listed {
+            let (list, walls) = (&mut ws.neighbours, &mut ws.walls);
+            timers
+                .time("collide", || -> Result<(), collision::Crowded> {
+                    list.refresh(&world.bodies, skin)?;
+                    if list.synced != Some(world.step_index) {
+                        list.import(&world.contact_history);
+                        list.synced = Some(world.step_index);
+                    }
+                    *walls =
+                        collision::sphere_boundary(&world.bodies, &world.boundaries, 0.0, time);
+                    Ok(())
+                })
+                .map_err(crowded)?;
+            contacts_last = timers.time("forces", || listed_forces(world, ws, settings, dt));
+        } else {
+            let contacts = timers
+                .time("collide", || {
                     collision::detect(&world.bodies, &world.boundaries, 0.0, time)
-                }
-            })
-            .map_err(|error| StepError::Crowded {
-                step: world.step_index + 1,
-                error,
-            })?;
-        contacts_last = contacts.len();
-        timers.time("forces", || forces(world, settings, ws, &contacts, dt));
+                })
+                .map_err(crowded)?;
+            contacts_last = contacts.len();
+            timers.time("forces", || forces(world, ws, settings, &contacts, dt));
+        }
         timers.time("integrate", || integrate(world, ws, dt, time));
         world.time = time + dt;
     }
     world.time = t0 + h;
     world.step_index += 1;
+    if listed {
+        let list = &mut ws.neighbours;
+        timers.time("forces", || list.export(&mut world.contact_history));
+        list.synced = Some(world.step_index);
+    } else {
+        ws.neighbours.synced = None;
+    }
     let b = &world.bodies;
     let bad = |v: &[DVec3]| v.iter().position(|x| !x.is_finite());
     for (what, v) in [("velocity", &b.vel), ("angular velocity", &b.omega)] {
@@ -330,177 +394,32 @@ pub fn step(
     })
 }
 
-/// The forces and torques of one contact on its two ends (A, then B; B's
-/// are ignored for a wall).
-struct Loads {
-    force_a: DVec3,
-    torque_a: DVec3,
-    force_b: DVec3,
-    torque_b: DVec3,
-    key: u64,
-    history: ContactHistory,
-}
-
 /// Every contact's loads, into the workspace's per-body sums; the world's
-/// histories replaced by this sub-step's.
+/// histories replaced by this sub-step's. The general driver: any bodies,
+/// contacts from a full detection, histories in the world's map.
 fn forces(
     world: &mut World,
-    settings: &PenaltySettings,
     ws: &mut PenaltyWorkspace,
+    cx_settings: &PenaltySettings,
     contacts: &[ContactGeom],
     dt: f64,
 ) {
-    let b = &world.bodies;
-    let mats = &world.materials;
-    let zetas = &ws.zeta_table;
+    let cx = Context {
+        bodies: &world.bodies,
+        materials: &world.materials,
+        pairs: &ws.pair_table,
+        settings: cx_settings,
+        dt,
+    };
     let history = &world.contact_history;
     contacts
         .par_iter()
         .map(|c| {
-            let a = c.a as usize;
-            let ma = &mats[b.material[a] as usize];
-            let mb = &mats[c.material_b as usize];
-            let wall = c.b == NO_BODY;
-            let ra = c.point - b.pos[a];
-            let ua = b.vel[a] + b.omega[a].cross(ra);
-            let (ub, rb, inv_mb, radius_b, omega_b, inv_ib) = if wall {
-                (
-                    c.wall_velocity,
-                    DVec3::ZERO,
-                    0.0,
-                    f64::INFINITY,
-                    c.wall_omega,
-                    0.0,
-                )
-            } else {
-                let j = c.b as usize;
-                let r = c.point - b.pos[j];
-                (
-                    b.vel[j] + b.omega[j].cross(r),
-                    r,
-                    b.inv_mass[j],
-                    b.radius[j],
-                    b.omega[j],
-                    b.inv_inertia[j],
-                )
-            };
-            let rel = ub - ua;
-            let n = c.normal;
-            let delta = -c.gap;
-            let m_star = 1.0 / (b.inv_mass[a] + inv_mb);
-            let params = normal::NormalParams {
-                e_star: normal::effective_modulus(
-                    ma.young_modulus,
-                    ma.poisson_ratio,
-                    mb.young_modulus,
-                    mb.poisson_ratio,
-                ),
-                r_star: 1.0 / (1.0 / b.radius[a] + 1.0 / radius_b),
-                m_star,
-                zeta: zetas[b.material[a] as usize * mats.len() + c.material_b as usize],
-            };
-            let nf = normal::normal_force(settings.normal, &params, delta, -rel.dot(n));
-            let k_e = match (ma.slide_stiffness, mb.slide_stiffness) {
-                (Some(x), Some(y)) => x.min(y),
-                (Some(x), None) | (None, Some(x)) => x,
-                (None, None) => 2.0 / 7.0 * nf.stiffness,
-            };
             let mut hist = history.get(&c.key).copied().unwrap_or_default();
-            let friction = if k_e > 0.0 {
-                slide::slide(
-                    &mut hist.slide,
-                    &slide::SlideParams {
-                        mu_s: ma.mu_static().min(mb.mu_static()),
-                        mu_k: ma.mu_kinetic().min(mb.mu_kinetic()),
-                        stiffness: k_e,
-                        m_star,
-                    },
-                    n,
-                    rel,
-                    nf.force,
-                    dt,
-                )
-            } else {
-                DVec3::ZERO
-            };
-            // Rolling and spinning resistance (roll_spin.rs): the contact
-            // point's travel over each body since the last sub-step (none
-            // at onset: the paper's loads start from no history).
-            let (kappa_a, kappa_b) = (1.0 / b.radius[a], 1.0 / radius_b);
-            let tangential = |x: DVec3| x - n * x.dot(n);
-            let (travel_a, travel_b) = match hist.point {
-                Some(c0) => {
-                    let dc = c.point - c0;
-                    (tangential(dc - ua * dt), tangential(dc - ub * dt))
-                }
-                None => (DVec3::ZERO, DVec3::ZERO),
-            };
-            hist.point = Some(c.point);
-            let rp = roll_spin::ResistanceParams {
-                mu_s: ma.mu_static().min(mb.mu_static()),
-                mu_k: ma.mu_kinetic().min(mb.mu_kinetic()),
-                k_e,
-                eta_r: ma.roll_eta.min(mb.roll_eta),
-                eta_psi: ma.spin_eta.min(mb.spin_eta),
-                i_star: 1.0 / (b.inv_inertia[a] + inv_ib),
-            };
-            let kappa = kappa_a + kappa_b;
-            let (roll_a, roll_b) = match settings.rolling {
-                RollingModel::ConstantTorque { coefficient } => {
-                    let w = b.omega[a] - omega_b;
-                    let len = w.length();
-                    let m = if len > 0.0 {
-                        w * (-coefficient * nf.force / (kappa * len))
-                    } else {
-                        DVec3::ZERO
-                    };
-                    (m, -m)
-                }
-                RollingModel::Tracked => (
-                    roll_spin::roll(
-                        &mut hist.roll[0],
-                        &rp,
-                        n,
-                        travel_a,
-                        kappa_a,
-                        kappa,
-                        nf.force,
-                        dt,
-                    ),
-                    roll_spin::roll(
-                        &mut hist.roll[1],
-                        &rp,
-                        -n,
-                        travel_b,
-                        kappa_b,
-                        kappa,
-                        nf.force,
-                        dt,
-                    ),
-                ),
-            };
-            let turn = dt * (omega_b - b.omega[a]).dot(n);
-            let (spin_rp, spin_curvature) = match settings.spinning {
-                SpinModel::Heuristic => (rp, kappa),
-                SpinModel::Hertz => (
-                    roll_spin::ResistanceParams { eta_psi: 0.5, ..rp },
-                    1.0 / (delta / kappa).sqrt(),
-                ),
-            };
-            let spin_b =
-                n * roll_spin::spin(&mut hist.spin, &spin_rp, turn, spin_curvature, nf.force, dt);
-            let on_b = n * nf.force + friction;
-            Loads {
-                force_a: -on_b,
-                torque_a: ra.cross(-on_b) + roll_a - spin_b,
-                force_b: on_b,
-                torque_b: rb.cross(on_b) + roll_b + spin_b,
-                key: c.key,
-                history: hist,
-            }
+            (contact_loads(&cx, c, &mut hist), hist)
         })
         .collect_into_vec(&mut ws.loads);
-    let nb = b.len();
+    let nb = world.bodies.len();
     ws.force.clear();
     ws.force.resize(nb, DVec3::ZERO);
     ws.torque.clear();
@@ -509,7 +428,7 @@ fn forces(
     // its allocation); pairs that separated drop out.
     let next = &mut world.contact_history;
     next.clear();
-    for (c, l) in contacts.iter().zip(&ws.loads) {
+    for (c, (l, h)) in contacts.iter().zip(&ws.loads) {
         let a = c.a as usize;
         ws.force[a] += l.force_a;
         ws.torque[a] += l.torque_a;
@@ -518,8 +437,103 @@ fn forces(
             ws.force[j] += l.force_b;
             ws.torque[j] += l.torque_b;
         }
-        next.insert(l.key, l.history);
+        next.insert(c.key, *h);
     }
+}
+
+/// The neighbour list's driver (spheres only): every listed pair is tested
+/// and, where it touches, loaded with the history it holds; the boundary
+/// contacts `walls` take theirs from the list's sorted vector; then each
+/// body sums its ends in parallel, in the order [`forces`] adds them (the
+/// same bits). Returns the number of contacts.
+fn listed_forces(
+    world: &World,
+    ws: &mut PenaltyWorkspace,
+    settings: &PenaltySettings,
+    dt: f64,
+) -> usize {
+    let b = &world.bodies;
+    let cx = Context {
+        bodies: b,
+        materials: &world.materials,
+        pairs: &ws.pair_table,
+        settings,
+        dt,
+    };
+    let list = &mut ws.neighbours;
+    let touching: usize = list
+        .pairs
+        .par_iter()
+        .zip(list.history.par_iter_mut())
+        .zip(list.touching.par_iter_mut())
+        .zip(list.loads.par_iter_mut())
+        .map(|(((&(i, j), hist), touching), out)| {
+            let (i, j) = (i as usize, j as usize);
+            if collision::spheres_within(b, i, j, 0.0) {
+                *out = contact_loads(&cx, &collision::sphere_pair(b, i, j), hist);
+                *touching = true;
+                1
+            } else {
+                if *touching {
+                    *hist = ContactHistory::default();
+                    *touching = false;
+                }
+                0
+            }
+        })
+        .sum();
+    let list = &ws.neighbours;
+    let walls = &ws.walls;
+    walls
+        .par_iter()
+        .map(|c| {
+            let mut hist = list.wall_history_of(c.key);
+            (contact_loads(&cx, c, &mut hist), hist)
+        })
+        .collect_into_vec(&mut ws.loads);
+    let nb = b.len();
+    ws.force.resize(nb, DVec3::ZERO);
+    ws.torque.resize(nb, DVec3::ZERO);
+    let wall_loads = &ws.loads;
+    ws.force
+        .par_iter_mut()
+        .zip(ws.torque.par_iter_mut())
+        .enumerate()
+        .for_each(|(k, (f, t))| {
+            let (mut fk, mut tk) = (DVec3::ZERO, DVec3::ZERO);
+            let ends = &list.ends[list.offsets[k] as usize..list.offsets[k + 1] as usize];
+            for &e in ends {
+                let p = (e >> 1) as usize;
+                if !list.touching[p] {
+                    continue;
+                }
+                let l = &list.loads[p];
+                if e & 1 == 1 {
+                    fk += l.force_b;
+                    tk += l.torque_b;
+                } else {
+                    fk += l.force_a;
+                    tk += l.torque_a;
+                }
+            }
+            let lo = walls.partition_point(|c| (c.a as usize) < k);
+            for (c, (l, _)) in walls[lo..].iter().zip(&wall_loads[lo..]) {
+                if c.a as usize != k {
+                    break;
+                }
+                fk += l.force_a;
+                tk += l.torque_a;
+            }
+            (*f, *t) = (fk, tk);
+        });
+    let list = &mut ws.neighbours;
+    list.wall_history.clear();
+    list.wall_history
+        .extend(walls.iter().zip(&ws.loads).map(|(c, &(_, h))| (c.key, h)));
+    if list.wall_history.windows(2).any(|w| w[0].0 > w[1].0) {
+        list.wall_history.sort_unstable_by_key(|&(k, _)| k);
+    }
+    touching + walls.len()
 }
 
 /// Symplectic Euler over `dt` from time `t` (module docs).

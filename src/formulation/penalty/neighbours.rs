@@ -13,22 +13,52 @@
 //! [`collision::sphere_pair`]): the contacts are those of a rebuild every
 //! sub-step, bit for bit. Bodies of other shapes are not listed: a scene
 //! with them detects in full every sub-step.
+//!
+//! The list also holds what the sub-steps need per listed pair, so that no
+//! map is searched or filled per contact: each pair's contact history (the
+//! default while the pair does not touch), its loads of the sub-step, and
+//! per body the pairs it is an end of, in the order a serial pass over the
+//! contacts would add them to the body (as B of pairs with smaller ids,
+//! then as A of pairs with larger ones). Sphere–boundary contacts keep
+//! their histories in a vector sorted by key. The world's history map
+//! ([`World::contact_history`](crate::world::World)) is written from them
+//! at the end of every scene step and read back when the list does not hold
+//! the world's last step (a new stepper, a restored checkpoint).
+
+use std::collections::HashMap;
 
 use glam::DVec3;
 use rayon::prelude::*;
 
+use super::loads::Loads;
+use super::ContactHistory;
 use crate::bodies::Bodies;
-use crate::boundary::Boundary;
-use crate::collision::{self, ContactGeom, Crowded};
+use crate::collision::{self, pair_key, Crowded};
 
 /// The listed pairs and where the spheres were when they were listed.
 #[derive(Default)]
 pub struct NeighbourList {
-    pairs: Vec<(u32, u32)>,
+    /// Sphere pairs (i < j) in ascending (i, j): the grid's canonical order.
+    pub(super) pairs: Vec<(u32, u32)>,
     anchor: Vec<DVec3>,
     skin: f64,
     /// Rebuilds so far (for reports and tests).
     pub rebuilds: u64,
+    /// Per pair, its contact history; the default while it does not touch.
+    pub(super) history: Vec<ContactHistory>,
+    /// Per pair, whether it touched at the last sub-step (its history is
+    /// the default where it did not).
+    pub(super) touching: Vec<bool>,
+    /// Per pair, its loads of the current sub-step (valid where it touches).
+    pub(super) loads: Vec<Loads>,
+    /// Per body, its ends in `ends[offsets[k]..offsets[k + 1]]`: pair index
+    /// × 2, + 1 where the body is the pair's B.
+    pub(super) offsets: Vec<u32>,
+    pub(super) ends: Vec<u32>,
+    /// Sphere–boundary histories of the last sub-step, sorted by key.
+    pub(super) wall_history: Vec<(u64, ContactHistory)>,
+    /// The world step whose end the histories hold (`None`: not the world's).
+    pub(super) synced: Option<u64>,
 }
 
 impl NeighbourList {
@@ -45,31 +75,97 @@ impl NeighbourList {
             .any(|(x, a)| (*x - *a).length_squared() >= limit)
     }
 
-    /// The sphere–sphere and sphere–boundary contacts (overlaps, gap < 0)
-    /// at `time`, rebuilding the list first when it is stale.
-    pub fn contacts(
-        &mut self,
-        bodies: &Bodies,
-        boundaries: &[Boundary],
-        skin: f64,
-        time: f64,
-    ) -> Result<Vec<ContactGeom>, Crowded> {
-        if self.stale(bodies, skin) {
-            self.pairs = collision::sphere_sphere(bodies, skin)?
-                .iter()
-                .map(|g| (g.a, g.b))
-                .collect();
-            self.anchor.clone_from(&bodies.pos);
-            self.skin = skin;
-            self.rebuilds += 1;
+    /// Rebuilds the list when it is stale; a pair listed before keeps its
+    /// history.
+    pub(super) fn refresh(&mut self, bodies: &Bodies, skin: f64) -> Result<(), Crowded> {
+        if !self.stale(bodies, skin) {
+            return Ok(());
         }
-        let mut out: Vec<ContactGeom> = self
-            .pairs
-            .par_iter()
-            .filter(|&&(i, j)| collision::spheres_within(bodies, i as usize, j as usize, 0.0))
-            .map(|&(i, j)| collision::sphere_pair(bodies, i as usize, j as usize))
+        let pairs: Vec<(u32, u32)> = collision::sphere_sphere(bodies, skin)?
+            .iter()
+            .map(|g| (g.a, g.b))
             .collect();
-        out.extend(collision::sphere_boundary(bodies, boundaries, 0.0, time));
-        Ok(out)
+        // Both lists ascend in (i, j): carry histories by one merge.
+        let mut history = vec![ContactHistory::default(); pairs.len()];
+        let mut touching = vec![false; pairs.len()];
+        let mut old = (self.pairs.iter())
+            .zip(&self.history)
+            .zip(&self.touching)
+            .peekable();
+        for ((p, h), t) in pairs.iter().zip(&mut history).zip(&mut touching) {
+            while old.next_if(|((q, _), _)| *q < p).is_some() {}
+            if let Some(((_, old_h), &old_t)) = old.next_if(|((q, _), _)| *q == p) {
+                (*h, *t) = (*old_h, old_t);
+            }
+        }
+        // Per body, its ends: as B first (pairs ascending in A), then as A.
+        let n = bodies.len();
+        let mut offsets = vec![0u32; n + 1];
+        for &(i, j) in &pairs {
+            offsets[i as usize + 1] += 1;
+            offsets[j as usize + 1] += 1;
+        }
+        for k in 0..n {
+            offsets[k + 1] += offsets[k];
+        }
+        let mut cursor: Vec<u32> = offsets[..n].to_vec();
+        let mut ends = vec![0u32; 2 * pairs.len()];
+        for side in [1u32, 0] {
+            for (p, &(i, j)) in pairs.iter().enumerate() {
+                let body = if side == 1 { j } else { i } as usize;
+                ends[cursor[body] as usize] = 2 * p as u32 + side;
+                cursor[body] += 1;
+            }
+        }
+        self.loads.resize(pairs.len(), Loads::default());
+        self.pairs = pairs;
+        self.history = history;
+        self.touching = touching;
+        self.offsets = offsets;
+        self.ends = ends;
+        self.anchor.clone_from(&bodies.pos);
+        self.skin = skin;
+        self.rebuilds += 1;
+        Ok(())
+    }
+
+    /// Takes the histories from the world's map (every pair and boundary
+    /// contact in it; the others start afresh).
+    pub(super) fn import(&mut self, map: &HashMap<u64, ContactHistory>) {
+        self.pairs
+            .par_iter()
+            .zip(self.history.par_iter_mut())
+            .zip(self.touching.par_iter_mut())
+            .for_each(|((&(i, j), h), t)| {
+                let found = map.get(&pair_key(i, j));
+                (*h, *t) = (found.copied().unwrap_or_default(), found.is_some());
+            });
+        self.wall_history.clear();
+        self.wall_history.extend(
+            map.iter()
+                .filter(|(k, _)| *k >> 63 == 1)
+                .map(|(&k, &h)| (k, h)),
+        );
+        self.wall_history.sort_unstable_by_key(|&(k, _)| k);
+    }
+
+    /// Writes the histories of the contacts of the last sub-step into the
+    /// world's map, replacing what it held.
+    pub(super) fn export(&self, map: &mut HashMap<u64, ContactHistory>) {
+        map.clear();
+        for ((&(i, j), h), &t) in self.pairs.iter().zip(&self.history).zip(&self.touching) {
+            if t {
+                map.insert(pair_key(i, j), *h);
+            }
+        }
+        map.extend(self.wall_history.iter().copied());
+    }
+
+    /// The history a boundary contact of key `key` had at the last sub-step.
+    pub(super) fn wall_history_of(&self, key: u64) -> ContactHistory {
+        match self.wall_history.binary_search_by_key(&key, |&(k, _)| k) {
+            Ok(at) => self.wall_history[at].1,
+            Err(_) => ContactHistory::default(),
+        }
     }
 }

@@ -79,50 +79,86 @@ pub struct ResistanceParams {
     pub i_star: f64,
 }
 
+/// A contact's rolling springs (module docs' table), the same for both of
+/// its bodies: computed once per contact and sub-step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RollSprings {
+    /// K_R (N m/rad).
+    stiffness: f64,
+    /// D_R / Δt (N m/rad).
+    damping: f64,
+    /// Θ^s and Θ^k (rad).
+    caps: (f64, f64),
+    /// The static torque cap K_R Θ^s (N m).
+    limit: f64,
+}
+
+impl RollSprings {
+    /// The springs of a contact of total curvature κ = `total` under the
+    /// normal force `load` over a step `dt`; `None` where it has no rolling
+    /// resistance (η_r = 0, K_E = 0 or κ = 0).
+    pub fn new(p: &ResistanceParams, total: f64, load: f64, dt: f64) -> Option<Self> {
+        if p.eta_r <= 0.0 || total <= 0.0 || p.k_e <= 0.0 {
+            return None;
+        }
+        // 1/κ and N/K_E once: one division each instead of one per term.
+        let inv_total = 1.0 / total;
+        let scale = 0.5 * total * load / p.k_e;
+        let stiffness = 4.0 * p.eta_r * p.k_e * inv_total * inv_total;
+        Some(RollSprings {
+            stiffness,
+            damping: 2.0 * (p.i_star * stiffness).sqrt() / dt,
+            caps: (p.mu_s * scale, p.mu_k * scale),
+            limit: 2.0 * p.eta_r * p.mu_s * load * inv_total,
+        })
+    }
+}
+
+/// A deflection carried into the tangent plane of unit normal `n`, its
+/// length kept (module docs; as [`super::slide`] carries S).
+#[inline]
+pub(super) fn carry(deflection: DVec3, n: DVec3) -> DVec3 {
+    let len2 = deflection.length_squared();
+    if len2 == 0.0 {
+        return DVec3::ZERO;
+    }
+    let carried = deflection - n * deflection.dot(n);
+    let c2 = carried.length_squared();
+    if c2 > 0.0 {
+        carried * (len2 / c2).sqrt()
+    } else {
+        DVec3::ZERO
+    }
+}
+
 /// Advances one body's roll history over a step (module docs): `travel` is
-/// the contact point's travel p over the body, `curvature` κ_k, `total` κ,
-/// `outward` the body's outward normal; returns the torque on the body.
-#[allow(clippy::too_many_arguments)]
+/// the contact point's travel p over the body, `curvature` κ_k, `outward`
+/// the body's outward normal, `springs` the contact's (`None`: no rolling
+/// resistance, the history cleared); returns the torque on the body.
 pub fn roll(
     h: &mut RollHistory,
-    p: &ResistanceParams,
+    springs: Option<&RollSprings>,
     outward: DVec3,
     travel: DVec3,
     curvature: f64,
-    total: f64,
-    load: f64,
-    dt: f64,
 ) -> DVec3 {
-    if p.eta_r <= 0.0 || total <= 0.0 || p.k_e <= 0.0 {
+    let Some(sp) = springs else {
         *h = RollHistory::default();
         return DVec3::ZERO;
-    }
-    let n = outward;
-    // Carried into the new tangent plane, length kept (as S is).
-    let len = h.deflection.length();
-    let carried = h.deflection - n * h.deflection.dot(n);
-    let c = carried.length();
-    let mut theta = if c > 0.0 {
-        carried * (len / c)
-    } else {
-        DVec3::ZERO
     };
+    let n = outward;
     let rock = travel * curvature;
-    theta += rock;
-    let k_r = 4.0 * p.eta_r * p.k_e / (total * total);
-    let scale = |mu: f64| mu * load * total / (2.0 * p.k_e);
-    let (f, slipping) = cap(theta.length(), h.slipping, scale(p.mu_s), scale(p.mu_k));
+    let mut theta = carry(h.deflection, n) + rock;
+    let (f, slipping) = cap(theta.length(), h.slipping, sp.caps.0, sp.caps.1);
     theta *= f;
     h.deflection = theta;
     h.slipping = slipping;
-    let mut torque = n.cross(theta) * k_r;
+    let mut torque = n.cross(theta) * sp.stiffness;
     if !slipping {
-        let d_r = 2.0 * (p.i_star * k_r).sqrt();
-        torque += n.cross(rock) * (d_r / dt);
-        let limit = 2.0 * p.eta_r * p.mu_s * load / total;
-        let t = torque.length();
-        if t > limit {
-            torque *= limit / t;
+        torque += n.cross(rock) * sp.damping;
+        let t2 = torque.length_squared();
+        if t2 > sp.limit * sp.limit {
+            torque *= sp.limit / t2.sqrt();
         }
     }
     torque
@@ -144,7 +180,8 @@ pub fn spin(
         return 0.0;
     }
     let mut phi = h.deflection + turn;
-    let k_psi = p.eta_psi * p.k_e / (curvature * curvature);
+    let inv_curvature = 1.0 / curvature;
+    let k_psi = p.eta_psi * p.k_e * inv_curvature * inv_curvature;
     let scale = |mu: f64| curvature * mu * load / p.k_e;
     let (f, slipping) = cap(phi.abs(), h.slipping, scale(p.mu_s), scale(p.mu_k));
     phi *= f;
@@ -154,7 +191,7 @@ pub fn spin(
     if !slipping {
         let d_psi = 2.0 * (p.i_star * k_psi).sqrt();
         torque -= d_psi * turn / dt;
-        let limit = p.eta_psi * p.mu_s * load / curvature;
+        let limit = p.eta_psi * p.mu_s * load * inv_curvature;
         torque = torque.clamp(-limit, limit);
     }
     torque
@@ -186,8 +223,9 @@ mod tests {
         let outward = -DVec3::Z; // the sphere is above the floor
         let travel = DVec3::new(0.5 * dt, 0.0, 0.0);
         let mut t = DVec3::ZERO;
+        let springs = RollSprings::new(&p, 1.0 / r, load, dt);
         for _ in 0..2000 {
-            t = roll(&mut h, &p, outward, travel, 1.0 / r, 1.0 / r, load, dt);
+            t = roll(&mut h, springs.as_ref(), outward, travel, 1.0 / r);
         }
         assert!(h.slipping, "still sticking");
         let expected = 2.0 * p.eta_r * r * p.mu_k * load;

@@ -93,19 +93,11 @@ pub fn slide(
     load: f64,
     dt: f64,
 ) -> DVec3 {
-    let tangential = |x: DVec3| x - normal * x.dot(normal);
-    let len = h.deflection.length();
-    let carried = tangential(h.deflection);
-    let c = carried.length();
-    let mut s = if c > 0.0 {
-        carried * (len / c)
-    } else {
-        DVec3::ZERO
-    };
-    let step = tangential(rel) * dt;
-    s += step;
+    let step = (rel - normal * rel.dot(normal)) * dt;
+    let s = super::roll_spin::carry(h.deflection, normal) + step;
     let k = p.stiffness;
-    let (scale, slipping) = cap(s.length(), h.slipping, p.mu_s * load / k, p.mu_k * load / k);
+    let reach = load / k;
+    let (scale, slipping) = cap(s.length(), h.slipping, p.mu_s * reach, p.mu_k * reach);
     h.slipping = slipping;
     h.deflection = s * scale;
     let s = h.deflection;
@@ -115,9 +107,9 @@ pub fn slide(
         force += step * (damping / dt);
         // Spring and damper together stay within μ_s N (module docs, 5).
         let limit = p.mu_s * load;
-        let f = force.length();
-        if f > limit {
-            force *= limit / f;
+        let f2 = force.length_squared();
+        if f2 > limit * limit {
+            force *= limit / f2.sqrt();
         }
     }
     -force

@@ -10,6 +10,8 @@
 //! fastest of each is the time of K iterations, free of upload, packing and
 //! readback.
 
+pub mod penalty;
+
 use std::path::Path;
 use std::time::Instant;
 
