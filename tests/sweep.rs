@@ -443,6 +443,42 @@ fn outputs_parse_back_with_the_documented_columns_and_pictures_decode() {
     );
 }
 
+/// `--vary formulation=Complementarity,Penalty`: one sweep runs the same
+/// scene under both formulations (the penalty one with default settings
+/// and the materials' default E, ν, e), and each run's summary says which.
+#[test]
+fn a_sweep_varies_the_formulation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tiny_scene(tmp.path(), "t.ron", &[]);
+    let sp = spec(&["formulation=Complementarity,Penalty"], 1);
+    let prepared = prepare(&path, sp).unwrap();
+    let names: Vec<&str> = prepared
+        .runs
+        .iter()
+        .map(|(_, sc)| sc.formulation.name())
+        .collect();
+    assert_eq!(names, ["complementarity", "penalty"]);
+    let out = tmp.path().join("s");
+    let r = run_sweep(&prepared, &opts(out.clone(), Shard::ALL)).unwrap();
+    assert_eq!(r.rows.len(), 2);
+    for (k, row) in r.rows.iter().enumerate() {
+        assert!(row.error.is_empty(), "{row:?}");
+        assert!(row.angle_deg.is_some(), "{row:?}");
+        let dir = out
+            .join("runs")
+            .join(format!("{k}_formulation={}_seed0", row.values[0]));
+        let s = repose::output::summary::read_summary(dir.join("summary.json")).unwrap();
+        assert_eq!(s.formulation, names[k]);
+        assert_eq!(row.values[0], ["Complementarity", "Penalty"][k]);
+        assert!(
+            (s.substeps > s.steps) == (k == 1),
+            "{} sub-steps in {} steps",
+            s.substeps,
+            s.steps
+        );
+    }
+}
+
 /// One run diverges (ω = 80): it is a row with `error`, the other runs
 /// still run, and the exit code is 2 with the count in the summary line.
 #[test]

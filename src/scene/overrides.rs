@@ -14,7 +14,11 @@
 //!
 //! Values: a JSON number, `true`/`false`, `None`/`null` (for optional fields),
 //! `Some(x)` (same as `x`), or text (for string fields such as `name`; quotes
-//! optional). Only single values can be set, not whole structs or lists.
+//! optional). Only single values can be set, not whole structs or lists —
+//! except that an enum can be switched to another variant by its name, the
+//! new variant's fields taking their defaults: `formulation=Penalty` (a
+//! penalty formulation with default settings), `formulation=Complementarity`,
+//! `solver.method=Apgd`. Naming the variant it already is keeps its fields.
 
 use serde_json::Value;
 
@@ -54,10 +58,28 @@ pub fn apply_override(scene: &Scene, path: &str, value: &str) -> Result<Scene, S
         value: value.to_string(),
         reason,
     };
-    let mut tree = serde_json::to_value(scene)
+    let tree = serde_json::to_value(scene)
         .map_err(|e| fail(format!("cannot represent the scene for overriding: {e}")))?;
-    set_in_tree(&mut tree, path, value).map_err(fail)?;
-    let mut out: Scene = serde_json::from_value(tree).map_err(|e| fail(e.to_string()))?;
+    let mut unit = tree.clone();
+    set_in_tree(&mut unit, path, value, false).map_err(fail)?;
+    let mut out: Scene = match serde_json::from_value(unit) {
+        Ok(s) => s,
+        // A variant name: a unit variant failed; try it with its fields'
+        // defaults (`Penalty` → `Penalty(…)`).
+        Err(e) if is_variant_name(value) => {
+            let mut with_fields = tree;
+            set_in_tree(&mut with_fields, path, value, true).map_err(fail)?;
+            serde_json::from_value(with_fields).map_err(|e2| {
+                let (e, e2) = (e.to_string(), e2.to_string());
+                fail(if e == e2 {
+                    e
+                } else {
+                    format!("{e}; as `{value}(…)` with its fields' defaults: {e2}")
+                })
+            })?
+        }
+        Err(e) => return Err(fail(e.to_string())),
+    };
     out.file = scene.file.clone();
     Ok(out)
 }
@@ -115,7 +137,16 @@ fn describe(v: &Value) -> &'static str {
     }
 }
 
-fn set_in_tree(tree: &mut Value, path: &str, raw: &str) -> Result<(), String> {
+/// Whether `raw` reads as an enum variant's name (an identifier that starts
+/// with an upper-case letter).
+fn is_variant_name(raw: &str) -> bool {
+    raw.starts_with(|c: char| c.is_ascii_uppercase())
+        && raw.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Sets the leaf at `path` to `raw`; with `fields`, to the variant `raw`
+/// with an empty body (its fields' defaults).
+fn set_in_tree(tree: &mut Value, path: &str, raw: &str, fields: bool) -> Result<(), String> {
     let segs = segments(path)?;
     let mut node = tree;
     let mut walked = String::new();
@@ -177,6 +208,18 @@ fn set_in_tree(tree: &mut Value, path: &str, raw: &str) -> Result<(), String> {
         walked.push_str(seg);
     }
 
+    if is_variant_name(raw) && (variant_body(node).is_some() || node.is_string()) {
+        // Switching an enum's variant (module docs).
+        if variant_body(node).is_some_and(|(k, _)| k == raw) {
+            return Ok(());
+        }
+        *node = if fields {
+            serde_json::json!({ raw: {} })
+        } else {
+            Value::String(raw.to_string())
+        };
+        return Ok(());
+    }
     if matches!(node, Value::Object(_) | Value::Array(_)) {
         return Err(format!(
             "`{walked}` is {}, not a single value; set one of its entries: {}",

@@ -291,6 +291,50 @@ fn overrides_reach_fields_through_lists_vectors_and_variants() {
     assert_eq!(got.file, "test.ron");
 }
 
+/// An enum is switched to another variant by its name, with that variant's
+/// fields at their defaults; naming the current variant keeps its fields;
+/// an unknown name or a variant whose fields have no defaults is an error.
+#[test]
+fn overrides_switch_an_enum_to_a_named_variant() {
+    use crate::formulation::penalty::{NormalModel, PenaltySettings};
+    use crate::formulation::Formulation;
+    let s = scene("Sphere(pos: (0, 0, 0.5), radius: 0.1)", "");
+    let p = set(&s, "formulation", "Penalty").unwrap();
+    assert_eq!(
+        p.formulation,
+        Formulation::Penalty(PenaltySettings::default())
+    );
+    let mut hooke = s.clone();
+    hooke.formulation = Formulation::Penalty(PenaltySettings {
+        normal: NormalModel::Hooke { stiffness: 1e4 },
+        ..Default::default()
+    });
+    assert_eq!(
+        set(&hooke, "formulation", "Penalty").unwrap().formulation,
+        hooke.formulation,
+        "naming the current variant keeps its fields"
+    );
+    assert_eq!(
+        set(&hooke, "formulation", "Complementarity")
+            .unwrap()
+            .formulation,
+        Formulation::Complementarity
+    );
+    assert_eq!(
+        set(&s, "solver.method", "Apgd").unwrap().solver.method,
+        crate::solver::SolverMethod::Apgd
+    );
+    let err = set(&s, "formulation", "Bogus").unwrap_err().to_string();
+    assert!(
+        err.contains("unknown variant `Bogus`") && !err.contains("with its fields"),
+        "{err}"
+    );
+    let err = set(&p, "formulation.normal", "Hooke")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing field `stiffness`"), "{err}");
+}
+
 #[test]
 fn override_none_clears_an_optional_field() {
     let s = scene("Sphere(pos: (0, 0, 0), radius: 0.1, mass: 1.0)", "");
