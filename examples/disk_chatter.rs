@@ -3,7 +3,7 @@
 //! μ_s = 0.25, μ_k = 0.2, K_E = 10⁵ N/m) launched at 5 m/s comes to rest; afterwards, under the
 //! legacy constant rolling torque (App. A.2 eq. 8, μ_r = 0.1) its spin
 //! flips sign every step, under seed 003's tracked model it stays zero.
-//! `tests/penalty.rs` asserts the same.
+//! `repose validate` (case `disk_at_rest`) and `tests/penalty.rs` check the same.
 //!
 //! ```text
 //! cargo run --release --example disk_chatter -- docs/figures
@@ -13,25 +13,13 @@ use std::path::PathBuf;
 
 use glam::DVec3;
 use repose::render::{plot_lines, write_png, PlotOptions, Series};
-use repose::scene::Scene;
-use repose::step::Stepper;
 
 /// (time, ω) after each 1 ms step of `scenes/seed003_disk.ron` (8 s)
-/// under `rolling`.
+/// under `rolling` (the run of `repose validate`'s `disk_at_rest` case).
 fn disk(rolling: &str) -> Vec<(f64, DVec3)> {
-    let text = std::fs::read_to_string("scenes/seed003_disk.ron")
-        .expect("run from the repository root: scenes/seed003_disk.ron")
-        .replace("rolling: Tracked", &format!("rolling: {rolling}"));
-    let mut w = Scene::from_str(&text, "scenes/seed003_disk.ron", &[])
-        .and_then(|s| s.build())
-        .unwrap_or_else(|e| panic!("scene: {e:#}"));
-    let mut st = Stepper::new();
-    (0..8000)
-        .map(|k| {
-            st.step(&mut w)
-                .unwrap_or_else(|e| panic!("step {k}: {e:#}"));
-            (w.time, w.bodies.omega[0])
-        })
+    repose::validate::penalty::disk(rolling, 8.0)
+        .into_iter()
+        .map(|(t, _, w)| (t, w))
         .collect()
 }
 

@@ -4,8 +4,8 @@
 //! μ_k = 0.2, K_E = 10⁵ N/m, g = 9.8) released at rest on an incline of α
 //! with rolling resistance η_r, classified after 1 s (Table 2), drawn over
 //! App. D's borders tan α = 2 η_r μ_s, tan α = 3.5 μ_s − 5 η_r μ_k and
-//! η_r = 0.5. `tests/penalty.rs` checks the same classification on a
-//! coarser grid.
+//! η_r = 0.5. `repose validate` (case `incline_phases`) and
+//! `tests/penalty.rs` check the same classification on a coarser grid.
 //!
 //! ```text
 //! cargo run --release --example incline_phases -- docs/figures
@@ -13,52 +13,24 @@
 
 use std::path::PathBuf;
 
-use glam::DVec3;
 use repose::render::{plot_lines, write_png, PlotOptions, Series};
-use repose::scene::Scene;
-use repose::step::Stepper;
 
-const MU_S: f64 = 0.25;
-const MU_K: f64 = 0.2;
+const MU_S: f64 = repose::validate::penalty::INCLINE_MU.0;
+const MU_K: f64 = repose::validate::penalty::INCLINE_MU.1;
 
 /// Table 2's steady motions, in legend order.
 const MOTIONS: [&str; 4] = ["stationary", "rolling", "sliding", "rolling + slip"];
 
 /// The motion (an index into [`MOTIONS`]) after 1 s of
-/// `scenes/seed003_incline.ron` at slope `alpha` and rolling resistance `eta`.
+/// `scenes/seed003_incline.ron` at slope `alpha` and rolling resistance `eta`
+/// (the run of `repose validate`'s `incline_phases` case).
 fn motion(alpha: f64, eta: f64) -> usize {
-    let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
-    let down = DVec3::new(-alpha.cos(), 0.0, -alpha.sin());
-    let pos = n * (0.2 - 5.0 * 9.8 * alpha.cos() / 1e6);
-    let set = |k: &str, v: f64| (k.to_string(), format!("{v:e}"));
-    let scene = Scene::load(
-        std::path::Path::new("scenes/seed003_incline.ron"),
-        &[
-            set("spheres.0.pos.0", pos.x),
-            set("spheres.0.pos.2", pos.z),
-            set("boundaries.0.normal.0", n.x),
-            set("boundaries.0.normal.2", n.z),
-            set("materials.0.roll_eta", eta),
-        ],
-    )
-    .unwrap_or_else(|e| panic!("run from the repository root: {e:#}"));
-    let mut w = scene.build().expect("build");
-    let mut st = Stepper::new();
-    for k in 0..1000 {
-        st.step(&mut w)
-            .unwrap_or_else(|e| panic!("step {k}: {e:#}"));
-    }
-    let v = w.bodies.vel[0].dot(down);
-    let spin = w.bodies.omega[0].dot(n.cross(down)) * 0.2;
-    let tol = 1e-3;
-    if v.abs() < tol && spin.abs() < tol {
-        0
-    } else if (v - spin).abs() < tol * v.max(1.0) {
-        1
-    } else if spin.abs() < tol {
-        2
-    } else {
-        3
+    use repose::validate::penalty::{motion_on_incline, Motion};
+    match motion_on_incline(alpha, eta) {
+        Motion::Stationary => 0,
+        Motion::PureRolling => 1,
+        Motion::PureSliding => 2,
+        Motion::RollingWithSlip => 3,
     }
 }
 

@@ -555,7 +555,14 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                         .0,
                 )
             };
-            let checks = repose::validate::run_all(&mk);
+            let mut checks = repose::validate::run_all(&mk);
+            if matches!(backend, BackendChoice::Cpu) {
+                checks.extend(repose::validate::penalty::run_all());
+            } else {
+                println!(
+                    "(the penalty formulation's cases run on the cpu backend only: repose validate --backend cpu)"
+                );
+            }
             let mut failed = 0;
             for c in &checks {
                 let tag = if c.passed() { "pass" } else { "FAIL" };

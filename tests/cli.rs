@@ -322,6 +322,13 @@ fn validate_cpu_passes_every_case() {
     assert!(n > 0, "no validation case ran: {last:?}");
     assert_eq!(rest, "0 failed", "last line: {last:?}");
     assert!(!text.contains("FAIL"), "a case failed:\n{text}");
+    // The penalty formulation's cases run on the cpu backend too.
+    for (case, _) in repose::validate::penalty::cases() {
+        assert!(
+            text.contains(&format!("pass  {case}: ")),
+            "penalty case {case} missing:\n{text}"
+        );
+    }
 }
 
 #[test]

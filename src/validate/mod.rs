@@ -3,6 +3,8 @@
 //! [`Check`]s (measured vs expected, with a tolerance). The test suite asserts
 //! on them and `repose validate` prints them as a table.
 
+pub mod penalty;
+
 use glam::DVec3;
 
 use crate::bodies::{Bodies, SphereInit};
