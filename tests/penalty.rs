@@ -173,3 +173,65 @@ fn penalty_benchmark_counts_bodies_times_sub_steps() {
     );
     eprintln!("OBSERVED {r}");
 }
+
+/// Seed 003 §4.6 (Fig. 15), `scenes/seed003_stack.ron`: under the penalty
+/// formulation the smallest top mass that collapses the three-sphere stack
+/// rises with the rolling resistance η_r while the bottom spheres roll
+/// out, then levels off once sliding at the floor, not rolling, gives way
+/// (the plateau the paper explains by μ_s). Without rolling resistance
+/// (μ_s = 0.3 < tan(θ/2) = 0.316) no top mass stands.
+#[test]
+fn three_sphere_stack_holds_more_with_rolling_resistance_up_to_a_plateau() {
+    use repose::validate::penalty::{stack_collapses, stack_critical_mass};
+    assert!(
+        stack_collapses(true, 0.0, 0.01),
+        "without rolling resistance even 10 g on top should collapse the stack"
+    );
+    let m = |eta: f64| {
+        stack_critical_mass(true, eta, 0.01, 100.0, 0.01)
+            .unwrap_or_else(|| panic!("η_r = {eta}: no critical mass in 0.01–100 kg"))
+    };
+    let (low, mid, plateau, far) = (m(0.04), m(0.16), m(0.3), m(0.5));
+    eprintln!(
+        "OBSERVED critical top mass: η_r = 0.04: {low:.3} kg, 0.16: {mid:.3} kg, 0.3: {plateau:.3} kg, 0.5: {far:.3} kg"
+    );
+    assert!(
+        mid > 3.0 * low,
+        "rolling resistance should hold more: {low} kg at η_r = 0.04, {mid} kg at 0.16"
+    );
+    assert_close(
+        "critical top mass at η_r = 0.5 against 0.3 (kg)",
+        far,
+        plateau,
+        0.05 * plateau,
+    );
+}
+
+/// The same stack under the complementarity formulation: rigid spheres
+/// stand as long as *some* static distribution of contact forces exists,
+/// so at large ρ (rolling held) the critical top mass is the rigid statics'
+/// sliding bound (18.37 kg for μ = 0.3, `stack_sliding_bound`), within the
+/// bisection's 1 %; the penalty formulation's springs settle into a
+/// distribution that gives way well below it.
+#[test]
+fn complementarity_stack_stands_up_to_the_rigid_sliding_bound() {
+    use repose::validate::penalty::{stack_critical_mass, stack_sliding_bound};
+    let bound = stack_sliding_bound();
+    let rigid = stack_critical_mass(false, 0.3, 0.01, 100.0, 0.005)
+        .expect("a critical mass in 0.01–100 kg");
+    let penalty =
+        stack_critical_mass(true, 0.3, 0.01, 100.0, 0.01).expect("a critical mass in 0.01–100 kg");
+    eprintln!(
+        "OBSERVED critical top mass at η_r = 0.3: complementarity {rigid:.3} kg, penalty {penalty:.3} kg, rigid sliding bound {bound:.3} kg"
+    );
+    assert_close(
+        "complementarity critical top mass (kg)",
+        rigid,
+        bound,
+        0.01 * bound,
+    );
+    assert!(
+        penalty < bound,
+        "penalty critical mass {penalty} kg above the rigid bound {bound} kg"
+    );
+}

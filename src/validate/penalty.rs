@@ -666,3 +666,74 @@ fn disk_at_rest() -> Vec<Check> {
     }
     out
 }
+
+const STACK: &str = include_str!("../../scenes/seed003_stack.ron");
+
+/// Seed 003 §4.6's stack (`scenes/seed003_stack.ron`): its radius (m), its
+/// μ_s and the top sphere's start height (m).
+pub const STACK_R: f64 = 0.15;
+/// μ_s of the stack's spheres.
+pub const STACK_MU_S: f64 = 0.3;
+const STACK_TOP_Z: f64 = 0.39544602;
+
+/// Whether the stack of `scenes/seed003_stack.ron` with rolling resistance
+/// η_r = `eta` (under `Complementarity`: ρ = 2 η_r μ_s R, the cap of the
+/// floor contact's roll torque in the penalty model) and a top sphere of
+/// `m_top` kg collapses within 3 s: the top sphere has dropped by more
+/// than R/2, or still moves (above 1 mm/s) at the end.
+pub fn stack_collapses(penalty: bool, eta: f64, m_top: f64) -> bool {
+    let set = |k: &str, v: String| (k.to_string(), v);
+    let mut sets = vec![
+        set("spheres.2.mass", format!("{m_top:e}")),
+        set("materials.0.roll_eta", format!("{eta:e}")),
+        set(
+            "materials.0.rolling",
+            format!("{:e}", 2.0 * eta * STACK_MU_S * STACK_R),
+        ),
+    ];
+    if !penalty {
+        sets.push(set("formulation", "Complementarity".into()));
+    }
+    let scene = Scene::from_str(STACK, "scenes/seed003_stack.ron", &sets)
+        .unwrap_or_else(|e| panic!("scenes/seed003_stack.ron: {e:#}"));
+    let mut w = scene.build().expect("the stack scene builds");
+    let mut st = Stepper::new();
+    steps(&mut w, &mut st, 3000);
+    let drop = STACK_TOP_Z - w.bodies.pos[2].z;
+    drop > 0.5 * STACK_R || w.bodies.vel[2].length() > 1e-3
+}
+
+/// The smallest top mass (kg) at which the stack collapses, by bisection
+/// on log m between `lo` (must stand) and `hi` (must fall) to a relative
+/// width `rel`; `None` when `lo` falls or `hi` stands.
+pub fn stack_critical_mass(penalty: bool, eta: f64, lo: f64, hi: f64, rel: f64) -> Option<f64> {
+    if stack_collapses(penalty, eta, lo) || !stack_collapses(penalty, eta, hi) {
+        return None;
+    }
+    let (mut lo, mut hi) = (lo, hi);
+    while hi / lo > 1.0 + rel {
+        let mid = (lo * hi).sqrt();
+        if stack_collapses(penalty, eta, mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+/// The rigid statics' bound on the stack's top mass when the bottom
+/// spheres may only slide (rolling held, as at large η_r): with θ the
+/// contacts' angle from the vertical (sin θ = 1.15 / 2), the top contacts'
+/// friction at its most helpful (T = μ_s N) and the floor's within
+/// μ_s (m g + W/2), equilibrium needs
+/// W [(sin θ − μ cos θ) / (2 (cos θ + μ sin θ)) − μ/2] ≤ μ m g
+/// (m = 1 kg the bottom spheres' mass): 18.37 kg for μ_s = 0.3. No static
+/// state of rigid spheres carries more.
+pub fn stack_sliding_bound() -> f64 {
+    let mu = STACK_MU_S;
+    let s = 1.15 / 2.0;
+    let c = (1.0f64 - s * s).sqrt();
+    let k = (s - mu * c) / (2.0 * (c + mu * s)) - mu / 2.0;
+    mu * 1.0 / k
+}
