@@ -235,3 +235,17 @@ fn complementarity_stack_stands_up_to_the_rigid_sliding_bound() {
         "penalty critical mass {penalty} kg above the rigid bound {bound} kg"
     );
 }
+
+/// Seed 003 §4.5.2 / Table 5: the ellipsoid's spin torque follows the
+/// curvature at its contact (upright 125 /m, flat 29 /m).
+#[test]
+fn ellipsoid_spin_torque_follows_the_curvature_at_its_contact() {
+    case_holds("ellipsoid_spin");
+}
+
+/// Seed 003 §4.5.1 / Table 4: the upright ellipsoid pushed at 0.3 m/s
+/// falls over and comes to rest lying flat.
+#[test]
+fn pushed_upright_ellipsoid_comes_to_rest_lying_flat() {
+    case_holds("ellipsoid_falls_flat");
+}

@@ -36,6 +36,8 @@ pub fn cases() -> Vec<(&'static str, PenaltyCase)> {
         ("hertzian_spin", hertzian_spin),
         ("incline_phases", incline_phases),
         ("disk_at_rest", disk_at_rest),
+        ("ellipsoid_spin", ellipsoid_spin),
+        ("ellipsoid_falls_flat", ellipsoid_falls_flat),
     ]
 }
 
@@ -736,4 +738,128 @@ pub fn stack_sliding_bound() -> f64 {
     let c = (1.0f64 - s * s).sqrt();
     let k = (s - mu * c) / (2.0 * (c + mu * s)) - mu / 2.0;
     mu * 1.0 / k
+}
+
+/// Seed 003 §4.5.2 / Table 5: a steel ellipsoid (a = b = 2 cm, c = 5 cm,
+/// 8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E = 5·10⁶ N/m, μ_s = 0.25,
+/// μ_k = 0.2, `spinning: Hertz`) spinning at 1 rad/s on a rigid floor,
+/// upright (on the end of c) or flat (on the end of a): the contact's
+/// curvature is the ellipsoid's mean curvature there (125 /m upright,
+/// 29 /m flat), its Hertz radius a = √(δ/𝒦), and the kinetic spin torque
+/// a μ_k N / 2 (Table 5's maxima are the static a μ_s N / 2: 4.63·10⁻⁵ and
+/// 7.53·10⁻⁵ N m).
+fn ellipsoid_spin() -> Vec<Check> {
+    let (ra, rc, rho, e, nu) = (0.02f64, 0.05f64, 8e3, 2e11, 0.3);
+    let m = 4.0 / 3.0 * std::f64::consts::PI * ra * ra * rc * rho;
+    let n_load = m * 9.8;
+    let e_star = e / (1.0 - nu * nu);
+    let mut out = Vec::new();
+    // (pose, curvature at the contact, its half height, spin inertia, rot).
+    let flat_rot = glam::DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
+    for (pose, kappa, half, inertia, rot) in [
+        (
+            "upright",
+            rc / (ra * ra),
+            rc,
+            m * 2.0 * ra * ra / 5.0,
+            glam::DQuat::IDENTITY,
+        ),
+        (
+            "flat",
+            0.5 * (ra / (ra * ra) + ra / (rc * rc)),
+            ra,
+            m * (ra * ra + rc * rc) / 5.0,
+            flat_rot,
+        ),
+    ] {
+        let r_eff = 1.0 / kappa;
+        let delta = (3.0 * n_load / (4.0 * e_star * r_eff.sqrt())).powf(2.0 / 3.0);
+        let a = (r_eff * delta).sqrt();
+        let mut w = world(&format!(
+            "Scene(version: 1, time_step: 1e-3, duration: 1.0, gravity: (0, 0, -9.8),
+               formulation: Penalty(normal: Hertz, spinning: Hertz),
+               materials: [
+                   (name: \"steel\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                    slide_stiffness: 5e6, density: {rho}, young_modulus: {e}, poisson_ratio: {nu}),
+                   (name: \"rigid\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                    slide_stiffness: 5e6, young_modulus: 1e30, poisson_ratio: 0.0)],
+               spheres: [Body(shape: Ellipsoid(radii: ({ra}, {ra}, {rc})), pos: (0, 0, {}),
+                              rot: ({}, {}, {}, {}), angular_velocity: (0, 0, 1), material: 0)],
+               boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1), material: 1)])",
+            half - delta,
+            rot.x,
+            rot.y,
+            rot.z,
+            rot.w
+        ));
+        let mut st = Stepper::new();
+        let mut samples = Vec::new();
+        for _ in 0..300 {
+            steps(&mut w, &mut st, 1);
+            if (0.05..=0.3).contains(&w.time) {
+                samples.push((w.time, w.bodies.omega[0].z));
+            }
+        }
+        let torque = -inertia * slope(&samples);
+        out.push(check(
+            "ellipsoid_spin",
+            format!("{pose}: kinetic spin torque (a μ_k N / 2, 𝒦 = {kappa:.0} /m, a = {a:.3e} m)"),
+            torque,
+            0.5 * a * 0.2 * n_load,
+            0.01 * 0.5 * a * 0.2 * n_load,
+            "N m",
+        ));
+    }
+    out
+}
+
+/// Seed 003 §4.5.1 / Table 4: an ellipsoid (m = 5 kg, a = b = 0.2 m,
+/// c = 0.5 m, μ_s = 0.25, μ_k = 0.2, K_E = 10⁵ N/m, η_r = 0.2, Hooke
+/// k_n = 10⁷ N/m) set upright on a floor and pushed at 0.3 m/s falls over,
+/// rolls and comes to rest lying flat (the paper's Fig. 14: flat and still
+/// at 3 s): at 4 s still, its centre at a above the floor and its c axis
+/// horizontal within 3° (rolling resistance holds it where it stops, a
+/// little short of the exact flat pose: 1.5° here).
+fn ellipsoid_falls_flat() -> Vec<Check> {
+    let density = 5.0 / (4.0 / 3.0 * std::f64::consts::PI * 0.2 * 0.2 * 0.5);
+    let mut w = world(&format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 4.0, gravity: (0, 0, -9.8),
+           formulation: Penalty(normal: Hooke(stiffness: 1e7)),
+           materials: [(name: \"m\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                        slide_stiffness: 1e5, roll_eta: 0.2, density: {density})],
+           spheres: [Body(shape: Ellipsoid(radii: (0.2, 0.2, 0.5)), pos: (0, 0, {}),
+                          velocity: (0, 0.3, 0))],
+           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])",
+        0.5 - 5.0 * 9.8 / 1e7
+    ));
+    let mut st = Stepper::new();
+    steps(&mut w, &mut st, 4000);
+    let axis = w.bodies.rot[0] * DVec3::Z;
+    let c = "ellipsoid_falls_flat";
+    vec![
+        check(
+            c,
+            "|c axis · vertical| at 4 s (0: lying flat)",
+            axis.z.abs(),
+            0.0,
+            0.05,
+            "",
+        ),
+        check(
+            c,
+            "centre height at 4 s (a less the overlap under its weight)",
+            w.bodies.pos[0].z,
+            0.2 - 5.0 * 9.8 / 1e7,
+            1e-3,
+            "m",
+        ),
+        check(
+            c,
+            "speed at 4 s",
+            w.bodies.vel[0].length() + 0.2 * w.bodies.omega[0].length(),
+            0.0,
+            1e-3,
+            "m/s",
+        ),
+    ]
 }

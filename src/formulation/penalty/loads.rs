@@ -9,7 +9,7 @@
 use glam::DVec3;
 
 use super::{normal, roll_spin, slide, ContactHistory, PenaltySettings, RollingModel, SpinModel};
-use crate::bodies::Bodies;
+use crate::bodies::{Bodies, SPHERE};
 use crate::collision::{ContactGeom, NO_BODY};
 use crate::material::Material;
 
@@ -39,6 +39,20 @@ pub struct Context<'a> {
     pub settings: &'a PenaltySettings,
     /// The sub-step Δt (s).
     pub dt: f64,
+}
+
+/// Body `i`'s curvature at the world point `point` (see `contact_loads`).
+#[inline]
+fn curvature(b: &Bodies, i: usize, point: DVec3) -> f64 {
+    if b.shape[i] == SPHERE {
+        return 1.0 / b.radius[i];
+    }
+    b.shape_of(i)
+        .and_then(|s| {
+            s.shape
+                .mean_curvature(b.rot[i].inverse() * (point - b.pos[i]))
+        })
+        .unwrap_or(1.0 / b.radius[i])
 }
 
 /// The loads of contact `c`, advancing its history `hist` (the default for
@@ -74,8 +88,15 @@ pub fn contact_loads(cx: &Context, c: &ContactGeom, hist: &mut ContactHistory) -
     let n = c.normal;
     let delta = -c.gap;
     let m_star = 1.0 / (b.inv_mass[a] + inv_mb);
-    // Curvatures 1/r (a wall: 0) and R* = 1/(κ_A + κ_B).
-    let (kappa_a, kappa_b) = (1.0 / b.radius[a], 1.0 / radius_b);
+    // Curvatures at the contact point (a sphere 1/r, a wall 0, an
+    // ellipsoid its mean curvature there, other shapes 1/(bounding
+    // radius): `Shape::mean_curvature`) and R* = 1/(κ_A + κ_B).
+    let kappa_a = curvature(b, a, c.point);
+    let kappa_b = if c.b == NO_BODY {
+        1.0 / radius_b
+    } else {
+        curvature(b, c.b as usize, c.point)
+    };
     let kappa = kappa_a + kappa_b;
     let params = normal::NormalParams {
         e_star: pc.e_star,

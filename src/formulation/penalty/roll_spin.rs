@@ -9,8 +9,10 @@
 //! contact and P the projection onto the tangent plane (first order, as for
 //! [`super::slide`]: a sphere rolling without slip has p_A = p_B, a locked
 //! sphere dragged has p_sphere = 0). Body k rocks by θ_k = κ_k p_k (eq. 2),
-//! κ_k its curvature (1/r for a sphere, 0 for a wall; other shapes: 1/their
-//! bounding radius, a stand-in until their surface curvature is used), and
+//! κ_k its curvature at the contact (1/r for a sphere, 0 for a wall, an
+//! ellipsoid's mean curvature there as seed 003 App. C takes it,
+//! [`crate::shape::Shape::mean_curvature`]; shapes with faces and edges:
+//! 1/their bounding radius, a stand-in), and
 //! its history Θ_k += θ_k. With κ = κ_A + κ_B:
 //!
 //! | quantity | formula | ref |
