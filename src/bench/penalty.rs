@@ -24,7 +24,8 @@ use crate::world::World;
 pub struct PenaltyBench {
     /// The scene's name.
     pub scene: String,
-    /// Bodies stepped.
+    /// Bodies at the end (a scene with inlets adds some while timed: use
+    /// one without, as the default bed is).
     pub particles: usize,
     /// Rayon threads.
     pub threads: usize,
@@ -36,7 +37,7 @@ pub struct PenaltyBench {
     pub substeps: u64,
     /// The sub-step Δt (s).
     pub substep_seconds: f64,
-    /// Mean contacts at the end of the timed steps.
+    /// Mean over the timed steps of the contacts at each step's last sub-step.
     pub mean_contacts: f64,
     /// Wall time of the timed steps (s).
     pub seconds: f64,

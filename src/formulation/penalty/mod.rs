@@ -240,9 +240,9 @@ pub(crate) struct PairCoefficients {
     pub zeta: f64,
     /// E* (Pa).
     pub e_star: f64,
-    /// μ_s and μ_k, the smaller of the two.
+    /// μ_s, the smaller of the two.
     pub mu_s: f64,
-    /// μ_k.
+    /// μ_k, the smaller of the two.
     pub mu_k: f64,
     /// K_E: the smaller of the set values, `None` where neither sets it.
     pub slide_stiffness: Option<f64>,
@@ -400,7 +400,7 @@ pub fn step(
 fn forces(
     world: &mut World,
     ws: &mut PenaltyWorkspace,
-    cx_settings: &PenaltySettings,
+    settings: &PenaltySettings,
     contacts: &[ContactGeom],
     dt: f64,
 ) {
@@ -408,7 +408,7 @@ fn forces(
         bodies: &world.bodies,
         materials: &world.materials,
         pairs: &ws.pair_table,
-        settings: cx_settings,
+        settings,
         dt,
     };
     let history = &world.contact_history;
