@@ -80,7 +80,9 @@ pub struct Summary {
     pub stage_seconds: BTreeMap<String, f64>,
     /// Active contacts per step.
     pub contacts: ContactStats,
-    /// Contact solver statistics over all steps.
+    /// Contact solver statistics over all steps (zero iterations and
+    /// residuals under the penalty formulation, which solves no contact
+    /// problem: see `substeps` and `particle_steps` there).
     pub solver: SolverStats,
     /// Total kinetic energy (translational + rotational) at the end (J);
     /// `null` in JSON when not finite.
