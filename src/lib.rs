@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod inlet;
 pub mod integrate;
 pub mod interrupt;
+pub mod lcp;
 pub mod material;
 pub mod measure;
 pub mod output;
