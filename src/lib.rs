@@ -6,6 +6,7 @@ pub mod boundary;
 pub mod collision;
 pub mod compare;
 pub mod cone;
+pub mod existence;
 pub mod formulation;
 pub mod gpu;
 pub mod inlet;
