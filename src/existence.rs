@@ -35,12 +35,23 @@
 //! Per contact the rows of H and w are ordered normal first, then the
 //! d − 1 tangents (repose's convention).
 
+use std::path::Path;
+
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettings, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
+use serde::{Deserialize, Serialize};
+
+use crate::siconos::SiconosProblem;
 
 /// One step's incremental problem, as far as the criterion needs it:
-/// H (n_c d × m, row-major), w (n_c d) and μ per contact; d = 2 or 3.
-#[derive(Clone, Debug, PartialEq)]
+/// H (n_c d × m, row-major), w (n_c d) and μ per contact; d = 2 or 3. As a
+/// RON file (`repose check-existence FILE.ron`):
+///
+/// ```ron
+/// IncrementalProblem(dim: 2, dofs: 1, h: [0.5, 0.866], w: [0.0, 1.0], mu: [0.5])
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct IncrementalProblem {
     /// Rows per contact: 2 (plane) or 3 (space).
     pub dim: usize,
@@ -55,7 +66,7 @@ pub struct IncrementalProblem {
 }
 
 /// What the check found.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ExistenceReport {
     /// The optimal s of eq. 39, capped at 1 (NaN when the solver failed).
     pub s: f64,
@@ -107,6 +118,43 @@ impl IncrementalProblem {
             out.push("H, w: every entry must be finite".to_string());
         }
         out
+    }
+}
+
+/// Reads an incremental problem from a RON file; errors name the file,
+/// the field and the reason.
+pub fn read_ron(path: &Path) -> Result<IncrementalProblem, String> {
+    let file = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
+    let p: IncrementalProblem = ron::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
+    let problems = p.problems();
+    if problems.is_empty() {
+        Ok(p)
+    } else {
+        Err(format!("{file}: {}", problems.join("; ")))
+    }
+}
+
+/// The criterion for a problem known only in reduced form, u = W r + q
+/// (a Siconos file): with M positive definite, range(H) = range(W) and
+/// w − q lies in it, so (A) reads ∃ x: (W x + q)^i ∈ K_{e_i, 1/μ_i}: H = the
+/// sliding rows (normal and two tangents) of W over every unknown, w = q's.
+pub fn from_siconos(p: &SiconosProblem) -> IncrementalProblem {
+    let (d, n) = (p.dim, p.n_contacts);
+    let m = d * n;
+    let dense = p.w.to_dense();
+    let rows: Vec<usize> = (0..n)
+        .flat_map(|i| (0..3).map(move |k| d * i + k))
+        .collect();
+    IncrementalProblem {
+        dim: 3,
+        dofs: m,
+        h: rows
+            .iter()
+            .flat_map(|&r| dense[r * m..(r + 1) * m].iter().copied())
+            .collect(),
+        w: rows.iter().map(|&r| p.q[r]).collect(),
+        mu: p.mu.clone(),
     }
 }
 

@@ -150,3 +150,65 @@ fn spheres_in_a_box_and_in_a_drum_always_have_a_solution() {
         }
     }
 }
+
+/// `repose check-existence` on its three inputs: a RON incremental problem
+/// (Painlevé's bar, robust at θ = 60°, μ = 0.5; not guaranteed at μ = 3),
+/// a Siconos problem, and a scene at a step; a malformed file is one error
+/// naming the file and the field.
+#[test]
+fn check_existence_reads_ron_siconos_and_scenes() {
+    let bin = env!("CARGO_BIN_EXE_repose");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(bin)
+            .arg("check-existence")
+            .args(args)
+            .output()
+            .expect("repose runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let file = |name: &str, mu: &str| {
+        let p = tmp.path().join(name);
+        let (s, c) = 60f64.to_radians().sin_cos();
+        std::fs::write(
+            &p,
+            format!(
+                "IncrementalProblem(dim: 2, dofs: 1, h: [{s}, {c}], w: [0.0, 1.0], mu: [{mu}])"
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let robust = file("robust.ron", "0.5");
+    let (code, out, _) = run(&[robust.as_os_str()]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("a solution exists, robustly"), "{out}");
+    let fails = file("fails.ron", "3.0");
+    let (_, out, _) = run(&[fails.as_os_str()]);
+    assert!(out.contains("condition (A) fails"), "{out}");
+    let bad = file("bad.ron", "-1.0");
+    let (code, _, err) = run(&[bad.as_os_str()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("bad.ron") && err.contains("mu[0]"), "{err}");
+    let dat = root.join("tests/data/siconos/fc3d/Capsules-i101-404.dat");
+    let (code, out, err) = run(&[dat.as_os_str()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("225 contacts") && out.contains("a solution exists"),
+        "{out}"
+    );
+    let scene = root.join("scenes/column.ron");
+    let (code, out, err) = run(&[
+        scene.as_os_str(),
+        "--at-step".as_ref(),
+        "10".as_ref(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("\"guaranteed\": true"), "{out}");
+}
