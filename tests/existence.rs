@@ -212,3 +212,42 @@ fn check_existence_reads_ron_siconos_and_scenes() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("\"guaranteed\": true"), "{out}");
 }
+
+/// `analysis.existence_every`: a run checks the criterion every N steps
+/// and sums it up in `summary.json` (`extra.existence`): a turning drum,
+/// checked every 10 steps over 50, is guaranteed a solution each time.
+#[test]
+fn runs_check_the_criterion_every_n_steps_into_the_summary() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sets = [
+        ("duration".to_string(), "0.1".to_string()),
+        ("analysis.existence_every".to_string(), "10".to_string()),
+    ];
+    let scene = repose::scene::Scene::load(&root.join("scenes/drum.ron"), &sets).expect("scene");
+    let tmp = tempfile::tempdir().unwrap();
+    let s = repose::run::run_scene(
+        &scene,
+        &repose::run::RunOptions {
+            out_dir: Some(tmp.path().join("drum")),
+            no_frames: true,
+            no_picture: true,
+            backend: repose::run::BackendChoice::Cpu,
+            ..Default::default()
+        },
+    )
+    .expect("run");
+    let e = &s.extra["existence"];
+    let steps = s.steps;
+    eprintln!("OBSERVED {steps} steps: {e}");
+    assert_eq!(e["every"], 10);
+    assert_eq!(e["checked"].as_u64(), Some(steps / 10), "{e}");
+    assert_eq!(e["guaranteed"], e["checked"], "{e}");
+    assert!(e["min_s"].as_f64().is_some_and(|m| m >= 0.0), "{e}");
+    let bad = repose::scene::Scene::load(
+        &root.join("scenes/drum.ron"),
+        &[("analysis.existence_every".to_string(), "0".to_string())],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(bad.contains("existence_every"), "{bad}");
+}

@@ -136,6 +136,11 @@ pub struct AnalysisSettings {
     pub settle: SettleSettings,
     /// End the run as soon as the pile has settled (default false).
     pub stop_when_settled: bool,
+    /// Check seed 004's existence criterion ([`crate::existence`]) on the
+    /// step's contact problem every this many steps (complementarity
+    /// formulation), logged and summed up in `summary.json`
+    /// (`extra.existence`); `None` (default): never.
+    pub existence_every: Option<u64>,
 }
 
 impl AnalysisSettings {
@@ -156,6 +161,12 @@ impl AnalysisSettings {
                     .into_iter()
                     .map(|(f, r)| (format!("drum.{f}"), r)),
             );
+        }
+        if self.existence_every == Some(0) {
+            p.push((
+                "existence_every".into(),
+                "must be ≥ 1 (steps), or None".into(),
+            ));
         }
         if let Some(f) = self.floor {
             if !f.is_finite() {

@@ -165,6 +165,14 @@ impl Session<'_> {
             ProgressBar::hidden()
         };
         let stop_when_settled = scene.analysis.stop_when_settled && self.settle.is_some();
+        if scene.analysis.existence_every.is_some()
+            && !matches!(
+                scene.formulation,
+                crate::formulation::Formulation::Complementarity
+            )
+        {
+            log::warn!("analysis.existence_every: the penalty formulation poses no contact problem to check; no check will run");
+        }
         let mut stopped = false;
         let dump_steps: std::collections::BTreeSet<u64> = scene
             .output
@@ -306,6 +314,14 @@ impl Session<'_> {
                     ke / world.bodies.len() as f64
                 };
                 stopped = d.update(world.time, ke) && stop_when_settled;
+            }
+            if let Some(every) = scene.analysis.existence_every {
+                if k % every == 0 && self.stepper.last_problem.n_contacts() > 0 {
+                    let t = Instant::now();
+                    record_existence(&mut self.summary, k, every, &self.stepper.last_problem);
+                    self.summary
+                        .add_stage_seconds("existence", t.elapsed().as_secs_f64());
+                }
             }
             let t_out = Instant::now();
             if let Some(d) = &mut self.drum {
@@ -451,5 +467,57 @@ impl Session<'_> {
             out.display()
         );
         Ok(summary)
+    }
+}
+
+/// Checks seed 004's existence criterion on step `k`'s contact problem and
+/// adds it to `summary.extra.existence` (kept in the summary, so a resumed
+/// run goes on counting): steps checked, how many guaranteed a solution
+/// (s ≥ 0) and robustly (s > 0), the smallest s and its step, and the
+/// first steps (up to 20) where (A) failed.
+fn record_existence(
+    summary: &mut crate::output::summary::Summary,
+    k: u64,
+    every: u64,
+    problem: &crate::problem::ContactProblem,
+) {
+    let r = crate::existence::check(&crate::existence::from_contact_problem(problem));
+    if r.guaranteed {
+        log::debug!(
+            "step {k}: existence criterion s = {:.3e} ({})",
+            r.s,
+            r.status
+        );
+    } else {
+        log::warn!(
+            "step {k}: seed 004's existence criterion fails (s = {:.3e}, {}): a solution of this step's contact problem is not guaranteed",
+            r.s,
+            r.status
+        );
+    }
+    let e = summary
+        .extra
+        .entry("existence")
+        .or_insert_with(|| serde_json::json!({"every": every, "checked": 0, "guaranteed": 0, "robust": 0, "min_s": null, "min_s_step": null, "failed_steps": []}));
+    let count = |e: &mut serde_json::Value, key: &str| {
+        e[key] = serde_json::json!(e[key].as_u64().unwrap_or(0) + 1);
+    };
+    count(e, "checked");
+    if r.guaranteed {
+        count(e, "guaranteed");
+    }
+    if r.robust {
+        count(e, "robust");
+    }
+    if r.s.is_finite() && e["min_s"].as_f64().map_or(true, |m| r.s < m) {
+        e["min_s"] = serde_json::json!(r.s);
+        e["min_s_step"] = serde_json::json!(k);
+    }
+    if !r.guaranteed {
+        if let Some(list) = e["failed_steps"].as_array_mut() {
+            if list.len() < 20 {
+                list.push(serde_json::json!(k));
+            }
+        }
     }
 }
