@@ -52,7 +52,7 @@ fn world(text: &str) -> World {
         .unwrap_or_else(|e| panic!("built-in penalty case scene: {e:#}"))
 }
 
-fn steps(w: &mut World, st: &mut Stepper, n: usize) {
+fn steps_of(w: &mut World, st: &mut Stepper, n: usize) {
     for k in 0..n {
         st.step(w)
             .unwrap_or_else(|e| panic!("built-in penalty case, step {k}: {e:#}"));
@@ -281,7 +281,7 @@ fn brick_on_incline() -> Vec<Check> {
         let x0 = w.bodies.pos[0];
         let mut samples = Vec::new();
         for k in 0..1000 {
-            steps(&mut w, &mut st, 1);
+            steps_of(&mut w, &mut st, 1);
             if k >= 200 {
                 samples.push((w.time, w.bodies.vel[0].dot(down)));
             }
@@ -359,7 +359,7 @@ fn spinning_sphere() -> Vec<Check> {
     let mut samples = Vec::new();
     let mut stop = f64::NAN;
     for _ in 0..8000 {
-        steps(&mut w, &mut st, 1);
+        steps_of(&mut w, &mut st, 1);
         let wz = w.bodies.omega[0].z;
         if (1.0..=5.0).contains(&w.time) {
             samples.push((w.time, wz));
@@ -402,7 +402,7 @@ fn rolling_sphere() -> Vec<Check> {
     let mut samples = Vec::new();
     let mut max_slip: f64 = 0.0;
     for _ in 0..500 {
-        steps(&mut w, &mut st, 1);
+        steps_of(&mut w, &mut st, 1);
         let (v, om) = (w.bodies.vel[0].x, w.bodies.omega[0].y);
         if (0.05..=0.5).contains(&w.time) {
             samples.push((w.time, v));
@@ -424,6 +424,47 @@ fn rolling_sphere() -> Vec<Check> {
     ]
 }
 
+/// Seed 003 App. C's steel (8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E =
+/// 5·10⁶ N/m, μ_s = 0.25, μ_k = 0.2) on a rigid floor with the Hertzian
+/// spin stiffness: the body `body` (a scene `spheres` entry spinning about
+/// z, material 0) is run for `steps` steps of 1 ms, and the spin torque
+/// −I dω/dt fitted over `window` (s) returned.
+fn steel_spin_torque(body: &str, inertia: f64, steps: usize, window: (f64, f64)) -> f64 {
+    let mut w = world(&format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 1.0, gravity: (0, 0, -9.8),
+           formulation: Penalty(normal: Hertz, spinning: Hertz),
+           materials: [
+               (name: \"steel\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                slide_stiffness: 5e6, density: {STEEL_DENSITY}, young_modulus: {STEEL_E},
+                poisson_ratio: {STEEL_NU}),
+               (name: \"rigid\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
+                slide_stiffness: 5e6, young_modulus: 1e30, poisson_ratio: 0.0)],
+           spheres: [{body}],
+           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1), material: 1)])"
+    ));
+    let mut st = Stepper::new();
+    let mut samples = Vec::new();
+    for _ in 0..steps {
+        steps_of(&mut w, &mut st, 1);
+        if (window.0..=window.1).contains(&w.time) {
+            samples.push((w.time, w.bodies.omega[0].z));
+        }
+    }
+    -inertia * slope(&samples)
+}
+
+const STEEL_DENSITY: f64 = 8e3;
+const STEEL_E: f64 = 2e11;
+const STEEL_NU: f64 = 0.3;
+
+/// Hertz's overlap δ and contact radius a = √(R δ) of a body of effective
+/// radius `r_eff` pressed by `load` onto a rigid floor (E* = E/(1 − ν²)).
+fn steel_contact(load: f64, r_eff: f64) -> (f64, f64) {
+    let e_star = STEEL_E / (1.0 - STEEL_NU * STEEL_NU);
+    let delta = (3.0 * load / (4.0 * e_star * r_eff.sqrt())).powf(2.0 / 3.0);
+    (delta, (r_eff * delta).sqrt())
+}
+
 /// Seed 003 App. C / Table 5: with the Hertzian spin stiffness the spin
 /// torque of a spinning steel sphere (the ellipsoid's volume: R = 27.14 mm,
 /// 8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E = 5·10⁶ N/m) on a rigid floor
@@ -431,34 +472,19 @@ fn rolling_sphere() -> Vec<Check> {
 /// (a = 8.47·10⁻⁵ m: 5.57·10⁻⁵ N m; Table 5's 6.96·10⁻⁵ N m is the static
 /// peak a μ_s N / 2).
 fn hertzian_spin() -> Vec<Check> {
-    let (r, rho, e, nu): (f64, f64, f64, f64) = ((2e-5f64).cbrt(), 8e3, 2e11, 0.3);
-    let m = 4.0 / 3.0 * std::f64::consts::PI * r.powi(3) * rho;
+    let r = (2e-5f64).cbrt();
+    let m = 4.0 / 3.0 * std::f64::consts::PI * r.powi(3) * STEEL_DENSITY;
     let n_load = m * 9.8;
-    let e_star = e / (1.0 - nu * nu);
-    let delta = (3.0 * n_load / (4.0 * e_star * r.sqrt())).powf(2.0 / 3.0);
-    let a = (r * delta).sqrt();
-    let mut w = world(&format!(
-        "Scene(version: 1, time_step: 1e-3, duration: 1.0, gravity: (0, 0, -9.8),
-           formulation: Penalty(normal: Hertz, spinning: Hertz),
-           materials: [
-               (name: \"steel\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
-                slide_stiffness: 5e6, density: {rho}, young_modulus: {e}, poisson_ratio: {nu}),
-               (name: \"rigid\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
-                slide_stiffness: 5e6, young_modulus: 1e30, poisson_ratio: 0.0)],
-           spheres: [Sphere(pos: (0, 0, {}), radius: {r}, angular_velocity: (0, 0, 1), material: 0)],
-           boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1), material: 1)])",
-        r - delta
-    ));
-    let inertia = 0.4 * m * r * r;
-    let mut st = Stepper::new();
-    let mut samples = Vec::new();
-    for _ in 0..1000 {
-        steps(&mut w, &mut st, 1);
-        if (0.2..=0.8).contains(&w.time) {
-            samples.push((w.time, w.bodies.omega[0].z));
-        }
-    }
-    let torque = -inertia * slope(&samples);
+    let (delta, a) = steel_contact(n_load, r);
+    let torque = steel_spin_torque(
+        &format!(
+            "Sphere(pos: (0, 0, {}), radius: {r}, angular_velocity: (0, 0, 1), material: 0)",
+            r - delta
+        ),
+        0.4 * m * r * r,
+        1000,
+        (0.2, 0.8),
+    );
     let expected = 0.5 * a * 0.2 * n_load;
     vec![check(
         "hertzian_spin",
@@ -544,7 +570,7 @@ pub fn motion_on_incline(alpha: f64, eta: f64) -> Motion {
     .unwrap_or_else(|e| panic!("scenes/seed003_incline.ron: {e:#}"));
     let mut w = scene.build().expect("the incline scene builds");
     let mut st = Stepper::new();
-    steps(&mut w, &mut st, 1000);
+    steps_of(&mut w, &mut st, 1000);
     let v = w.bodies.vel[0].dot(down);
     // Rolling down the slope turns the sphere about n × down.
     let spin = w.bodies.omega[0].dot(n.cross(down)) * 0.2;
@@ -614,7 +640,7 @@ pub fn disk(rolling: &str, seconds: f64) -> Vec<(f64, f64, DVec3)> {
     let n = (seconds / 1e-3).round() as usize;
     (0..n)
         .map(|_| {
-            steps(&mut w, &mut st, 1);
+            steps_of(&mut w, &mut st, 1);
             (w.time, w.bodies.vel[0].length(), w.bodies.omega[0])
         })
         .collect()
@@ -700,7 +726,7 @@ pub fn stack_collapses(penalty: bool, eta: f64, m_top: f64) -> bool {
         .unwrap_or_else(|e| panic!("scenes/seed003_stack.ron: {e:#}"));
     let mut w = scene.build().expect("the stack scene builds");
     let mut st = Stepper::new();
-    steps(&mut w, &mut st, 3000);
+    steps_of(&mut w, &mut st, 3000);
     let drop = STACK_TOP_Z - w.bodies.pos[2].z;
     drop > 0.5 * STACK_R || w.bodies.vel[2].length() > 1e-3
 }
@@ -749,10 +775,9 @@ pub fn stack_sliding_bound() -> f64 {
 /// a μ_k N / 2 (Table 5's maxima are the static a μ_s N / 2: 4.63·10⁻⁵ and
 /// 7.53·10⁻⁵ N m).
 fn ellipsoid_spin() -> Vec<Check> {
-    let (ra, rc, rho, e, nu) = (0.02f64, 0.05f64, 8e3, 2e11, 0.3);
-    let m = 4.0 / 3.0 * std::f64::consts::PI * ra * ra * rc * rho;
+    let (ra, rc) = (0.02f64, 0.05f64);
+    let m = 4.0 / 3.0 * std::f64::consts::PI * ra * ra * rc * STEEL_DENSITY;
     let n_load = m * 9.8;
-    let e_star = e / (1.0 - nu * nu);
     let mut out = Vec::new();
     // (pose, curvature at the contact, its half height, spin inertia, rot).
     let flat_rot = glam::DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
@@ -772,35 +797,21 @@ fn ellipsoid_spin() -> Vec<Check> {
             flat_rot,
         ),
     ] {
-        let r_eff = 1.0 / kappa;
-        let delta = (3.0 * n_load / (4.0 * e_star * r_eff.sqrt())).powf(2.0 / 3.0);
-        let a = (r_eff * delta).sqrt();
-        let mut w = world(&format!(
-            "Scene(version: 1, time_step: 1e-3, duration: 1.0, gravity: (0, 0, -9.8),
-               formulation: Penalty(normal: Hertz, spinning: Hertz),
-               materials: [
-                   (name: \"steel\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
-                    slide_stiffness: 5e6, density: {rho}, young_modulus: {e}, poisson_ratio: {nu}),
-                   (name: \"rigid\", friction: 0.25, static_friction: 0.25, kinetic_friction: 0.2,
-                    slide_stiffness: 5e6, young_modulus: 1e30, poisson_ratio: 0.0)],
-               spheres: [Body(shape: Ellipsoid(radii: ({ra}, {ra}, {rc})), pos: (0, 0, {}),
-                              rot: ({}, {}, {}, {}), angular_velocity: (0, 0, 1), material: 0)],
-               boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1), material: 1)])",
-            half - delta,
-            rot.x,
-            rot.y,
-            rot.z,
-            rot.w
-        ));
-        let mut st = Stepper::new();
-        let mut samples = Vec::new();
-        for _ in 0..300 {
-            steps(&mut w, &mut st, 1);
-            if (0.05..=0.3).contains(&w.time) {
-                samples.push((w.time, w.bodies.omega[0].z));
-            }
-        }
-        let torque = -inertia * slope(&samples);
+        let (delta, a) = steel_contact(n_load, 1.0 / kappa);
+        let torque = steel_spin_torque(
+            &format!(
+                "Body(shape: Ellipsoid(radii: ({ra}, {ra}, {rc})), pos: (0, 0, {}),
+                      rot: ({}, {}, {}, {}), angular_velocity: (0, 0, 1), material: 0)",
+                half - delta,
+                rot.x,
+                rot.y,
+                rot.z,
+                rot.w
+            ),
+            inertia,
+            300,
+            (0.05, 0.3),
+        );
         out.push(check(
             "ellipsoid_spin",
             format!("{pose}: kinetic spin torque (a μ_k N / 2, 𝒦 = {kappa:.0} /m, a = {a:.3e} m)"),
@@ -833,7 +844,7 @@ fn ellipsoid_falls_flat() -> Vec<Check> {
         0.5 - 5.0 * 9.8 / 1e7
     ));
     let mut st = Stepper::new();
-    steps(&mut w, &mut st, 4000);
+    steps_of(&mut w, &mut st, 4000);
     let axis = w.bodies.rot[0] * DVec3::Z;
     let c = "ellipsoid_falls_flat";
     vec![
