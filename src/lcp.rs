@@ -60,6 +60,95 @@ impl LemkeOutcome {
     }
 }
 
+/// The faceted ("pyramid") LCP of a 3-D frictional contact problem in
+/// reduced form, u = W r + q with per contact (normal, t1, t2) rows and
+/// Coulomb friction μ_i (the De Saxcé law of Siconos' files): the friction
+/// disk is replaced by the polygon of `k` directions d_l = (cos 2πl/k,
+/// sin 2πl/k), r_T = D β with β ≥ 0, and (Stewart & Trinkle 1996; seed
+/// 002's faceted cone without its phantom inertia)
+///
+/// ```text
+/// u_N = W_NN r_N + W_NT D β + q_N ≥ 0            ⊥ r_N ≥ 0
+/// Dᵀ u_T + λ 1 ≥ 0                               ⊥ β ≥ 0
+/// μ r_N − 1ᵀ β ≥ 0                               ⊥ λ ≥ 0
+/// ```
+///
+/// (λ the sliding speed): an LCP in z = (r_N, β, λ) per contact, k + 2
+/// unknowns each, of M row-major. Returns (M, q); [`pyramid_impulses`]
+/// turns its z back into r.
+///
+/// # Panics
+/// When the sizes do not match (W is 3n × 3n, q 3n, μ n) or k < 3.
+pub fn pyramid_lcp(w: &[f64], q: &[f64], mu: &[f64], k: usize) -> (Vec<f64>, Vec<f64>) {
+    let n = mu.len();
+    let d3 = 3 * n;
+    assert!(k >= 3, "a friction polygon needs at least 3 directions");
+    assert_eq!(w.len(), d3 * d3, "W must be {d3} × {d3}");
+    assert_eq!(q.len(), d3, "q must have {d3} entries");
+    let dirs: Vec<[f64; 2]> = (0..k)
+        .map(|l| {
+            let a = 2.0 * std::f64::consts::PI * l as f64 / k as f64;
+            [a.cos(), a.sin()]
+        })
+        .collect();
+    let per = k + 2;
+    let size = n * per;
+    // Unknown index: r_N of contact i at i·per, β_{i,l} at i·per + 1 + l, λ_i at i·per + k + 1.
+    // The velocity row u_c of W (c in 0..3n) applied to z: W_c,3j r_N,j + Σ_l (W_c,3j+1 d_l0 + W_c,3j+2 d_l1) β_j,l.
+    let u_row = |c: usize| -> Vec<f64> {
+        let mut row = vec![0.0; size];
+        for j in 0..n {
+            row[j * per] = w[c * d3 + 3 * j];
+            for (l, d) in dirs.iter().enumerate() {
+                row[j * per + 1 + l] = w[c * d3 + 3 * j + 1] * d[0] + w[c * d3 + 3 * j + 2] * d[1];
+            }
+        }
+        row
+    };
+    let mut m = vec![0.0; size * size];
+    let mut qq = vec![0.0; size];
+    for i in 0..n {
+        let base = i * per;
+        // Normal row.
+        m[base * size..(base + 1) * size].copy_from_slice(&u_row(3 * i));
+        qq[base] = q[3 * i];
+        // Tangential rows: d_lᵀ u_T + λ_i.
+        let (t1, t2) = (u_row(3 * i + 1), u_row(3 * i + 2));
+        for (l, d) in dirs.iter().enumerate() {
+            let r = base + 1 + l;
+            for c in 0..size {
+                m[r * size + c] = d[0] * t1[c] + d[1] * t2[c];
+            }
+            m[r * size + base + k + 1] = 1.0;
+            qq[r] = d[0] * q[3 * i + 1] + d[1] * q[3 * i + 2];
+        }
+        // Friction row: μ r_N − Σ β.
+        let r = base + k + 1;
+        m[r * size + base] = mu[i];
+        for l in 0..k {
+            m[r * size + base + 1 + l] = -1.0;
+        }
+    }
+    (m, qq)
+}
+
+/// The impulses r (3 per contact: normal, t1, t2) of a solution z of
+/// [`pyramid_lcp`] with `k` directions.
+pub fn pyramid_impulses(z: &[f64], n: usize, k: usize) -> Vec<f64> {
+    let per = k + 2;
+    let mut r = vec![0.0; 3 * n];
+    for i in 0..n {
+        r[3 * i] = z[i * per];
+        for l in 0..k {
+            let a = 2.0 * std::f64::consts::PI * l as f64 / k as f64;
+            let b = z[i * per + 1 + l];
+            r[3 * i + 1] += b * a.cos();
+            r[3 * i + 2] += b * a.sin();
+        }
+    }
+    r
+}
+
 /// Entries below this (relative to the column's largest) count as zero in
 /// the ratio test.
 const PIVOT_TOL: f64 = 1e-12;

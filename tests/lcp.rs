@@ -215,3 +215,53 @@ fn frictionless_contact_problems_agree_with_the_iterative_solvers() {
         );
     }
 }
+
+/// The small 3-D Siconos problems (Coulomb friction, De Saxcé's law)
+/// faceted into the pyramid LCP and solved by Lemke's method: the
+/// impulses solve the original cone problem up to the faceting: the
+/// Siconos error measure of the faceted solution on the true cone problem
+/// is below 0.02 at k = 32 directions, never grows as the polygon refines
+/// (k = 4, 8, 16, 32), and falls with it on the problems that slide off
+/// the polygon's vertices (1c: 1.1e-3 → 9.5e-6; Example1: 9.7e-3 → 2.1e-3;
+/// Confeti stays at 9.0e-4 for every k). (NESpheres_10_1 ends on a ray at
+/// k = 8 and is left out: for this faceted matrix, which is not
+/// positive semidefinite, a ray does not prove the problem infeasible;
+/// not investigated further.)
+#[test]
+fn faceted_siconos_problems_approach_the_cone_solution_as_k_grows() {
+    use repose::siconos::SiconosProblem;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/siconos/fc3d");
+    for name in [
+        "FrictionContact3D_1c.dat",
+        "FC3D_Example1.dat",
+        "Confeti-ex13-4contact-Fc3D-SBM.dat",
+        "Rover4144.dat",
+    ] {
+        let p = SiconosProblem::read(&dir.join(name)).expect("problem");
+        let n = p.n_contacts;
+        let w = p.w.to_dense();
+        let mut errors = Vec::new();
+        for k in [4, 8, 16, 32] {
+            let (m, q) = repose::lcp::pyramid_lcp(&w, &p.q, &p.mu, k);
+            let out = lemke(&m, &q, 100 * q.len());
+            let z = out
+                .solution()
+                .unwrap_or_else(|| panic!("{name}, k = {k}: {out:?}"));
+            let r = repose::lcp::pyramid_impulses(z, n, k);
+            errors.push((k, p.error(&r).rel));
+        }
+        eprintln!(
+            "OBSERVED {name} ({n} contacts): Siconos error of the faceted solution {errors:?}"
+        );
+        let e32 = errors[3].1;
+        assert!(e32 <= 0.02, "{name}: error {e32} at k = 32");
+        for pair in errors.windows(2) {
+            assert!(
+                pair[1].1 <= pair[0].1 * (1.0 + 1e-9) + 1e-12,
+                "{name}: the error grew from k = {} to k = {}: {errors:?}",
+                pair[0].0,
+                pair[1].0
+            );
+        }
+    }
+}
