@@ -234,9 +234,14 @@ enum Command {
         /// Solve every `.dat` file under this directory with every method.
         #[arg(long, value_name = "DIR", conflicts_with = "file")]
         all: Option<PathBuf>,
-        /// The method (for a single file).
-        #[arg(long, value_enum, default_value_t = SolverMethod::Pgs)]
-        solver: SolverMethod,
+        /// The method (for a single file): jacobi, apgd, pgs, fixed-point,
+        /// extra-gradient, interior-point, or lemke (the direct method on
+        /// the faceted LCP of a 3-D Coulomb problem).
+        #[arg(long, default_value = "pgs")]
+        solver: repose::solve::SolveMethod,
+        /// lemke: directions of the friction polygon (≥ 3).
+        #[arg(long, default_value_t = repose::solve::LEMKE_DIRECTIONS)]
+        directions: usize,
         /// Relative error to reach (Siconos measure).
         #[arg(long, default_value_t = 1e-6)]
         tol: f64,
@@ -775,14 +780,19 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             file,
             all,
             solver,
+            directions,
             tol,
             max_iter,
             time_limit,
             json,
         } => {
             use repose::solve::{
-                problem_files, problem_name, solve_problem, table, SolveOptions, SolveReport,
+                lemke_refuses, problem_files, problem_name, solve_lemke, solve_problem, table,
+                SolveMethod, SolveOptions, SolveReport,
             };
+            if directions < 3 {
+                anyhow::bail!("--directions must be ≥ 3 (got {directions})");
+            }
             if tol.is_nan()
                 || tol <= 0.0
                 || max_iter == 0
@@ -802,12 +812,22 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 (Some(f), None) => {
                     let p = repose::siconos::SiconosProblem::read(&f)?;
                     let name = f.display().to_string();
-                    if !solver.supports(p.law) {
-                        anyhow::bail!(
-                            "{name}: the {solver} method solves the associated law only, and this problem is posed with De Saxcé's; use apgd"
-                        );
+                    match solver {
+                        SolveMethod::Iterative(m) => {
+                            if !m.supports(p.law) {
+                                anyhow::bail!(
+                                    "{name}: the {m} method solves the associated law only, and this problem is posed with De Saxcé's; use apgd"
+                                );
+                            }
+                            rows.push(solve_problem(&p, &name, &opts(m)));
+                        }
+                        SolveMethod::Lemke { .. } => {
+                            if let Some(why) = lemke_refuses(&p, directions) {
+                                anyhow::bail!("{name}: {why}");
+                            }
+                            rows.push(solve_lemke(&p, &name, directions, tol));
+                        }
                     }
-                    rows.push(solve_problem(&p, &name, &opts(solver)));
                 }
                 (None, Some(dir)) => {
                     let files = problem_files(&dir)
@@ -835,6 +855,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                                 r.error_rel
                             );
                             rows.push(r);
+                        }
+                        // The direct method where it applies (3-D Coulomb,
+                        // small enough for a dense tableau).
+                        if lemke_refuses(&p, directions).is_none() {
+                            rows.push(solve_lemke(&p, &name, directions, tol));
                         }
                     }
                 }

@@ -2,7 +2,14 @@
 //! with one method, or every problem of a directory with every method, as a
 //! small performance profile.
 //!
-//! A problem is solved through its explicit 6-D Delassus operator
+//! `lemke` is the direct method: a 3-D Coulomb problem faceted into the
+//! pyramid LCP of k directions ([`crate::lcp::pyramid_lcp`], Stewart and
+//! Trinkle's form, the anchor form of seed 002) and solved by Lemke's
+//! method; its row reports pivots as iterations, and the error of the
+//! faceted solution on the true cone problem (the faceting error, which
+//! does not reach 1e-6 unless the solution sticks).
+//!
+//! An iterative solve goes through the problem's explicit 6-D Delassus operator
 //! ([`SiconosProblem::to_delassus`]) by the same solver code that runs in
 //! simulations, stopping on the Siconos relative measure; the error printed
 //! is then recomputed independently in the file's own d-space
@@ -64,8 +71,9 @@ pub struct SolveReport {
     pub converged: bool,
     /// Whether the time limit stopped the solve.
     pub timed_out: bool,
-    /// Why the file could not be read (`--all` goes on to the next file);
-    /// absent for a file that was read.
+    /// Why the file could not be read or solved at all (`--all` goes on
+    /// to the next): unreadable, refused by the method, or Lemke's ray;
+    /// absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_error: Option<String>,
 }
@@ -96,6 +104,117 @@ const CHUNK: usize = 10_000;
 /// Wall-clock seconds a chunk aims at, so the time limit is overshot by
 /// about this much at most.
 const CHUNK_SECONDS: f64 = 3.0;
+
+/// A method of `repose solve`: one of the iterative solvers, or Lemke's
+/// method on the faceted LCP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolveMethod {
+    /// An iterative solver of the cone complementarity problem.
+    Iterative(SolverMethod),
+    /// Lemke's method on the pyramid LCP of this many directions.
+    Lemke {
+        /// Directions of the friction polygon (≥ 3).
+        directions: usize,
+    },
+}
+
+impl std::str::FromStr for SolveMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "lemke" {
+            return Ok(SolveMethod::Lemke {
+                directions: LEMKE_DIRECTIONS,
+            });
+        }
+        SolverMethod::from_name(s)
+            .map(SolveMethod::Iterative)
+            .ok_or_else(|| {
+                let names: Vec<&str> = SolverMethod::ALL.iter().map(|m| m.name()).collect();
+                format!("unknown method {s:?}; one of {}, lemke", names.join(", "))
+            })
+    }
+}
+
+/// Directions of `lemke`'s friction polygon unless `--directions` says.
+pub const LEMKE_DIRECTIONS: usize = 8;
+
+/// The largest faceted LCP `lemke` poses (n (k + 2) unknowns): its dense
+/// tableau and O(size²) pivots take seconds here at this size.
+pub const LEMKE_MAX_UNKNOWNS: usize = 2000;
+
+/// Why `lemke` does not take a problem (`None`: it does).
+pub fn lemke_refuses(p: &SiconosProblem, directions: usize) -> Option<String> {
+    if p.dim != 3 {
+        return Some(format!(
+            "lemke solves 3-D Coulomb problems (d = 3); this one has d = {}",
+            p.dim
+        ));
+    }
+    if p.law != crate::material::FrictionLaw::DeSaxce {
+        return Some(
+            "lemke's faceted LCP poses Coulomb's law (De Saxcé's); this problem is posed with the associated law".into(),
+        );
+    }
+    let unknowns = p.n_contacts * (directions + 2);
+    if unknowns > LEMKE_MAX_UNKNOWNS {
+        return Some(format!(
+            "the faceted LCP of {} contacts at {directions} directions has {unknowns} unknowns, above the {LEMKE_MAX_UNKNOWNS} of a dense Lemke solve",
+            p.n_contacts
+        ));
+    }
+    None
+}
+
+/// Solves `p` by Lemke's method on its pyramid LCP of `directions`
+/// directions (module docs); refused problems ([`lemke_refuses`]) and rays
+/// are rows that say so.
+pub fn solve_lemke(
+    p: &SiconosProblem,
+    name: &str,
+    directions: usize,
+    tolerance: f64,
+) -> SolveReport {
+    let mut row = SolveReport {
+        problem: name.to_string(),
+        dim: p.dim,
+        contacts: p.n_contacts,
+        solver: format!("lemke (k={directions})"),
+        iterations: 0,
+        seconds: 0.0,
+        error_abs: f64::NAN,
+        error_rel: f64::NAN,
+        converged: false,
+        timed_out: false,
+        read_error: None,
+    };
+    if let Some(why) = lemke_refuses(p, directions) {
+        row.read_error = Some(why);
+        return row;
+    }
+    let t0 = Instant::now();
+    let (m, q) = crate::lcp::pyramid_lcp(&p.w.to_dense(), &p.q, &p.mu, directions);
+    let outcome = crate::lcp::lemke(&m, &q, 100 * q.len());
+    row.seconds = t0.elapsed().as_secs_f64();
+    match outcome {
+        crate::lcp::LemkeOutcome::Solved { z, pivots, .. } => {
+            let r = crate::lcp::pyramid_impulses(&z, p.n_contacts, directions);
+            let err = p.error(&r);
+            row.iterations = pivots;
+            row.error_abs = err.abs;
+            row.error_rel = err.rel;
+            row.converged = err.rel <= tolerance;
+        }
+        crate::lcp::LemkeOutcome::Ray { pivots, entering } => {
+            row.iterations = pivots;
+            row.read_error = Some(format!("ray termination: {entering} could not enter"));
+        }
+        crate::lcp::LemkeOutcome::PivotLimit { pivots } => {
+            row.iterations = pivots;
+            row.read_error = Some(format!("stopped at the pivot limit ({pivots})"));
+        }
+    }
+    row
+}
 
 /// Solves `p` (named `name` in the report) from zero reactions.
 pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveReport {
@@ -195,7 +314,8 @@ pub fn table(rows: &[SolveReport]) -> String {
             r.error_abs,
             r.error_rel,
             match &r.read_error {
-                Some(why) => format!("no (cannot read: {why})"),
+                Some(why) if r.solver == "-" => format!("no (cannot read: {why})"),
+                Some(why) => format!("no ({why})"),
                 None if r.converged => "yes".to_string(),
                 None if r.timed_out => "no (time limit)".to_string(),
                 None => "no".to_string(),

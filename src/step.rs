@@ -2,7 +2,15 @@
 //! emit, then the world's formulation takes the step ([`crate::formulation`],
 //! one `match` in [`Stepper::step`]): the complementarity formulation's
 //! stages are below; the penalty formulation's sub-steps (collide ─► forces
-//! ─► integrate) are in [`crate::formulation::penalty`].
+//! ─► integrate) are in [`crate::formulation::penalty`]; the pyramid LCP
+//! shares the complementarity formulation's first and last stages and puts
+//! its own in the middle ([`crate::formulation::pyramid`]):
+//!
+//! ```text
+//! emit ─► forces ─► collide ─► assemble ─► lcp (pose, Lemke) ─► store_warm ─► integrate
+//! ```
+//!
+//! The complementarity formulation:
 //!
 //! ```text
 //! emit ─► forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
@@ -43,6 +51,7 @@ use glam::DVec3;
 
 use crate::collision;
 use crate::formulation::penalty::{self, PenaltyWorkspace};
+use crate::formulation::pyramid::{self, PyramidError, PyramidLcp, PyramidSettings};
 use crate::formulation::Formulation;
 use crate::gpu::jacobi::GpuJacobi;
 use crate::gpu::{GpuContext, GpuError};
@@ -155,11 +164,21 @@ pub enum StepError {
         /// The backend.
         backend: String,
     },
-    /// The penalty formulation runs on the f64 CPU only.
-    #[error("the {backend} backend runs the complementarity formulation only; the penalty formulation runs on the cpu backend (--backend cpu)")]
-    PenaltyBackend {
+    /// The penalty and pyramid formulations run on the f64 CPU only.
+    #[error("the {backend} backend runs the complementarity formulation only; the {formulation} formulation runs on the cpu backend (--backend cpu)")]
+    FormulationBackend {
         /// The backend.
         backend: String,
+        /// The formulation's name.
+        formulation: &'static str,
+    },
+    /// The pyramid LCP of a step could not be posed or solved.
+    #[error("step {step}: {error}")]
+    Pyramid {
+        /// Index of the failing step.
+        step: u64,
+        /// Why.
+        error: PyramidError,
     },
     /// Contact detection refused: spheres inside each other en masse.
     #[error("step {step}: {error}")]
@@ -326,45 +345,31 @@ impl Stepper {
             Formulation::Complementarity => self.complementarity(world),
             Formulation::Penalty(settings) => {
                 if !matches!(self.backend, Backend::Cpu) {
-                    return Err(StepError::PenaltyBackend {
+                    return Err(StepError::FormulationBackend {
                         backend: self.backend.describe(),
+                        formulation: "penalty",
                     });
                 }
                 let settings = settings.clone();
                 penalty::step(world, &settings, &mut self.penalty, &mut self.timers)
+            }
+            Formulation::PyramidLcp(settings) => {
+                if !matches!(self.backend, Backend::Cpu) {
+                    return Err(StepError::FormulationBackend {
+                        backend: self.backend.describe(),
+                        formulation: "pyramid-lcp",
+                    });
+                }
+                let settings = settings.clone();
+                self.pyramid(world, &settings)
             }
         }
     }
 
     /// One step of the complementarity formulation (module docs).
     fn complementarity(&mut self, world: &mut World) -> Result<StepReport, StepError> {
-        let h = world.time_step;
+        let problem = pose(world, &mut self.timers)?;
         let timers = &mut self.timers;
-        let (v_free, w_free) = timers.time("forces", || {
-            integrate::free_velocities(&world.bodies, world.gravity, h)
-        });
-        let envelope = world.envelope();
-        let contacts = timers
-            .time("collide", || {
-                collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
-            })
-            .map_err(|error| StepError::Crowded {
-                step: world.step_index + 1,
-                error,
-            })?;
-        let problem = timers.time("assemble", || {
-            let mut p = ContactProblem::assemble(
-                &world.bodies,
-                &contacts,
-                &world.materials,
-                v_free,
-                w_free,
-                h,
-                world.contact.max_recovery_speed,
-            );
-            p.law = world.contact.friction_law;
-            p
-        });
         let gamma = &mut self.gamma;
         timers.time("warm_start", || {
             gamma.clear();
@@ -438,6 +443,62 @@ impl Stepper {
                 .map(|b| DVec3::new(b.w[0] as f64, b.w[1] as f64, b.w[2] as f64));
             Ok((stats, Some((v.collect::<Vec<_>>(), w.collect::<Vec<_>>()))))
         })?;
+        self.finish(world, problem, stats, velocities)
+    }
+
+    /// One step of seed 002's pyramid LCP ([`crate::formulation::pyramid`]):
+    /// the same contacts and problem as the complementarity formulation,
+    /// then its `lcp` stage (pose the reduced LCP from the problem and each
+    /// contact's previous impulse and slip, solve it by Lemke's method) in
+    /// place of warm_start and solve.
+    fn pyramid(
+        &mut self,
+        world: &mut World,
+        settings: &PyramidSettings,
+    ) -> Result<StepReport, StepError> {
+        let problem = pose(world, &mut self.timers)?;
+        let h = world.time_step;
+        let step = world.step_index + 1;
+        let bodies = &world.bodies;
+        let warm = &world.warm;
+        let vrec = world.contact.max_recovery_speed;
+        let (impulses, lcp_size, pivots) = self
+            .timers
+            .time("lcp", || -> Result<_, PyramidError> {
+                let history = pyramid::histories(&problem, warm, bodies);
+                let lcp = PyramidLcp::build(&problem, &history, settings, h, vrec)?;
+                let (p, pivots) = lcp.solve()?;
+                Ok((p, lcp.size(), pivots))
+            })
+            .map_err(|error| StepError::Pyramid { step, error })?;
+        self.gamma.clear();
+        self.gamma
+            .extend(impulses.iter().map(|p| [p[0], p[1], p[2], 0.0, 0.0, 0.0]));
+        // Lemke's answer is exact up to rounding: the step meets any
+        // tolerance; its "iterations" are the pivots.
+        let stats = SolveStats {
+            iterations: pivots,
+            residual_abs: 0.0,
+            residual_rel: 0.0,
+            converged: true,
+        };
+        log::trace!("step {step}: pyramid LCP of {lcp_size} unknowns, {pivots} pivots");
+        self.finish(world, problem, stats, None)
+    }
+
+    /// The end of a step of a rigid formulation: keep this step's impulses
+    /// for the next (warm starts, histories), then integrate with the new
+    /// velocities (`velocities`, or v_free + M⁻¹ D γ).
+    fn finish(
+        &mut self,
+        world: &mut World,
+        problem: ContactProblem,
+        stats: SolveStats,
+        velocities: Option<(Vec<DVec3>, Vec<DVec3>)>,
+    ) -> Result<StepReport, StepError> {
+        let h = world.time_step;
+        let timers = &mut self.timers;
+        let gamma = &self.gamma;
         timers.time("store_warm", || {
             world.warm.clear();
             for (i, g) in gamma.iter().enumerate() {
@@ -517,6 +578,37 @@ impl Stepper {
         self.last_problem = problem;
         Ok(report)
     }
+}
+
+/// The first stages of a rigid formulation's step: free velocities,
+/// contacts, and the contact problem.
+fn pose(world: &World, timers: &mut StageTimers) -> Result<ContactProblem, StepError> {
+    let h = world.time_step;
+    let (v_free, w_free) = timers.time("forces", || {
+        integrate::free_velocities(&world.bodies, world.gravity, h)
+    });
+    let envelope = world.envelope();
+    let contacts = timers
+        .time("collide", || {
+            collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
+        })
+        .map_err(|error| StepError::Crowded {
+            step: world.step_index + 1,
+            error,
+        })?;
+    Ok(timers.time("assemble", || {
+        let mut p = ContactProblem::assemble(
+            &world.bodies,
+            &contacts,
+            &world.materials,
+            v_free,
+            w_free,
+            h,
+            world.contact.max_recovery_speed,
+        );
+        p.law = world.contact.friction_law;
+        p
+    }))
 }
 
 #[cfg(test)]

@@ -792,3 +792,40 @@ fn solve_all_reports_a_bad_file_as_a_row_and_goes_on() {
         show(&out)
     );
 }
+
+/// `repose solve --solver lemke`: the direct method on the faceted LCP of a
+/// 3-D Coulomb problem prints the same table row as the iterative methods,
+/// with the pivots as iterations and the faceting error as the error (one
+/// contact sliding off a 32-gon: 9.5e-6, not below 1e-6, so exit code 1);
+/// a problem with rolling friction (d = 6) is refused by name.
+#[test]
+fn solve_with_lemke_reports_the_faceting_error() {
+    let one = root().join("tests/data/siconos/fc3d/FrictionContact3D_1c.dat");
+    let out = repose([
+        OsStr::new("solve"),
+        one.as_os_str(),
+        OsStr::new("--solver"),
+        OsStr::new("lemke"),
+        OsStr::new("--directions"),
+        OsStr::new("32"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = stdout(&out);
+    let row = text
+        .lines()
+        .find(|l| l.contains("lemke (k=32)"))
+        .unwrap_or_else(|| panic!("no lemke row:\n{text}"));
+    let rel: f64 = row.split_whitespace().nth_back(1).unwrap().parse().unwrap();
+    assert!(
+        (5e-6..2e-5).contains(&rel),
+        "relative error {rel}, expected ≈ 9.5e-6 (the 32-gon's faceting error): {row}"
+    );
+    let hard = root().join("tests/data/hard/tall_column_step100.dat");
+    let out = repose([
+        OsStr::new("solve"),
+        hard.as_os_str(),
+        OsStr::new("--solver"),
+        OsStr::new("lemke"),
+    ]);
+    assert_one_error(&out, &["tall_column_step100.dat", "d = 3", "d = 6"]);
+}

@@ -7,9 +7,11 @@
 //! | formulation | contact | a step | module |
 //! |---|---|---|---|
 //! | `Complementarity` (default) | rigid, nonsmooth: the 6-D cone complementarity problem of seeds 000/001 (sliding, rolling and spinning friction) | one solve per step | [`crate::step`], [`crate::problem`], [`crate::solver`] |
+//! | `PyramidLcp(…)` | rigid with relaxation: seed 002's faceted Coulomb cone with phantom inertia, sliding friction only; small systems | one dense LCP per step, solved by Lemke's method | [`pyramid`] |
 //! | `Penalty(…)` | smooth: bodies overlap; Hertz or Hooke normal force damped to a restitution; seed 003's micro-deflection friction with static and kinetic coefficients | explicit sub-steps | [`penalty`] |
 
 pub mod penalty;
+pub mod pyramid;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,14 +23,18 @@ pub enum Formulation {
     Complementarity,
     /// Penalty (smooth) DEM ([`penalty::PenaltySettings`]).
     Penalty(penalty::PenaltySettings),
+    /// Seed 002's pyramid LCP, solved by Lemke's method
+    /// ([`pyramid::PyramidSettings`]).
+    PyramidLcp(pyramid::PyramidSettings),
 }
 
 impl Formulation {
-    /// A short name: `complementarity` or `penalty`.
+    /// A short name: `complementarity`, `penalty` or `pyramid-lcp`.
     pub fn name(&self) -> &'static str {
         match self {
             Formulation::Complementarity => "complementarity",
             Formulation::Penalty(_) => "penalty",
+            Formulation::PyramidLcp(_) => "pyramid-lcp",
         }
     }
 }

@@ -43,6 +43,12 @@ use crate::material::{ConeCoeffs, FrictionLaw, Material};
 
 pub mod explicit;
 
+/// The normal row's stabilisation b = Φ/h (seed 000 eq. 18), clamped so
+/// that an overlap is pushed apart at most at `max_recovery_speed`.
+pub fn stabilisation(gap: f64, h: f64, max_recovery_speed: f64) -> f64 {
+    (gap / h).max(-max_recovery_speed)
+}
+
 /// One contact's 6-vector (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) or twist.
 pub type Vec6 = [f64; 6];
 
@@ -173,8 +179,7 @@ impl ContactProblem {
             };
             let mat_a = &materials[bodies.material[a] as usize];
             let mat_b = &materials[c.material_b as usize];
-            // Stabilisation (seed 000 eq. 18, b = Φ/h) with the recovery-speed clamp.
-            let stab = (c.gap / h).max(-max_recovery_speed);
+            let stab = stabilisation(c.gap, h, max_recovery_speed);
             // End B = a boundary with infinite mass: its surface velocity
             // enters v_rel = v_B,surface − (v_A + ω_A × s_A) and its angular
             // velocity ω_rel = ω_B − ω_A as constants (both zero for spheres).

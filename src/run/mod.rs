@@ -332,12 +332,18 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
 pub const SURFACES: &str = "bodies";
 
 /// What in the world only the f64 CPU backend runs, if anything: the
-/// penalty formulation (the f32 and GPU backends solve the complementarity
-/// problem), or the first boundary that spins (the f32 records carry no
+/// penalty or pyramid formulation (the f32 and GPU backends solve the
+/// complementarity problem), or the first boundary that spins (the f32 records carry no
 /// torque bias).
 pub fn f32_blocker(world: &crate::world::World) -> Option<String> {
-    if let crate::formulation::Formulation::Penalty(_) = world.formulation {
-        return Some("the penalty formulation".into());
+    match world.formulation {
+        crate::formulation::Formulation::Penalty(_) => {
+            return Some("the penalty formulation".into())
+        }
+        crate::formulation::Formulation::PyramidLcp(_) => {
+            return Some("the pyramid LCP formulation".into())
+        }
+        crate::formulation::Formulation::Complementarity => {}
     }
     world
         .boundaries

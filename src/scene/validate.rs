@@ -267,6 +267,21 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             c.push(format!("formulation.Penalty.{field}"), reason);
         }
     }
+    if let crate::formulation::Formulation::PyramidLcp(p) = &scene.formulation {
+        for (field, reason) in p.problems() {
+            c.push(format!("formulation.PyramidLcp.{field}"), reason);
+        }
+        for (i, m) in scene.materials.iter().enumerate() {
+            for (field, v) in [("rolling", m.rolling), ("spinning", m.spinning)] {
+                if v != 0.0 {
+                    c.push(
+                        format!("materials[{i}].{field}"),
+                        format!("the PyramidLcp formulation has sliding friction only; must be 0 (got {v})"),
+                    );
+                }
+            }
+        }
+    }
     if scene.materials.is_empty() {
         c.push("materials", "the scene needs at least one material");
     }
