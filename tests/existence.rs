@@ -133,13 +133,24 @@ fn scene_s(
     out
 }
 
-/// Seed 004 §4.4: spheres at rest in a fixed box, and spheres in a turning
-/// drum (one external object in rigid motion): the step problems that
-/// repose solves satisfy (A) at every checked step.
+/// Seed 004 §4.4: spheres at rest in a fixed box, on a plate moving
+/// sideways and up (`repose_seed001.ron`'s plate given a velocity of
+/// (0.2, 0, 0.05) m/s, its pile poured), and in a turning drum (one external
+/// object in rigid motion each): the step problems that repose solves
+/// satisfy (A) at every checked step.
 #[test]
-fn spheres_in_a_box_and_in_a_drum_always_have_a_solution() {
+fn spheres_in_a_box_on_a_moving_plate_and_in_a_drum_always_have_a_solution() {
     for (scene, sets, steps, every) in [
         ("column.ron", vec![], 200, 20),
+        (
+            "repose_seed001.ron",
+            vec![
+                ("boundaries.0.velocity.x", "0.2"),
+                ("boundaries.0.velocity.z", "0.05"),
+            ],
+            3000,
+            300,
+        ),
         ("drum.ron", vec![("duration", "0.2")], 100, 20),
     ] {
         let got = scene_s(scene, &sets, steps, every);

@@ -63,7 +63,19 @@
 //!         ⎣ μ + Eᵀ X_N               −Eᵀ X_E + ρ    Eᵀ X_E        ⎦       ⎣ Eᵀ x_r               ⎦
 //! ```
 //!
-//! of n + 2K unknowns (K = Σ k_i). Lemke's pivots are O(size²) each on a
+//! of n + 2K unknowns (K = Σ k_i).
+//!
+//! **Lemke and k > 2.** For x = (p_n, a, b) ≥ 0,
+//! xᵀ M x = p_nᵀ S p_n + (a − b)ᵀ G (a − b) + 2ρ aᵀb + μ-terms ≥ 0 (S the
+//! Schur complement, G = Eᵀ A⁻¹ E): M is copositive. With k = 2 directions
+//! E is invertible, so xᵀ M x = 0 only at x = 0 (ρ, ε_n > 0): M is strictly
+//! copositive and Lemke's method solves the LCP for any q (Cottle, Pang &
+//! Stone, §4.4). With k > 2 directions in a plane E has a kernel:
+//! a − b in it with aᵀb = 0 gives xᵀ M x = 0 while (M + Mᵀ) x = 2ρ (b, a)
+//! ≠ 0 — not copositive-plus, and Lemke's method did end on rays (the
+//! cube's third step). So with k > 2 each saturation also gets δ w on its
+//! own slip (δ = `slip_damping` / max W_ii): strictly copositive again, at
+//! the price of a friction impulse larger by δ times the slip speed. Lemke's pivots are O(size²) each on a
 //! dense tableau, so steps above [`MAX_UNKNOWNS`] are refused with a named
 //! error rather than left to crawl. The formulation has sliding friction
 //! only (scene validation refuses rolling and spinning friction).
