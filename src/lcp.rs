@@ -1,5 +1,6 @@
-//! Dense linear complementarity problems and Lemke's method (issue #14's
-//! direct solver; the pyramid LCP of seed 002 will pose its problems here).
+//! Dense linear complementarity problems and Lemke's method: the direct
+//! solver of `repose solve --solver lemke` (on [`pyramid_lcp`], the anchor
+//! form) and of the pyramid formulation ([`crate::formulation::pyramid`]).
 //!
 //! ```text
 //! find z ≥ 0 with w = M z + q ≥ 0 and zᵀ w = 0          (LCP(q, M))
