@@ -829,3 +829,18 @@ fn solve_with_lemke_reports_the_faceting_error() {
     ]);
     assert_one_error(&out, &["tall_column_step100.dat", "d = 3", "d = 6"]);
 }
+
+/// Mesa's drivers complain "XDG_RUNTIME_DIR is invalid or not set" when
+/// probed without a session directory; repose opens no window and gives
+/// them a private one, so `repose info` (which probes the GPU adapter)
+/// prints no such line with the variable pointing nowhere.
+#[test]
+fn no_xdg_runtime_dir_complaints_without_a_session() {
+    let out = repose_with_env(["info"], &[("XDG_RUNTIME_DIR", "/nonexistent/repose-test")]);
+    assert_success(&out, "repose info");
+    assert!(
+        !show(&out).contains("XDG_RUNTIME_DIR"),
+        "the driver still complains:\n{}",
+        show(&out)
+    );
+}
