@@ -1,50 +1,25 @@
-//! A streaming base64 encoder (RFC 4648, standard alphabet, `=` padding),
-//! used for the inline binary arrays of VTK XML files.
+//! Streaming base64 (RFC 4648, standard alphabet, `=` padding) for the
+//! inline binary arrays of VTK XML files: the `base64` crate's encoder (a
+//! maintained one rather than our own), with a count of the plain bytes
+//! written, which the VTU writer checks against what it announced.
 
 use std::io::{self, Write};
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+use base64::engine::general_purpose::STANDARD;
+use base64::write::EncoderWriter;
 
-/// Encodes one group of 1–3 bytes into 4 characters, padding with `=`.
-fn encode_group(group: &[u8], out: &mut [u8; 4]) {
-    let b = [
-        group[0],
-        group.get(1).copied().unwrap_or(0),
-        group.get(2).copied().unwrap_or(0),
-    ];
-    let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-    for (k, o) in out.iter_mut().enumerate() {
-        *o = ALPHABET[((n >> (18 - 6 * k)) & 63) as usize];
-    }
-    if group.len() < 3 {
-        out[3] = b'=';
-    }
-    if group.len() < 2 {
-        out[2] = b'=';
-    }
-}
-
-/// Plain bytes staged before encoding (a multiple of 3, so only the very
-/// last group of a stream can need padding).
-const STAGE: usize = 3 * 2048;
-
-/// Base64-encodes everything written to it into the inner writer. Plain
-/// bytes are staged and encoded in blocks; [`Base64Writer::finish`] encodes
-/// the rest, padding the last group. All writes between `new` and `finish`
-/// form one base64 stream (as VTK wants for a header plus its data).
+/// Base64-encodes everything written to it into the inner writer; all
+/// writes between `new` and [`Base64Writer::finish`] form one base64 stream
+/// (as VTK wants for a header plus its data), padded at the end only.
 pub(crate) struct Base64Writer<'a, W: Write> {
-    inner: &'a mut W,
-    raw: Vec<u8>,
-    coded: Vec<u8>,
+    enc: EncoderWriter<'static, base64::engine::GeneralPurpose, &'a mut W>,
     total: u64,
 }
 
 impl<'a, W: Write> Base64Writer<'a, W> {
     pub(crate) fn new(inner: &'a mut W) -> Self {
         Base64Writer {
-            inner,
-            raw: Vec::with_capacity(STAGE),
-            coded: Vec::with_capacity(STAGE / 3 * 4),
+            enc: EncoderWriter::new(inner, &STANDARD),
             total: 0,
         }
     }
@@ -54,46 +29,24 @@ impl<'a, W: Write> Base64Writer<'a, W> {
         self.total
     }
 
-    /// Encodes the staged bytes (padding a last partial group) and writes
-    /// them to the inner writer.
-    fn encode_staged(&mut self) -> io::Result<()> {
-        let mut out = [0u8; 4];
-        for group in self.raw.chunks(3) {
-            encode_group(group, &mut out);
-            self.coded.extend_from_slice(&out);
-        }
-        self.inner.write_all(&self.coded)?;
-        self.raw.clear();
-        self.coded.clear();
-        Ok(())
-    }
-
-    /// Encodes and writes everything still staged; must be called once at
-    /// the end.
+    /// Encodes and writes everything still buffered, padding the last
+    /// group; must be called once at the end.
     pub(crate) fn finish(mut self) -> io::Result<()> {
-        self.encode_staged()
+        self.enc.finish().map(|_| ())
     }
 }
 
 impl<W: Write> Write for Base64Writer<'_, W> {
-    fn write(&mut self, mut buf: &[u8]) -> io::Result<usize> {
-        let len = buf.len();
-        while !buf.is_empty() {
-            let take = (STAGE - self.raw.len()).min(buf.len());
-            self.raw.extend_from_slice(&buf[..take]);
-            buf = &buf[take..];
-            if self.raw.len() == STAGE {
-                self.encode_staged()?;
-            }
-        }
-        self.total += len as u64;
-        Ok(len)
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.enc.write(buf)?;
+        self.total += n as u64;
+        Ok(n)
     }
 
-    /// Writes what is encoded so far; a partial group stays staged (a
-    /// flush must not pad the middle of the stream).
+    /// Writes what is encoded so far; a partial group stays buffered (a
+    /// flush does not pad the middle of the stream).
     fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
+        self.enc.flush()
     }
 }
 
@@ -139,7 +92,7 @@ mod tests {
     fn base64_stream_is_independent_of_how_writes_are_split() {
         let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7919 % 251) as u8).collect();
         let whole = encode(&data);
-        for split in [1usize, 2, 4, 5, 7, 4097, STAGE, STAGE + 1] {
+        for split in [1usize, 2, 4, 5, 7, 1023, 1024, 1025, 4097, 6144, 6145] {
             let mut out = Vec::new();
             let mut w = Base64Writer::new(&mut out);
             for piece in data.chunks(split) {
