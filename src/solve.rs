@@ -82,17 +82,25 @@ impl SolveReport {
     /// The row of a file that could not be read: not solved, and why.
     pub fn unreadable(name: &str, why: String) -> Self {
         SolveReport {
+            read_error: Some(why),
+            ..Self::unsolved(name, 0, 0, "-".to_string())
+        }
+    }
+
+    /// A row not (yet) solved: no iterations, errors NaN.
+    fn unsolved(name: &str, dim: usize, contacts: usize, solver: String) -> Self {
+        SolveReport {
             problem: name.to_string(),
-            dim: 0,
-            contacts: 0,
-            solver: "-".to_string(),
+            dim,
+            contacts,
+            solver,
             iterations: 0,
             seconds: 0.0,
             error_abs: f64::NAN,
             error_rel: f64::NAN,
             converged: false,
             timed_out: false,
-            read_error: Some(why),
+            read_error: None,
         }
     }
 }
@@ -174,19 +182,8 @@ pub fn solve_lemke(
     directions: usize,
     tolerance: f64,
 ) -> SolveReport {
-    let mut row = SolveReport {
-        problem: name.to_string(),
-        dim: p.dim,
-        contacts: p.n_contacts,
-        solver: format!("lemke (k={directions})"),
-        iterations: 0,
-        seconds: 0.0,
-        error_abs: f64::NAN,
-        error_rel: f64::NAN,
-        converged: false,
-        timed_out: false,
-        read_error: None,
-    };
+    let mut row =
+        SolveReport::unsolved(name, p.dim, p.n_contacts, format!("lemke (k={directions})"));
     if let Some(why) = lemke_refuses(p, directions) {
         row.read_error = Some(why);
         return row;

@@ -341,25 +341,22 @@ impl Stepper {
                 )
             });
         }
+        // Only the f64 CPU runs the formulations other than complementarity.
+        if !matches!(world.formulation, Formulation::Complementarity)
+            && !matches!(self.backend, Backend::Cpu)
+        {
+            return Err(StepError::FormulationBackend {
+                backend: self.backend.describe(),
+                formulation: world.formulation.name(),
+            });
+        }
         match &world.formulation {
             Formulation::Complementarity => self.complementarity(world),
             Formulation::Penalty(settings) => {
-                if !matches!(self.backend, Backend::Cpu) {
-                    return Err(StepError::FormulationBackend {
-                        backend: self.backend.describe(),
-                        formulation: "penalty",
-                    });
-                }
                 let settings = settings.clone();
                 penalty::step(world, &settings, &mut self.penalty, &mut self.timers)
             }
             Formulation::PyramidLcp(settings) => {
-                if !matches!(self.backend, Backend::Cpu) {
-                    return Err(StepError::FormulationBackend {
-                        backend: self.backend.describe(),
-                        formulation: "pyramid-lcp",
-                    });
-                }
                 let settings = settings.clone();
                 self.pyramid(world, &settings)
             }
