@@ -183,14 +183,6 @@ impl SweepRow {
     }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 fn opt_num(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite())
         .map(|x| format!("{x}"))
@@ -213,15 +205,13 @@ pub fn sweep_csv_header(paths: &[String]) -> Vec<String> {
 /// shortest round-trip form), empty cells for missing numbers, fields with
 /// commas, quotes or line breaks quoted as in RFC 4180.
 pub fn write_sweep_csv(path: &Path, paths: &[String], rows: &[SweepRow]) -> Result<()> {
-    let header: Vec<String> = sweep_csv_header(paths)
-        .iter()
-        .map(|h| csv_field(h))
-        .collect();
+    let header = sweep_csv_header(paths);
     write_atomic(path, |w| {
-        writeln!(w, "{}", header.join(","))?;
+        let mut out = csv_writer(w);
+        out.write_record(&header)?;
         for r in rows {
             let mut cells = vec![r.run.to_string()];
-            cells.extend(r.values.iter().map(|v| csv_field(v)));
+            cells.extend(r.values.iter().cloned());
             cells.push(r.seed.to_string());
             for v in [
                 r.angle_deg,
@@ -238,80 +228,46 @@ pub fn write_sweep_csv(path: &Path, paths: &[String], rows: &[SweepRow]) -> Resu
             }
             cells.push(r.settled.map(|b| b.to_string()).unwrap_or_default());
             cells.push(opt_num(r.wall_time_s));
-            cells.push(csv_field(&r.backend));
-            cells.push(csv_field(&r.error));
-            writeln!(w, "{}", cells.join(","))?;
+            cells.push(r.backend.clone());
+            cells.push(r.error.clone());
+            out.write_record(&cells)?;
         }
-        Ok(())
+        out.flush()
     })
     .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The `csv` crate's writer as sweep.csv is written: `,`, `\n` line ends,
+/// fields quoted (RFC 4180) only when they hold a comma, a quote or a line
+/// break. Numbers are formatted here (Rust's shortest round-trip form), so
+/// the file reads back to the same bits.
+fn csv_writer<W: std::io::Write>(w: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .quote_style(csv::QuoteStyle::Necessary)
+        .from_writer(w)
 }
 
 /// One CSV record: its 1-based starting line and its fields.
 type CsvRecord = (usize, Vec<String>);
 
-/// Splits CSV text into records of fields (RFC 4180 quoting; `\n` or
-/// `\r\n` line ends; empty lines skipped). Returns each record with its
-/// 1-based starting line.
+/// Splits CSV text into records of fields with the `csv` crate (RFC 4180
+/// quoting; `\n` or `\r\n` line ends; empty lines skipped; records of any
+/// length, checked by the caller). Returns each record with its 1-based
+/// starting line.
 fn split_csv(text: &str) -> Result<Vec<CsvRecord>, (usize, String)> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
     let mut records = Vec::new();
-    let mut field = String::new();
-    let mut record: Vec<String> = Vec::new();
-    let mut quoted = false;
-    let mut line = 1;
-    let mut start = 1;
-    let mut chars = text.chars().peekable();
-    let mut at_field_start = true;
-    while let Some(c) = chars.next() {
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    field.push('"');
-                }
-                '"' => quoted = false,
-                c => {
-                    if c == '\n' {
-                        line += 1;
-                    }
-                    field.push(c);
-                }
-            }
-            continue;
-        }
-        match c {
-            '"' if at_field_start => {
-                quoted = true;
-                at_field_start = false;
-            }
-            '"' => return Err((line, "a quote inside an unquoted field".into())),
-            ',' => {
-                record.push(std::mem::take(&mut field));
-                at_field_start = true;
-            }
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' => {
-                record.push(std::mem::take(&mut field));
-                if !(record.len() == 1 && record[0].is_empty()) {
-                    records.push((start, std::mem::take(&mut record)));
-                }
-                record.clear();
-                line += 1;
-                start = line;
-                at_field_start = true;
-            }
-            c => {
-                field.push(c);
-                at_field_start = false;
-            }
-        }
-    }
-    if quoted {
-        return Err((line, "a quoted field is not closed".into()));
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push((start, record));
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            (line, e.to_string())
+        })?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        records.push((line, record.iter().map(str::to_owned).collect()));
     }
     Ok(records)
 }
