@@ -7,7 +7,8 @@
 //! the same bits (no exponent, so very large or small values are long): two
 //! runs that produce the same numbers produce byte-identical files, and
 //! [`read_final_csv`] gives back exactly the values written. Open them with
-//! any spreadsheet, `pandas.read_csv`, or the readers below.
+//! any spreadsheet, `pandas.read_csv`, or the readers below (records split
+//! by the `csv` crate, fields checked here).
 //!
 //! * `final.csv` ([`write_final_csv`]): header [`FINAL_CSV_HEADER`]
 //!   (`id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape`), one row per
@@ -108,12 +109,28 @@ fn read_table_with<const N: usize>(
         line,
         reason,
     };
-    let mut lines = text.lines().enumerate();
-    let found = match lines.next() {
-        Some((_, h)) => headers
-            .iter()
-            .position(|x| h.trim_end_matches('\r') == *x)
-            .ok_or_else(|| format(1, format!("header is {h:?}, expected {:?}", headers[0])))?,
+    // The `csv` crate splits records (`\n` or `\r\n`, empty lines skipped,
+    // RFC 4180 quotes); the field counts and numbers are checked here.
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut records = reader.records();
+    let line_of = |r: &::csv::StringRecord| r.position().map_or(0, |p| p.line() as usize);
+    let csv_error = |e: ::csv::Error| {
+        let line = e.position().map_or(0, |p| p.line() as usize);
+        format(line, e.to_string())
+    };
+    let found = match records.next() {
+        Some(h) => {
+            let h = h.map_err(csv_error)?;
+            let h: Vec<&str> = h.iter().collect();
+            let h = h.join(",");
+            headers
+                .iter()
+                .position(|x| h == *x)
+                .ok_or_else(|| format(1, format!("header is {h:?}, expected {:?}", headers[0])))?
+        }
         None => {
             return Err(format(
                 1,
@@ -125,15 +142,13 @@ fn read_table_with<const N: usize>(
     let width = columns.len();
     debug_assert!(width >= N);
     let mut rows = Vec::new();
-    for (k, line) in lines {
-        let line = line.trim_end_matches('\r');
-        if line.is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = line.split(',').collect();
+    for record in records {
+        let record = record.map_err(csv_error)?;
+        let line = line_of(&record);
+        let fields: Vec<&str> = record.iter().collect();
         if fields.len() != width {
             return Err(format(
-                k + 1,
+                line,
                 match columns.get(fields.len()) {
                     Some(missing) if fields.len() < width => {
                         format!(
@@ -150,13 +165,13 @@ fn read_table_with<const N: usize>(
             let field = fields[c];
             *slot = field.trim().parse().map_err(|e| {
                 format(
-                    k + 1,
+                    line,
                     format!("column `{}`: {field:?} is not a number ({e})", columns[c]),
                 )
             })?;
         }
         let rest = &fields[N..];
-        extra(k + 1, rest).map_err(|reason| format(k + 1, reason))?;
+        extra(line, rest).map_err(|reason| format(line, reason))?;
         rows.push((row, rest.iter().map(|f| f.trim().to_owned()).collect()));
     }
     Ok((found, rows))
