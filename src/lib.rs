@@ -3,6 +3,7 @@ pub mod analysis;
 pub mod bench;
 pub mod bodies;
 pub mod boundary;
+pub mod calibrate;
 pub mod collision;
 pub mod compare;
 pub mod cone;

@@ -9,6 +9,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use repose::analysis::{Axis, HeapMethod};
+use repose::calibrate;
 use repose::measure::{format_report, measure_dir, MeasureOptions};
 use repose::output::summary::StopReason;
 use repose::render::{ColourBy, LookAlong};
@@ -109,6 +110,57 @@ enum Command {
         frames: bool,
         /// Run every run again, even those a previous sweep into the same
         /// directory finished (by default they are reused: a sweep resumes).
+        #[arg(long)]
+        rerun: bool,
+        /// Solver backend of every run.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+        backend: BackendChoice,
+    },
+    /// Find the parameter values whose simulated angles meet measured ones:
+    /// one scene and one parameter (`--param materials.0.rolling --range
+    /// 0:0.005 --target-angle 32`), or one scene per parameter (a heap and a
+    /// drum for μ and ρ; `--target-angle` once per scene, in order).
+    /// Writes DIR/calibrate.csv, calibrate.json, calibrate.png and the runs
+    /// under DIR/runs/. Exit code 3 when the target is out of reach or the
+    /// targets are ambiguous, 4 when the budget ran out.
+    Calibrate {
+        /// The scene file(s), one per target angle.
+        #[arg(required = true)]
+        scenes: Vec<PathBuf>,
+        /// A calibrated parameter's scene path (`a+b` sets both to the same
+        /// value); repeat for several, each followed by its --range.
+        #[arg(long = "param", value_name = "PATH", required = true)]
+        params: Vec<String>,
+        /// The range searched for each --param, in order: `a:b`.
+        #[arg(long = "range", value_name = "A:B", required = true)]
+        ranges: Vec<String>,
+        /// The measured angle (°) to reproduce, one per scene in order: the
+        /// angle of repose of a heap scene, the dynamic angle of a drum.
+        #[arg(
+            long = "target-angle",
+            value_name = "DEG",
+            required = true,
+            allow_negative_numbers = true
+        )]
+        targets: Vec<f64>,
+        /// Seeds per point and scene (the mean over them is calibrated; 3 or
+        /// more recommended, 1 for a quick look).
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
+        /// Tolerance on the angle (°).
+        #[arg(long, default_value_t = 1.0)]
+        tol: f64,
+        /// The most points to run (each is every scene × every seed).
+        #[arg(long, default_value_t = 12)]
+        max_evals: usize,
+        /// Runs at once (each with its share of the CPU threads).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// The calibration directory (default: out/<first scene's name>_calibrate/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run every run again, even those an earlier calibration into the
+        /// same directory finished (by default they are reused).
         #[arg(long)]
         rerun: bool,
         /// Solver backend of every run.
@@ -555,6 +607,84 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 &report,
                 &format!("shard {shard} of the sweep"),
             ))
+        }
+        Command::Calibrate {
+            scenes,
+            params,
+            ranges,
+            targets,
+            seeds,
+            tol,
+            max_evals,
+            jobs,
+            out,
+            rerun,
+            backend,
+        } => {
+            if params.len() != ranges.len() {
+                anyhow::bail!(
+                    "every --param needs its --range (got {} --param, {} --range)",
+                    params.len(),
+                    ranges.len()
+                );
+            }
+            let params = params
+                .iter()
+                .zip(&ranges)
+                .map(|(p, r)| calibrate::Param::parse(p, r))
+                .collect::<Result<Vec<_>>>()?;
+            let spec = calibrate::CalibrateSpec {
+                scenes,
+                targets,
+                params,
+                seeds,
+                settings: calibrate::Settings {
+                    tol,
+                    max_evals,
+                    per_round: 1,
+                },
+            };
+            let out_dir = match out {
+                Some(o) => o,
+                None => {
+                    let first = repose::scene::Scene::load(&spec.scenes[0], &[])?;
+                    calibrate::default_calibrate_dir(&first.name)
+                }
+            };
+            let opts = calibrate::CalibrateOptions {
+                out_dir,
+                jobs,
+                backend,
+                progress: std::io::stderr().is_terminal(),
+                rerun,
+            };
+            let r = calibrate::run_calibration(&spec, &opts)?;
+            let o = &r.outcome;
+            println!(
+                "calibration: {} after {} points ({} runs, {:.0} s)",
+                o.status.as_str(),
+                o.evaluations.len(),
+                r.runs,
+                r.wall_time_s
+            );
+            for (k, p) in spec.params.iter().enumerate() {
+                match o.interval.get(k) {
+                    Some(iv) => println!(
+                        "{} = {} (interval {} … {})",
+                        p.path, o.estimate[k], iv[0], iv[1]
+                    ),
+                    None => println!("{}: closest point run {}", p.path, o.estimate[k]),
+                }
+            }
+            println!("{}", o.message);
+            for f in &r.files {
+                println!("{}", f.display());
+            }
+            Ok(match o.status {
+                calibrate::Status::Converged | calibrate::Status::NoiseLimited => ExitCode::SUCCESS,
+                calibrate::Status::OutOfReach | calibrate::Status::Ambiguous => ExitCode::from(3),
+                calibrate::Status::Budget => ExitCode::from(4),
+            })
         }
         Command::Merge { dirs, out } => {
             let out = match out {

@@ -139,8 +139,60 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
         opts.shard,
         opts.jobs.min(mine.len().max(1))
     );
+    let list: Vec<RunJob<'_>> = mine
+        .iter()
+        .map(|(p, scene)| RunJob {
+            point: p,
+            scene,
+            dir: runs_dir.join(sweep.spec.run_dir_name(p)),
+            caption: sweep.spec.caption(p),
+        })
+        .collect();
+    let rows = run_jobs(&list, opts);
+    let manifest = Manifest {
+        version: MANIFEST_VERSION,
+        scene_file: sweep.scene_file.display().to_string(),
+        scene_name: sweep.base.name.clone(),
+        scene_hash: sweep.scene_hash.clone(),
+        spec: sweep.spec.clone(),
+        shard: opts.shard,
+        total_runs: sweep.runs.len(),
+        runs: rows.iter().map(|r| r.run).collect(),
+        run_dirs: mine
+            .iter()
+            .map(|(p, _)| (p.index, format!("runs/{}", sweep.spec.run_dir_name(p))))
+            .collect(),
+        repose_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let whole = opts.shard.count == 1;
+    write_outputs(out, &manifest, &rows, whole)
+}
+
+/// One run for [`run_jobs`]: its point (index, values, seed), its scene
+/// (overrides and seed applied, validated), its directory and its caption
+/// in the log.
+#[derive(Clone, Debug)]
+pub struct RunJob<'a> {
+    /// Index, values and seed offset (the row's `run`, values and `seed`).
+    pub point: &'a RunPoint,
+    /// The scene to run.
+    pub scene: &'a Scene,
+    /// The run's output directory.
+    pub dir: PathBuf,
+    /// How the log names the run (`path = value, seed s`).
+    pub caption: String,
+}
+
+/// Runs `list`, `opts.jobs` at a time (each with its share of the rayon
+/// threads), reusing runs an earlier sweep finished in the same directory
+/// and resuming stopped ones unless `opts.rerun`; one row per run that
+/// started, sorted by `run`. A SIGINT/SIGTERM lets the runs in progress
+/// finish their step and starts no more. `opts.out_dir` and `opts.shard`
+/// are not read: the directories are the jobs' own.
+pub fn run_jobs(list: &[RunJob<'_>], opts: &SweepOptions) -> Vec<SweepRow> {
+    crate::interrupt::install();
     let bar = if opts.progress {
-        let b = ProgressBar::new(mine.len() as u64);
+        let b = ProgressBar::new(list.len() as u64);
         b.set_style(
             ProgressStyle::with_template(
                 "{spinner} [{elapsed_precise}] {bar:40.cyan/blue} {pos}/{len} runs  ETA {eta}  {msg}",
@@ -151,10 +203,10 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
     } else {
         ProgressBar::hidden()
     };
-    let jobs = opts.jobs.min(mine.len()).max(1);
+    let jobs = opts.jobs.min(list.len()).max(1);
     let threads_per_run = (rayon::current_num_threads() / jobs).max(1);
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<SweepRow>> = Mutex::new(Vec::with_capacity(mine.len()));
+    let results: Mutex<Vec<SweepRow>> = Mutex::new(Vec::with_capacity(list.len()));
     let failed_count = AtomicUsize::new(0);
     let done_count = AtomicUsize::new(0);
     let sweep_start = std::time::Instant::now();
@@ -174,13 +226,13 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
                 break;
             }
             let k = next.fetch_add(1, Ordering::SeqCst);
-            let Some((p, scene)) = mine.get(k) else {
+            let Some(job) = list.get(k) else {
                 break;
             };
-            let dir = runs_dir.join(sweep.spec.run_dir_name(p));
+            let (p, scene, dir) = (job.point, job.scene, &job.dir);
             let run = || {
                 if !opts.rerun {
-                    if let Some(row) = finished_run(p, scene, &dir, opts) {
+                    if let Some(row) = finished_run(p, scene, dir, opts) {
                         log::info!(target: "repose::sweep",
                             "run {} was {} by an earlier sweep: reused ({})",
                             p.index,
@@ -189,7 +241,7 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
                         );
                         return row;
                     }
-                    if resumable(scene, &dir, opts) {
+                    if resumable(scene, dir, opts) {
                         log::info!(target: "repose::sweep",
                             "run {} was stopped part way by an earlier sweep: resumed from its checkpoint ({})",
                             p.index,
@@ -201,10 +253,10 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
                             progress: false,
                             stop_after_step: None,
                         };
-                        return row_of(p, &dir, t0, resume_run(&dir, &ropts));
+                        return row_of(p, dir, t0, resume_run(dir, &ropts));
                     }
                 }
-                run_one(p, scene, &dir, opts)
+                run_one(p, scene, dir, opts)
             };
             let row = match &pool {
                 Some(pool) => pool.install(run),
@@ -215,12 +267,12 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
             }
             let done = done_count.fetch_add(1, Ordering::SeqCst) + 1;
             let elapsed = sweep_start.elapsed().as_secs_f64();
-            let eta = elapsed / done as f64 * (mine.len() - done) as f64;
+            let eta = elapsed / done as f64 * (list.len() - done) as f64;
             let line = format!(
                 "[{done}/{}, ETA {eta:.0} s] run {} ({}): {}, {} s wall",
-                mine.len(),
+                list.len(),
                 p.index,
-                sweep.spec.caption(p),
+                job.caption,
                 if row.run_failed() {
                     format!("FAILED: {}", row.error)
                 } else {
@@ -257,32 +309,16 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
     });
     bar.finish_and_clear();
     let mut rows = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    if rows.len() < mine.len() {
+    if rows.len() < list.len() {
         log::warn!(target: "repose::sweep",
-            "interrupted: {} of {} runs were not started; sweep.csv lists the {} that ran",
-            mine.len() - rows.len(),
-            mine.len(),
+            "interrupted: {} of {} runs were not started; the table lists the {} that ran",
+            list.len() - rows.len(),
+            list.len(),
             rows.len()
         );
     }
     rows.sort_by_key(|r| r.run);
-    let manifest = Manifest {
-        version: MANIFEST_VERSION,
-        scene_file: sweep.scene_file.display().to_string(),
-        scene_name: sweep.base.name.clone(),
-        scene_hash: sweep.scene_hash.clone(),
-        spec: sweep.spec.clone(),
-        shard: opts.shard,
-        total_runs: sweep.runs.len(),
-        runs: rows.iter().map(|r| r.run).collect(),
-        run_dirs: mine
-            .iter()
-            .map(|(p, _)| (p.index, format!("runs/{}", sweep.spec.run_dir_name(p))))
-            .collect(),
-        repose_version: env!("CARGO_PKG_VERSION").to_string(),
-    };
-    let whole = opts.shard.count == 1;
-    write_outputs(out, &manifest, &rows, whole)
+    rows
 }
 
 /// The row of a run that an earlier sweep into the same directory finished

@@ -241,7 +241,7 @@ pub fn write_sweep_csv(path: &Path, paths: &[String], rows: &[SweepRow]) -> Resu
 /// fields quoted (RFC 4180) only when they hold a comma, a quote or a line
 /// break. Numbers are formatted here (Rust's shortest round-trip form), so
 /// the file reads back to the same bits.
-fn csv_writer<W: std::io::Write>(w: W) -> csv::Writer<W> {
+pub(crate) fn csv_writer<W: std::io::Write>(w: W) -> csv::Writer<W> {
     csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .quote_style(csv::QuoteStyle::Necessary)
