@@ -787,3 +787,103 @@ fn a_box_is_drawn_as_its_own_silhouette_not_its_bounding_sphere() {
         assert_eq!(px(&img, cx, cy + off), BACKGROUND, "below the box's side");
     }
 }
+
+// ---------------------------------------------------------------- plot texts
+
+/// Whether the box has some dark (text) pixels.
+fn inked(img: &Image, x: i32, y: i32, w: u32, h: u32) -> bool {
+    (y..y + h as i32).any(|yy| {
+        (x..x + w as i32).any(|xx| {
+            img.get(i64::from(xx), i64::from(yy))
+                .is_some_and(|c| c.0.iter().all(|&v| v < 140))
+        })
+    })
+}
+
+#[test]
+fn plot_texts_are_measured_placed_inside_the_picture_and_drawn() {
+    use repose::render::plot::{text_size, MIN_FONT_PX};
+    // The embedded font is there: text has a size without any system font.
+    let (w, h) = text_size("angle (°)", 20.0);
+    assert!(w > 40 && h > 10, "text_size gave {w}×{h}");
+    let series = [
+        Series::with_errors(
+            "mean angle over three seeds ± sd",
+            &[
+                (0.0002, 10.0, 4.0),
+                (0.0006, 27.0, 2.0),
+                (0.0012, 34.0, 3.0),
+            ],
+        ),
+        Series::new("target 27.96°", &[(0.0002, 27.96), (0.0012, 27.96)]),
+    ];
+    for (width, height, title) in [
+        (
+            900,
+            600,
+            "repose_small to 27.96°: noise limited".to_string(),
+        ),
+        (
+            300,
+            200,
+            "a title far too long for a picture three hundred pixels wide: ".repeat(3),
+        ),
+    ] {
+        let opts = PlotOptions {
+            width,
+            height,
+            title: title.clone(),
+            x_label: "materials.0.rolling+materials.0.spinning".into(),
+            y_label: "angle of repose (°)".into(),
+        };
+        let lay = plot_layout(&series, &opts).unwrap();
+        let img = plot_lines(&series, &opts).unwrap();
+        for t in &lay.texts {
+            assert!(
+                t.x >= 0
+                    && t.y >= 0
+                    && t.x + t.w as i32 <= width as i32
+                    && t.y + t.h as i32 <= height as i32,
+                "{width}×{height}: {:?} at ({}, {}) size {}×{} leaves the picture",
+                t.text,
+                t.x,
+                t.y,
+                t.w,
+                t.h
+            );
+            assert!(t.px >= MIN_FONT_PX, "{:?} set at {} px", t.text, t.px);
+            assert!(
+                inked(&img, t.x, t.y, t.w, t.h),
+                "{width}×{height}: no ink where {:?} should be",
+                t.text
+            );
+        }
+        let texts: Vec<&str> = lay.texts.iter().map(|t| t.text.as_str()).collect();
+        // Tick labels whole; the last x tick (the widest) included.
+        for v in &lay.x_ticks.values {
+            let l = lay.x_ticks.label(*v);
+            assert!(
+                texts.contains(&l.as_str()),
+                "{width}×{height}: x tick {l} missing: {texts:?}"
+            );
+        }
+        if width == 900 {
+            for whole in [
+                title.as_str(),
+                "materials.0.rolling+materials.0.spinning",
+                "angle of repose (°)",
+                "mean angle over three seeds ± sd",
+                "target 27.96°",
+            ] {
+                assert!(
+                    texts.contains(&whole),
+                    "{whole:?} not drawn whole: {texts:?}"
+                );
+            }
+        } else {
+            // Too long even at the smallest size: shortened visibly.
+            let t = &lay.texts[0];
+            assert!(t.text.ends_with('…') && t.px == MIN_FONT_PX, "{t:?}");
+        }
+    }
+}

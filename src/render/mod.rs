@@ -3,7 +3,9 @@
 //! sweeps (`sweep.png`), and contact sheets of many pictures.
 //!
 //! Everything here is plain Rust on the CPU and needs nothing from the
-//! machine: text is drawn from a built-in bitmap font ([`text`]), PNG files
+//! machine: the particle pictures' text is drawn from a built-in bitmap
+//! font ([`text`]); plots are drawn by `plotters` with anti-aliased text
+//! from the DejaVu Sans font embedded in the binary ([`plot`]); PNG files
 //! are written by the `png` crate ([`png_io`]). The pieces:
 //!
 //! | item | what it makes |
@@ -13,7 +15,7 @@
 //! | [`render_particles`] | the particle picture: shaded spheres coloured by height or speed, colour bar, scale bar, caption ([`particles`]) |
 //! | [`render_bodies`] | the same with bodies that are not spheres drawn from their surface triangles |
 //! | [`render_output_dir`] | that picture from a run's `final.csv` (and `summary.json` for the caption) |
-//! | [`plot_lines`] | an x–y line plot with ticks, labels, legend and error bars ([`plot`]) |
+//! | [`plot_lines`] | an x–y line plot with ticks, labels, legend and error bars, every text measured so none is cut off ([`plot`]) |
 //! | [`contact_sheet`] | thumbnails of several pictures in a grid, with captions ([`sheet`]) |
 //!
 //! Bad input (a NaN position, mismatched lengths, an impossible image

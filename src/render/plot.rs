@@ -1,17 +1,81 @@
 //! x–y line plots: several series, each drawn as a line through its points
 //! with a marker at each point and, optionally, error bars (mean ± standard
 //! deviation); axes with round ("nice") ticks and tick labels, axis labels,
-//! a title and a legend. This is what `sweep.png` is made of.
+//! a title and a legend. This is what `sweep.png` and `calibrate.png` are
+//! made of, and the README's figures.
+//!
+//! The ticks and the layout are ours ([`nice_ticks`], [`plot_layout`]); the
+//! drawing is `plotters` (bitmap backend), with anti-aliased text from the
+//! DejaVu Sans font embedded in the binary (`assets/fonts/`, registered with
+//! plotters' `ab_glyph` font backend: no system font is looked up, so a
+//! plot looks the same on every machine). Every text is measured with that
+//! font before it is placed, and the margins are made to hold it: a title,
+//! label or legend entry too long for the picture is set smaller (down to
+//! [`MIN_FONT_PX`]) and only then shortened with "…", so no text is cut by
+//! the picture's edge ([`PlotLayout::texts`] lists where each went).
 //!
 //! Points with a non-finite x or y are left out (the line breaks there), so
 //! a failed run in a sweep shows as a gap instead of spoiling the plot.
 
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{FontFamily, FontStyle, FontTransform};
+
 use super::colormap::series_colour;
 use super::image::{Image, Rgb};
-use super::text::{
-    draw_text, draw_text_centred, draw_text_vertical, fit_text, text_height, text_width,
-};
 use super::{pow10, RenderError};
+
+/// The font every plot is drawn with (DejaVu Sans; its licence is in
+/// `assets/fonts/LICENSE`).
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+/// The smallest font size (pixels) a text is shrunk to before it is
+/// shortened.
+pub const MIN_FONT_PX: f64 = 10.0;
+
+/// Registers [`FONT`] with plotters as its sans-serif family (once).
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // The bytes are a valid font (checked by the tests); a failure
+        // would only leave plotters without text.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+/// Width and height in pixels of `text` set at `px` pixels.
+pub fn text_size(text: &str, px: f64) -> (u32, u32) {
+    register_font();
+    if text.is_empty() {
+        return (0, 0);
+    }
+    FontDesc::new(FontFamily::SansSerif, px, FontStyle::Normal)
+        .box_size(text)
+        .unwrap_or((0, 0))
+}
+
+/// `text` fitted into `max_w` pixels: the largest size from `px` down to
+/// [`MIN_FONT_PX`] at which it fits, else shortened with "…" at that
+/// size. Returns the text and its size.
+pub fn fit_text(text: &str, px: f64, max_w: u32) -> (String, f64) {
+    let mut size = px.max(MIN_FONT_PX);
+    while text_size(text, size).0 > max_w && size > MIN_FONT_PX {
+        size = (size * 0.9).max(MIN_FONT_PX);
+    }
+    if text_size(text, size).0 <= max_w {
+        return (text.to_string(), size);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut n = chars.len();
+    while n > 0 {
+        n -= 1;
+        let t: String = chars[..n].iter().collect::<String>() + "…";
+        if text_size(&t, size).0 <= max_w {
+            return (t, size);
+        }
+    }
+    (String::new(), size)
+}
 
 /// One point of a series: `y` at `x`, with an optional error `err` drawn
 /// as a bar from `y − err` to `y + err`.
@@ -188,8 +252,29 @@ impl AxisMap {
     }
 }
 
+/// Where a text of a plot went: its content, font size, and box (top-left
+/// corner and size, in image pixels; a vertical text's box is upright).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlacedText {
+    /// The text as drawn (shortened with "…" only when even the smallest
+    /// size could not hold it).
+    pub text: String,
+    /// Font size (pixels).
+    pub px: f64,
+    /// Left edge of the box.
+    pub x: i32,
+    /// Top edge of the box.
+    pub y: i32,
+    /// Box width.
+    pub w: u32,
+    /// Box height.
+    pub h: u32,
+    /// Drawn rotated a quarter turn (the y axis label).
+    pub vertical: bool,
+}
+
 /// Where a plot's parts go: the axis maps (x: left to right, y: bottom to
-/// top, in image pixels) and the ticks.
+/// top, in image pixels), the ticks, every text and the legend.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlotLayout {
     /// Data x → image column.
@@ -200,8 +285,21 @@ pub struct PlotLayout {
     pub x_ticks: Ticks,
     /// Ticks of the y axis.
     pub y_ticks: Ticks,
-    /// Text scale (1 = 8-pixel characters).
-    pub text_scale: u32,
+    /// The body font size (pixels).
+    pub font_px: f64,
+    /// Every text: title, axis labels, tick labels, legend entries.
+    pub texts: Vec<PlacedText>,
+    /// The legend, when any series has a label.
+    pub legend: Option<Legend>,
+}
+
+/// The legend's box and rows (its texts are in [`PlotLayout::texts`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Legend {
+    /// The box: left, top, width, height (pixels).
+    pub rect: (i32, i32, u32, u32),
+    /// One row per labelled series: its index and the row's centre y.
+    pub rows: Vec<(usize, i32)>,
 }
 
 /// The finite data extent of all series: x of the points, y ± err.
@@ -226,8 +324,17 @@ fn bar(p: &SeriesPoint) -> Option<f64> {
     p.err.filter(|e| e.is_finite() && *e > 0.0)
 }
 
+fn ends(t: &Ticks) -> (f64, f64) {
+    match (t.values.first(), t.values.last()) {
+        (Some(&a), Some(&b)) if b > a => (a, b),
+        _ => (0.0, 1.0),
+    }
+}
+
 /// The layout of a plot of `series`: axis ranges from the finite data
-/// (error bars included) extended to round ticks, and the plot area.
+/// (error bars included) extended to round ticks; margins that hold the
+/// measured tick labels, axis labels and title; the legend in the plot
+/// area's top-right corner.
 ///
 /// Errors: [`RenderError::Invalid`] when the image is smaller than
 /// 200 × 150 pixels.
@@ -239,49 +346,203 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
         )));
     }
     let (x0, x1, y0, y1) = extent(series).unwrap_or((0.0, 1.0, 0.0, 1.0));
-    let ts = (options.width / 450).min(options.height / 300).max(1);
-    let th = i64::from(text_height(ts));
+    let (w, h) = (options.width as i32, options.height as i32);
+    let f = (f64::from(options.height.min(options.width * 2 / 3)) / 30.0).clamp(MIN_FONT_PX, 28.0);
+    let fi = f.round() as i32;
+    let pad = fi / 2 + 2;
+    let tick = (fi / 3).max(3);
     let x_ticks = nice_ticks(x0, x1, 6);
     let y_ticks = nice_ticks(y0, y1, 6);
+    let size = |t: &str| {
+        let (a, b) = text_size(t, f);
+        (a as i32, b as i32)
+    };
+    let line_h = size("0Ag(°)").1.max(fi);
     let ylab_w = y_ticks
         .values
         .iter()
-        .map(|&v| i64::from(text_width(&y_ticks.label(v), ts)))
+        .map(|&v| size(&y_ticks.label(v)).0)
         .max()
         .unwrap_or(0);
-    let (w, h) = (i64::from(options.width), i64::from(options.height));
-    let margin = th;
-    let tick = th / 2;
-    let left = margin + th + th / 2 + ylab_w + th / 2 + tick;
-    let right = w - margin - th; // room for the last x tick label
-    let top = margin + if options.title.is_empty() { 0 } else { 2 * th };
-    let bottom = h - margin - th - th / 2 - th - th / 2 - tick;
+    let first_x = x_ticks
+        .values
+        .first()
+        .map(|&v| size(&x_ticks.label(v)).0)
+        .unwrap_or(0);
+    let last_x = x_ticks
+        .values
+        .last()
+        .map(|&v| size(&x_ticks.label(v)).0)
+        .unwrap_or(0);
+    let mut texts = Vec::new();
+
+    // Title at the top, centred, fitted to the width.
+    let mut top = pad;
+    if !options.title.is_empty() {
+        let (t, px) = fit_text(&options.title, f * 1.15, (w - 2 * pad) as u32);
+        let (tw, th) = text_size(&t, px);
+        texts.push(PlacedText {
+            text: t,
+            px,
+            x: (w - tw as i32) / 2,
+            y: top,
+            w: tw,
+            h: th,
+            vertical: false,
+        });
+        top += th as i32 + pad;
+    } else {
+        top += line_h / 2;
+    }
+    let has_ylabel = !options.y_label.is_empty();
+    let has_xlabel = !options.x_label.is_empty();
+    let left = (pad + if has_ylabel { line_h + pad } else { 0 } + ylab_w + pad / 2 + tick)
+        .max(pad + first_x / 2);
+    let right = w - pad - (last_x / 2).max(pad);
+    let bottom = h - pad - if has_xlabel { line_h + pad / 2 } else { 0 } - line_h - pad / 2 - tick;
+    let (right, bottom) = (right.max(left + 10), bottom.max(top + 10));
     let (xlo, xhi) = ends(&x_ticks);
     let (ylo, yhi) = ends(&y_ticks);
+    let lay_x = AxisMap {
+        lo: xlo,
+        hi: xhi,
+        px_lo: f64::from(left),
+        px_hi: f64::from(right),
+    };
+    let lay_y = AxisMap {
+        lo: ylo,
+        hi: yhi,
+        px_lo: f64::from(bottom),
+        px_hi: f64::from(top),
+    };
+
+    // Tick labels.
+    for &v in &x_ticks.values {
+        let t = x_ticks.label(v);
+        let (tw, th) = size(&t);
+        let cx = lay_x.to_px(v).round() as i32;
+        texts.push(PlacedText {
+            text: t,
+            px: f,
+            x: cx - tw / 2,
+            y: bottom + tick + pad / 2,
+            w: tw as u32,
+            h: th as u32,
+            vertical: false,
+        });
+    }
+    for &v in &y_ticks.values {
+        let t = y_ticks.label(v);
+        let (tw, th) = size(&t);
+        let cy = lay_y.to_px(v).round() as i32;
+        texts.push(PlacedText {
+            text: t,
+            px: f,
+            x: left - tick - pad / 2 - tw,
+            y: cy - th / 2,
+            w: tw as u32,
+            h: th as u32,
+            vertical: false,
+        });
+    }
+    // Axis labels.
+    if has_xlabel {
+        let (t, px) = fit_text(&options.x_label, f, (w - 2 * pad) as u32);
+        let (tw, th) = text_size(&t, px);
+        let cx = ((left + right) / 2).clamp(pad + tw as i32 / 2, w - pad - tw as i32 / 2);
+        texts.push(PlacedText {
+            text: t,
+            px,
+            x: cx - tw as i32 / 2,
+            y: h - pad - th as i32,
+            w: tw,
+            h: th,
+            vertical: false,
+        });
+    }
+    if has_ylabel {
+        let (t, px) = fit_text(&options.y_label, f, (h - 2 * pad) as u32);
+        let (tw, th) = text_size(&t, px);
+        // Upright box of the rotated text: th wide, tw tall.
+        let cy = ((top + bottom) / 2).clamp(pad + tw as i32 / 2, h - pad - tw as i32 / 2);
+        texts.push(PlacedText {
+            text: t,
+            px,
+            x: pad,
+            y: cy - tw as i32 / 2,
+            w: th,
+            h: tw,
+            vertical: true,
+        });
+    }
+
+    // The legend: fitted to two thirds of the plot area's width.
+    let entries: Vec<(usize, &str)> = series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.label.is_empty())
+        .map(|(k, s)| (k, s.label.as_str()))
+        .collect();
+    let mut legend = None;
+    if !entries.is_empty() {
+        let swatch = 2 * fi;
+        let max_text = ((right - left) * 2 / 3 - swatch - 3 * pad).max(fi) as u32;
+        // One size for all entries: the smallest any entry needs.
+        let start = (f * 0.9).max(MIN_FONT_PX);
+        let px = entries
+            .iter()
+            .map(|(_, l)| fit_text(l, start, max_text).1)
+            .fold(start, f64::min);
+        let fitted: Vec<(String, (u32, u32))> = entries
+            .iter()
+            .map(|(_, l)| {
+                let (t, _) = fit_text(l, px, max_text);
+                let s = text_size(&t, px);
+                (t, s)
+            })
+            .collect();
+        let text_w = fitted.iter().map(|(_, s)| s.0 as i32).max().unwrap_or(0);
+        let row_h = (text_size("0Ag", px).1 as i32).max(fi) + pad / 2;
+        let box_w = pad + swatch + pad + text_w + pad;
+        let box_h = pad / 2 + row_h * entries.len() as i32 + pad / 2;
+        let bx = right - pad / 2 - box_w;
+        let by = top + pad / 2;
+        let mut rows = Vec::new();
+        for (row, ((k, _), (t, s))) in entries.iter().zip(fitted).enumerate() {
+            let cy = by + pad / 2 + row as i32 * row_h + row_h / 2;
+            rows.push((*k, cy));
+            texts.push(PlacedText {
+                text: t,
+                px,
+                x: bx + pad + swatch + pad,
+                y: cy - s.1 as i32 / 2,
+                w: s.0,
+                h: s.1,
+                vertical: false,
+            });
+        }
+        legend = Some(Legend {
+            rect: (bx, by, box_w as u32, box_h as u32),
+            rows,
+        });
+    }
     Ok(PlotLayout {
-        x: AxisMap {
-            lo: xlo,
-            hi: xhi,
-            px_lo: left as f64,
-            px_hi: right.max(left + 1) as f64,
-        },
-        y: AxisMap {
-            lo: ylo,
-            hi: yhi,
-            px_lo: bottom as f64,
-            px_hi: top.min(bottom - 1) as f64,
-        },
+        x: lay_x,
+        y: lay_y,
         x_ticks,
         y_ticks,
-        text_scale: ts,
+        font_px: f,
+        texts,
+        legend,
     })
 }
 
-fn ends(t: &Ticks) -> (f64, f64) {
-    match (t.values.first(), t.values.last()) {
-        (Some(&a), Some(&b)) if b > a => (a, b),
-        _ => (0.0, 1.0),
-    }
+fn colour(c: Rgb) -> RGBColor {
+    RGBColor(c.0[0], c.0[1], c.0[2])
+}
+
+fn draw_err<E: std::fmt::Debug>(e: E) -> RenderError {
+    RenderError::Invalid(format!("plot drawing failed: {e:?}"))
 }
 
 /// Draws `series` as an x–y line plot (see the [module docs](self)).
@@ -292,154 +553,147 @@ fn ends(t: &Ticks) -> (f64, f64) {
 /// Errors: as [`plot_layout`].
 pub fn plot_lines(series: &[Series], options: &PlotOptions) -> Result<Image, RenderError> {
     let lay = plot_layout(series, options)?;
-    let mut img = Image::new(options.width, options.height, Rgb::WHITE)?;
-    let ts = lay.text_scale;
-    let th = i64::from(text_height(ts));
-    let (left, right) = (lay.x.px_lo as i64, lay.x.px_hi as i64);
-    let (top, bottom) = (lay.y.px_hi as i64, lay.y.px_lo as i64);
-    let tick = th / 2;
-    let w = i64::from(options.width);
+    let (w, h) = (options.width, options.height);
+    let mut buf = vec![255u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+        draw_plot(&root, series, &lay).map_err(draw_err)?;
+        root.present().map_err(draw_err)?;
+    }
+    Image::from_rgb(w, h, buf)
+}
 
-    // Grid, ticks and tick labels.
+type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
+
+fn draw_plot(
+    root: &Area<'_>,
+    series: &[Series],
+    lay: &PlotLayout,
+) -> Result<(), DrawingAreaErrorKind<<BitMapBackend<'static> as DrawingBackend>::ErrorType>> {
+    let ink = colour(Rgb::INK);
+    let grid = RGBColor(230, 230, 230);
+    let (left, right) = (lay.x.px_lo.round() as i32, lay.x.px_hi.round() as i32);
+    let (top, bottom) = (lay.y.px_hi.round() as i32, lay.y.px_lo.round() as i32);
+    let fi = lay.font_px.round() as i32;
+    let tick = (fi / 3).max(3);
+    let line = |c: RGBColor, wd: u32| ShapeStyle {
+        color: c.to_rgba(),
+        filled: false,
+        stroke_width: wd,
+    };
+
+    // Grid and ticks.
     for &v in &lay.x_ticks.values {
-        let x = lay.x.to_px(v).round() as i64;
-        img.fill_rect(x, top, 1, bottom - top, Rgb([230, 230, 230]));
-        img.fill_rect(x, bottom, 1, tick, Rgb::INK);
-        draw_text_centred(
-            &mut img,
-            x,
-            bottom + tick + th / 2,
-            &lay.x_ticks.label(v),
-            ts,
-            Rgb::INK,
-        );
+        let x = lay.x.to_px(v).round() as i32;
+        root.draw(&PathElement::new(
+            vec![(x, top), (x, bottom)],
+            line(grid, 1),
+        ))?;
+        root.draw(&PathElement::new(
+            vec![(x, bottom), (x, bottom + tick)],
+            line(ink, 1),
+        ))?;
     }
     for &v in &lay.y_ticks.values {
-        let y = lay.y.to_px(v).round() as i64;
-        img.fill_rect(left, y, right - left, 1, Rgb([230, 230, 230]));
-        img.fill_rect(left - tick, y, tick, 1, Rgb::INK);
-        let label = lay.y_ticks.label(v);
-        let lw = i64::from(text_width(&label, ts));
-        draw_text(
-            &mut img,
-            left - tick - th / 2 - lw,
-            y - th / 2,
-            &label,
-            ts,
-            Rgb::INK,
-        );
+        let y = lay.y.to_px(v).round() as i32;
+        root.draw(&PathElement::new(
+            vec![(left, y), (right, y)],
+            line(grid, 1),
+        ))?;
+        root.draw(&PathElement::new(
+            vec![(left - tick, y), (left, y)],
+            line(ink, 1),
+        ))?;
     }
-    img.stroke_rect(left, top, right - left + 1, bottom - top + 1, Rgb::INK);
-
-    // Title and axis labels.
-    if !options.title.is_empty() {
-        let t = fit_text(
-            &options.title,
-            options.width.saturating_sub(2 * th as u32),
-            ts,
-        );
-        draw_text_centred(&mut img, w / 2, th, &t, ts, Rgb::INK);
-    }
-    if !options.x_label.is_empty() {
-        let t = fit_text(&options.x_label, (right - left).max(0) as u32, ts);
-        let y = i64::from(options.height) - th - th;
-        draw_text_centred(&mut img, (left + right) / 2, y, &t, ts, Rgb::INK);
-    }
-    if !options.y_label.is_empty() {
-        let t = fit_text(&options.y_label, (bottom - top).max(0) as u32, ts);
-        draw_text_vertical(&mut img, th, (top + bottom) / 2, &t, ts, Rgb::INK);
-    }
-
+    root.draw(&Rectangle::new(
+        [(left, top), (right, bottom)],
+        line(ink, 1),
+    ))?;
     if extent(series).is_none() {
-        draw_text_centred(
-            &mut img,
-            (left + right) / 2,
-            (top + bottom) / 2,
+        let style = TextStyle::from(("sans-serif", lay.font_px).into_font())
+            .color(&ink)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        root.draw(&Text::new(
             "no data",
-            ts,
-            Rgb::INK,
-        );
+            ((left + right) / 2, (top + bottom) / 2),
+            style,
+        ))?;
     }
 
     // Series: error bars, lines, markers.
-    let lw = f64::from(ts) * 1.5 + 0.5;
-    let mr = f64::from(ts) * 2.5 + 1.0;
+    let lw = ((lay.font_px / 8.0).round() as u32).max(2);
+    let mr = ((lay.font_px / 4.0).round() as i32).max(4);
+    let ok = |p: &SeriesPoint| p.x.is_finite() && p.y.is_finite();
     for (k, s) in series.iter().enumerate() {
-        let c = series_colour(k);
-        let px = |p: &SeriesPoint| (lay.x.to_px(p.x), lay.y.to_px(p.y));
-        for p in s
-            .points
-            .iter()
-            .filter(|p| p.x.is_finite() && p.y.is_finite())
-        {
+        let c = colour(series_colour(k));
+        let px = |p: &SeriesPoint| {
+            (
+                lay.x.to_px(p.x).round() as i32,
+                lay.y.to_px(p.y).round() as i32,
+            )
+        };
+        for p in s.points.iter().filter(|p| ok(p)) {
             if let Some(e) = bar(p) {
-                let x = lay.x.to_px(p.x);
-                let (ya, yb) = (lay.y.to_px(p.y - e), lay.y.to_px(p.y + e));
-                img.line(x, ya, x, yb, lw, c);
-                img.line(x - mr, ya, x + mr, ya, lw, c);
-                img.line(x - mr, yb, x + mr, yb, lw, c);
+                let x = lay.x.to_px(p.x).round() as i32;
+                let ya = lay.y.to_px(p.y - e).round() as i32;
+                let yb = lay.y.to_px(p.y + e).round() as i32;
+                root.draw(&PathElement::new(vec![(x, ya), (x, yb)], line(c, lw)))?;
+                root.draw(&PathElement::new(
+                    vec![(x - mr, ya), (x + mr, ya)],
+                    line(c, lw),
+                ))?;
+                root.draw(&PathElement::new(
+                    vec![(x - mr, yb), (x + mr, yb)],
+                    line(c, lw),
+                ))?;
             }
         }
         for pair in s.points.windows(2) {
-            let ok = |p: &SeriesPoint| p.x.is_finite() && p.y.is_finite();
             if ok(&pair[0]) && ok(&pair[1]) {
-                let (a, b) = (px(&pair[0]), px(&pair[1]));
-                img.line(a.0, a.1, b.0, b.1, lw, c);
+                root.draw(&PathElement::new(
+                    vec![px(&pair[0]), px(&pair[1])],
+                    line(c, lw),
+                ))?;
             }
         }
-        for p in s
-            .points
-            .iter()
-            .filter(|p| p.x.is_finite() && p.y.is_finite())
-        {
-            let (x, y) = px(p);
-            img.fill_circle(x, y, mr, c);
+        for p in s.points.iter().filter(|p| ok(p)) {
+            root.draw(&Circle::new(px(p), mr, c.filled()))?;
         }
     }
 
-    draw_legend(&mut img, series, &lay, ts);
-    Ok(img)
-}
+    // The legend box and its swatches (its texts are in `texts`).
+    if let Some(Legend { rect, rows }) = &lay.legend {
+        let (bx, by, bw, bh) = *rect;
+        let (x1, y1) = (bx + bw as i32, by + bh as i32);
+        root.draw(&Rectangle::new([(bx, by), (x1, y1)], WHITE.filled()))?;
+        root.draw(&Rectangle::new(
+            [(bx, by), (x1, y1)],
+            line(colour(Rgb::LIGHT_GREY), 1),
+        ))?;
+        let pad = fi / 2 + 2;
+        for &(k, cy) in rows {
+            let c = colour(series_colour(k));
+            let x0 = bx + pad;
+            root.draw(&PathElement::new(
+                vec![(x0, cy), (x0 + 2 * fi, cy)],
+                line(c, lw),
+            ))?;
+            root.draw(&Circle::new((x0 + fi, cy), mr, c.filled()))?;
+        }
+    }
 
-/// The legend box in the top-right corner of the plot area.
-fn draw_legend(img: &mut Image, series: &[Series], lay: &PlotLayout, ts: u32) {
-    let entries: Vec<(usize, &str)> = series
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| !s.label.is_empty())
-        .map(|(k, s)| (k, s.label.as_str()))
-        .collect();
-    if entries.is_empty() {
-        return;
+    // Every text, at its measured place.
+    for t in &lay.texts {
+        let font = FontDesc::new(FontFamily::SansSerif, t.px, FontStyle::Normal);
+        if t.vertical {
+            // Rotated a quarter turn anticlockwise, reading upwards: drawn
+            // from the bottom-left of its upright box.
+            let style = TextStyle::from(font.transform(FontTransform::Rotate270)).color(&ink);
+            root.draw(&Text::new(t.text.clone(), (t.x, t.y + t.h as i32), style))?;
+        } else {
+            let style = TextStyle::from(font).color(&ink);
+            root.draw(&Text::new(t.text.clone(), (t.x, t.y), style))?;
+        }
     }
-    let th = i64::from(text_height(ts));
-    let (left, right) = (lay.x.px_lo as i64, lay.x.px_hi as i64);
-    let top = lay.y.px_hi as i64;
-    let max_text = ((right - left) / 2).max(th) as u32;
-    let labels: Vec<String> = entries
-        .iter()
-        .map(|(_, l)| fit_text(l, max_text, ts))
-        .collect();
-    let text_w = labels
-        .iter()
-        .map(|l| i64::from(text_width(l, ts)))
-        .max()
-        .unwrap_or(0);
-    let swatch = 3 * th;
-    let row_h = th + th / 2;
-    let box_w = th / 2 + swatch + th / 2 + text_w + th / 2;
-    let box_h = th / 2 + row_h * entries.len() as i64;
-    let bx = right - th / 2 - box_w;
-    let by = top + th / 2;
-    img.fill_rect(bx, by, box_w, box_h, Rgb::WHITE);
-    img.stroke_rect(bx, by, box_w, box_h, Rgb::LIGHT_GREY);
-    for (row, ((k, _), label)) in entries.iter().zip(&labels).enumerate() {
-        let c = series_colour(*k);
-        let y = by + th / 2 + row as i64 * row_h;
-        let cy = (y + th / 2) as f64;
-        let x0 = (bx + th / 2) as f64;
-        img.line(x0, cy, x0 + swatch as f64, cy, f64::from(ts) * 1.5 + 0.5, c);
-        img.fill_circle(x0 + swatch as f64 / 2.0, cy, f64::from(ts) * 2.5 + 1.0, c);
-        draw_text(img, bx + th / 2 + swatch + th / 2, y, label, ts, Rgb::INK);
-    }
+    Ok(())
 }
