@@ -53,6 +53,7 @@ fn main() {
         title: "Seed 003 §4.2: the disk at rest, its last 50 ms".into(),
         x_label: "time (s)".into(),
         y_label: "spin about the chatter axis (mrad/s)".into(),
+        log_x: false,
     };
     let img = plot_lines(&series, &opts).unwrap_or_else(|e| panic!("plot: {e}"));
     let path = dir.join("disk_chatter.png");

@@ -51,6 +51,7 @@ fn main() {
         height: 720,
         title: format!("Seed 004 §4.3: existence for Painlevé's bar, μ = {mu}"),
         x_label: "bar angle θ (deg)".into(),
+        log_x: false,
         y_label: "sliding velocity u0".into(),
     };
     let img = plot_lines(&series, &opts).unwrap_or_else(|e| panic!("plot: {e}"));

@@ -79,6 +79,7 @@ fn main() {
         title: "Seed 003 §4.3: a sphere released on an incline, after 1 s".into(),
         x_label: "rolling resistance η_r".into(),
         y_label: "incline α (deg)".into(),
+        log_x: false,
     };
     let img = plot_lines(&series, &opts).unwrap_or_else(|e| panic!("plot: {e}"));
     let path = dir.join("incline_phases.png");

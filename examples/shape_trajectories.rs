@@ -57,6 +57,7 @@ fn save(dir: &Path, name: &str, series: &[Series], title: &str, x: &str, y: &str
         title: title.into(),
         x_label: x.into(),
         y_label: y.into(),
+        log_x: false,
     };
     let img = plot_lines(series, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
     let path = dir.join(name);

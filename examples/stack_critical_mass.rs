@@ -56,6 +56,7 @@ fn main() {
         title: "Seed 003 §4.6: smallest top mass that collapses the three-sphere stack".into(),
         x_label: "rolling resistance η_r".into(),
         y_label: "critical top mass (kg)".into(),
+        log_x: false,
     };
     let img = plot_lines(&series, &opts).unwrap_or_else(|e| panic!("plot: {e}"));
     let png = dir.join("stack_critical_mass.png");

@@ -115,6 +115,12 @@ enum Command {
         /// Solver backend of every run.
         #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
         backend: BackendChoice,
+        /// Draw reference data over the plots: CSV with the parameter's
+        /// value first, then columns named angle_deg, height_over_diameter
+        /// or bottom_mean_radius_over_diameter (optional <column>_err and
+        /// label).
+        #[arg(long, value_name = "FILE")]
+        reference: Option<PathBuf>,
     },
     /// Find the parameter values whose simulated angles meet measured ones:
     /// one scene and one parameter (`--param materials.0.rolling --range
@@ -177,6 +183,9 @@ enum Command {
         /// Where the joined files go (default: out/<scene name>_sweep/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Draw reference data over the plots (as for `repose sweep`).
+        #[arg(long, value_name = "FILE")]
+        reference: Option<PathBuf>,
     },
     /// Render a run's final.csv as a picture (side and top view of the
     /// spheres): DIR/final.png unless --out.
@@ -582,8 +591,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             frames,
             rerun,
             backend,
+            reference,
         } => {
             let spec = SweepSpec::parse(&vary, seeds)?;
+            let reference = reference.map(|f| sweep::Reference::read(&f)).transpose()?;
             let shard = match shard {
                 Some(s) => Shard::parse(&s)?,
                 None => Shard::ALL,
@@ -601,6 +612,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 backend,
                 progress: std::io::stderr().is_terminal(),
                 rerun,
+                reference,
             };
             let report = sweep::run_sweep(&prepared, &opts)?;
             Ok(report_sweep(
@@ -686,7 +698,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 calibrate::Status::Budget => ExitCode::from(4),
             })
         }
-        Command::Merge { dirs, out } => {
+        Command::Merge {
+            dirs,
+            out,
+            reference,
+        } => {
+            let reference = reference.map(|f| sweep::Reference::read(&f)).transpose()?;
             let out = match out {
                 Some(o) => o,
                 None => {
@@ -694,7 +711,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     default_sweep_dir(&m.scene_name)
                 }
             };
-            let report = sweep::merge(&dirs, &out)?;
+            let report = sweep::merge_with(&dirs, &out, reference.as_ref())?;
             Ok(report_sweep(
                 &report,
                 &format!("merged {} directories", dirs.len()),

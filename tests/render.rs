@@ -835,6 +835,7 @@ fn plot_texts_are_measured_placed_inside_the_picture_and_drawn() {
             title: title.clone(),
             x_label: "materials.0.rolling+materials.0.spinning".into(),
             y_label: "angle of repose (°)".into(),
+            log_x: false,
         };
         let lay = plot_layout(&series, &opts).unwrap();
         let img = plot_lines(&series, &opts).unwrap();

@@ -62,6 +62,7 @@ fn opts(out: PathBuf, shard: Shard) -> SweepOptions {
         backend: BackendChoice::Cpu,
         progress: false,
         rerun: false,
+        reference: None,
     }
 }
 
@@ -861,4 +862,102 @@ fn committed_sweep_tables_rewrite_to_the_same_bytes() {
             "{name} rewritten differs"
         );
     }
+}
+
+#[test]
+fn reference_curves_are_drawn_over_the_sweep_plots_and_bad_files_are_named() {
+    use repose::render::colormap::series_colour;
+    use repose::sweep::{sweep_plot_with, sweep_series_of, Reference, SweepMetric};
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("paper.csv");
+    fs::write(
+        &good,
+        "rolling,angle_deg,angle_deg_err,height_over_diameter,label\n\
+         0.00001,5,1,1.0,mu 0.3\n0.001,30,2,4.0,mu 0.3\n0.1,35,,,mu 0.3\n\
+         0.001,25,,,mu 0.1\n",
+    )
+    .unwrap();
+    let r = Reference::read(&good).unwrap();
+    let s = r.series(SweepMetric::Angle, true);
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(s[0].label, "mu 0.3 (reference)");
+    let xy: Vec<(f64, f64, Option<f64>)> = s[0].points.iter().map(|p| (p.x, p.y, p.err)).collect();
+    assert_eq!(
+        xy,
+        vec![
+            (-5.0, 5.0, Some(1.0)),
+            (-3.0, 30.0, Some(2.0)),
+            (-1.0, 35.0, None)
+        ]
+    );
+    assert_eq!(
+        r.series(SweepMetric::HeightOverDiameter, false)[0]
+            .points
+            .len(),
+        2
+    );
+    assert!(r
+        .series(SweepMetric::MeanRadiusOverDiameter, false)
+        .is_empty());
+
+    // Drawn in the colour after the sweep's own series.
+    let decades = spec(&["materials.0.rolling=0.00001,0.001,0.1"], 1);
+    let rows: Vec<SweepRow> = decades
+        .points()
+        .iter()
+        .map(|p| SweepRow {
+            run: p.index,
+            values: p.values.clone(),
+            seed: p.seed,
+            angle_deg: Some(10.0 + p.index as f64),
+            ..SweepRow::default()
+        })
+        .collect();
+    let own = sweep_series_of(&decades, &rows, &SweepMetric::Angle).len();
+    let img = sweep_plot_with(&decades, "t", &rows, SweepMetric::Angle, Some(&r)).unwrap();
+    let c = series_colour(own);
+    let hits = (0..img.height() as i64)
+        .flat_map(|y| (0..img.width() as i64).map(move |x| (x, y)))
+        .filter(|&(x, y)| img.get(x, y) == Some(c))
+        .count();
+    assert!(
+        hits > 100,
+        "the reference curve's colour covers {hits} pixels"
+    );
+
+    for (text, want) in [
+        ("rolling,angle\n1,2\n", "names no column to compare"),
+        (
+            "rolling,angle_deg\n1,abc\n",
+            "line 2: column angle_deg: \"abc\" is not a finite number",
+        ),
+        (
+            "rolling,angle_deg\n,3\n",
+            "line 2: the first column (rolling) is empty",
+        ),
+    ] {
+        let bad = tmp.path().join("bad.csv");
+        fs::write(&bad, text).unwrap();
+        let e = format!("{:#}", Reference::read(&bad).unwrap_err());
+        assert!(e.contains("bad.csv") && e.contains(want), "{text:?}: {e}");
+    }
+    // The command line reads it before any run starts.
+    let scene = tiny_scene(tmp.path(), "t.ron", &[]);
+    let bad = tmp.path().join("bad.csv");
+    let out = repose([
+        OsStr::new("sweep"),
+        scene.as_os_str(),
+        OsStr::new("--vary"),
+        OsStr::new("materials.0.friction=0.3"),
+        OsStr::new("--reference"),
+        bad.as_os_str(),
+        OsStr::new("--out"),
+        tmp.path().join("sw").as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(stderr(&out).contains("bad.csv"), "{}", show(&out));
+    assert!(
+        !tmp.path().join("sw").exists(),
+        "nothing runs before the reference is read"
+    );
 }

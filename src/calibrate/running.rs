@@ -270,6 +270,7 @@ impl Evaluator for SimEvaluator<'_> {
             backend: self.opts.backend,
             progress: self.opts.progress,
             rerun: self.opts.rerun,
+            reference: None,
         };
         let rows = run_jobs(&list, &sweep_opts);
         if rows.len() < list.len() || crate::interrupt::requested() {

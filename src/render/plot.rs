@@ -136,6 +136,10 @@ pub struct PlotOptions {
     pub x_label: String,
     /// Label of the y axis (with unit).
     pub y_label: String,
+    /// A logarithmic x axis: the series' x values are log₁₀ of the
+    /// quantity; ticks sit at whole decades labelled 10ⁿ, with the 2…9
+    /// multiples as fainter grid lines.
+    pub log_x: bool,
 }
 
 impl Default for PlotOptions {
@@ -146,8 +150,45 @@ impl Default for PlotOptions {
             title: String::new(),
             x_label: String::new(),
             y_label: String::new(),
+            log_x: false,
         }
     }
+}
+
+/// Ticks at the whole decades covering log₁₀ values `lo…hi` (every second
+/// decade beyond twelve).
+pub fn decade_ticks(lo: f64, hi: f64) -> Ticks {
+    let (mut a, mut b) = if lo.is_finite() && hi.is_finite() {
+        (lo.min(hi).floor(), lo.max(hi).ceil())
+    } else {
+        (0.0, 1.0)
+    };
+    if b <= a {
+        a -= 1.0;
+        b += 1.0;
+    }
+    let step = if b - a > 12.0 { 2.0 } else { 1.0 };
+    let a = (a / step).floor() * step;
+    let n = ((b - a) / step).ceil() as i64;
+    Ticks {
+        values: (0..=n).map(|k| a + k as f64 * step).collect(),
+        step,
+        exp: 0,
+    }
+}
+
+/// `10ⁿ` with a superscript exponent, for a tick at log₁₀ value `v`.
+pub fn decade_label(v: f64) -> String {
+    const SUP: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let n = v.round() as i64;
+    let mut s = String::from("10");
+    if n < 0 {
+        s.push('⁻');
+    }
+    for d in n.unsigned_abs().to_string().chars() {
+        s.push(SUP[d.to_digit(10).unwrap_or(0) as usize]);
+    }
+    s
 }
 
 /// Round tick values covering a range, and their common spacing.
@@ -285,6 +326,8 @@ pub struct PlotLayout {
     pub x_ticks: Ticks,
     /// Ticks of the y axis.
     pub y_ticks: Ticks,
+    /// Whether x is a log₁₀ axis ([`PlotOptions::log_x`]).
+    pub log_x: bool,
     /// The body font size (pixels).
     pub font_px: f64,
     /// Every text: title, axis labels, tick labels, legend entries.
@@ -351,7 +394,18 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
     let fi = f.round() as i32;
     let pad = fi / 2 + 2;
     let tick = (fi / 3).max(3);
-    let x_ticks = nice_ticks(x0, x1, 6);
+    let x_ticks = if options.log_x {
+        decade_ticks(x0, x1)
+    } else {
+        nice_ticks(x0, x1, 6)
+    };
+    let x_text = |v: f64| {
+        if options.log_x {
+            decade_label(v)
+        } else {
+            x_ticks.label(v)
+        }
+    };
     let y_ticks = nice_ticks(y0, y1, 6);
     let size = |t: &str| {
         let (a, b) = text_size(t, f);
@@ -418,7 +472,7 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
 
     // Tick labels.
     for &v in &x_ticks.values {
-        let t = x_ticks.label(v);
+        let t = x_text(v);
         let (tw, th) = size(&t);
         let cx = lay_x.to_px(v).round() as i32;
         texts.push(PlacedText {
@@ -531,6 +585,7 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
         y: lay_y,
         x_ticks,
         y_ticks,
+        log_x: options.log_x,
         font_px: f,
         texts,
         legend,
@@ -582,7 +637,21 @@ fn draw_plot(
         stroke_width: wd,
     };
 
-    // Grid and ticks.
+    // Grid and ticks; on a log axis, fainter lines at 2…9 × each decade.
+    if lay.log_x {
+        for w in lay.x_ticks.values.windows(2) {
+            if w[1] - w[0] != 1.0 {
+                continue;
+            }
+            for m in 2..10 {
+                let x = lay.x.to_px(w[0] + f64::from(m).log10()).round() as i32;
+                root.draw(&PathElement::new(
+                    vec![(x, top), (x, bottom)],
+                    line(RGBColor(243, 243, 243), 1),
+                ))?;
+            }
+        }
+    }
     for &v in &lay.x_ticks.values {
         let x = lay.x.to_px(v).round() as i32;
         root.draw(&PathElement::new(

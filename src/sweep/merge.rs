@@ -10,6 +10,15 @@ use super::*;
 /// index), `sweep.json` (shard 1/1, run directories as paths into the
 /// shards), `sweep.png` and `contact_sheet.png`.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<SweepReport> {
+    merge_with(dirs, out, None)
+}
+
+/// [`merge`], with `reference` curves drawn over the plots.
+pub fn merge_with(
+    dirs: &[PathBuf],
+    out: &Path,
+    reference: Option<&Reference>,
+) -> Result<SweepReport> {
     if dirs.is_empty() {
         bail!("merge: no sweep directories given");
     }
@@ -147,5 +156,5 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<SweepReport> {
         ..m0
     };
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    write_outputs(out, &manifest, &rows, true)
+    write_outputs(out, &manifest, &rows, true, reference)
 }

@@ -98,11 +98,13 @@ use crate::scene::{parse_set, Scene, SphereSource};
 
 mod merge;
 mod plots;
+mod reference;
 mod running;
 mod table;
 
 pub use merge::*;
 pub use plots::*;
+pub use reference::*;
 use running::write_outputs;
 pub use running::*;
 pub use table::*;

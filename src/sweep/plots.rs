@@ -210,8 +210,19 @@ pub fn sweep_plot_of(
     rows: &[SweepRow],
     metric: SweepMetric,
 ) -> Result<Image> {
+    sweep_plot_with(spec, scene_name, rows, metric, None)
+}
+
+/// [`sweep_plot_of`] with `reference` curves drawn over the sweep's.
+pub fn sweep_plot_with(
+    spec: &SweepSpec,
+    scene_name: &str,
+    rows: &[SweepRow],
+    metric: SweepMetric,
+    reference: Option<&Reference>,
+) -> Result<Image> {
     let x_label = match spec.vary.first() {
-        Some(v) if sweep_log_x(spec) => format!("log10 {}", v.path),
+        Some(v) if sweep_log_x(spec) => format!("{} (log scale)", v.path),
         Some(v) if v.values.iter().all(|x| x.parse::<f64>().is_ok()) => v.path.clone(),
         Some(v) => format!("{} (position in the list)", v.path),
         None => "(nothing varied)".to_string(),
@@ -225,9 +236,14 @@ pub fn sweep_plot_of(
         ),
         x_label,
         y_label: metric.label().to_string(),
+        log_x: sweep_log_x(spec),
         ..PlotOptions::default()
     };
-    Ok(plot_lines(&sweep_series_of(spec, rows, &metric), &opts)?)
+    let mut series = sweep_series_of(spec, rows, &metric);
+    if let Some(r) = reference {
+        series.extend(r.series(metric, opts.log_x));
+    }
+    Ok(plot_lines(&series, &opts)?)
 }
 
 /// A compact caption for a thumbnail: `name=value … s<seed>`, each path

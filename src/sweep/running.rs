@@ -96,6 +96,8 @@ pub struct SweepOptions {
     /// Run every run, even one a previous sweep into the same directory
     /// finished; without it such runs are reused ([`finished_run`]).
     pub rerun: bool,
+    /// Curves drawn over the plots (`--reference FILE`).
+    pub reference: Option<Reference>,
 }
 
 /// What a sweep or a merge produced.
@@ -165,7 +167,7 @@ pub fn run_sweep(sweep: &PreparedSweep, opts: &SweepOptions) -> Result<SweepRepo
         repose_version: env!("CARGO_PKG_VERSION").to_string(),
     };
     let whole = opts.shard.count == 1;
-    write_outputs(out, &manifest, &rows, whole)
+    write_outputs(out, &manifest, &rows, whole, opts.reference.as_ref())
 }
 
 /// One run for [`run_jobs`]: its point (index, values, seed), its scene
@@ -422,6 +424,7 @@ pub(super) fn write_outputs(
     manifest: &Manifest,
     rows: &[SweepRow],
     whole: bool,
+    reference: Option<&Reference>,
 ) -> Result<SweepReport> {
     let paths: Vec<String> = manifest.spec.vary.iter().map(|v| v.path.clone()).collect();
     let csv = out.join("sweep.csv");
@@ -435,8 +438,14 @@ pub(super) fn write_outputs(
                 continue;
             }
             let png = out.join(metric.file_name());
-            match sweep_plot_of(&manifest.spec, &manifest.scene_name, rows, metric)
-                .and_then(|img| write_png(&png, &img).map_err(anyhow::Error::new))
+            match sweep_plot_with(
+                &manifest.spec,
+                &manifest.scene_name,
+                rows,
+                metric,
+                reference,
+            )
+            .and_then(|img| write_png(&png, &img).map_err(anyhow::Error::new))
             {
                 Ok(()) => files.push(png),
                 Err(e) => log::warn!(target: "repose::sweep", "no {}: {e:#}", png.display()),

@@ -1,0 +1,72 @@
+//! Redraws the README's sweep figures from their committed tables
+//! (`docs/figures/seed000_sweep.csv`, `seed001_sweep.csv`) with the current
+//! plots: `cargo run --release --example redraw_sweep_plots -- docs/figures`.
+//! The sweeps themselves take hours (README, "The papers' angle-of-repose
+//! studies"); their `sweep.csv` holds everything the plots need.
+
+use std::path::{Path, PathBuf};
+
+use repose::render::write_png;
+use repose::sweep::{read_sweep_csv, sweep_plot_of, SweepMetric, SweepSpec, Vary};
+
+/// The sweep specification a table was written by: its varied paths with
+/// their values in order of first appearance, and its seeds.
+fn spec_of(paths: &[String], rows: &[repose::sweep::SweepRow]) -> SweepSpec {
+    let vary = paths
+        .iter()
+        .enumerate()
+        .map(|(k, path)| {
+            let mut values: Vec<String> = Vec::new();
+            for r in rows {
+                if !values.contains(&r.values[k]) {
+                    values.push(r.values[k].clone());
+                }
+            }
+            Vary {
+                path: path.clone(),
+                spec: values.join(","),
+                values,
+            }
+        })
+        .collect();
+    let seeds = rows.iter().map(|r| r.seed + 1).max().unwrap_or(1);
+    SweepSpec { vary, seeds }
+}
+
+fn redraw(dir: &Path, table: &str, scene: &str, plots: &[(SweepMetric, &str)]) {
+    let path = dir.join(table);
+    let (paths, rows) = read_sweep_csv(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let spec = spec_of(&paths, &rows);
+    for (metric, file) in plots {
+        let img = sweep_plot_of(&spec, scene, &rows, *metric)
+            .unwrap_or_else(|e| panic!("{table}: {e:#}"));
+        let out = dir.join(file);
+        write_png(&out, &img).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+        println!("wrote {}", out.display());
+    }
+}
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("docs/figures"));
+    redraw(
+        &dir,
+        "seed000_sweep.csv",
+        "repose_seed000",
+        &[(SweepMetric::Angle, "seed000_sweep.png")],
+    );
+    redraw(
+        &dir,
+        "seed001_sweep.csv",
+        "repose_seed001",
+        &[
+            (SweepMetric::HeightOverDiameter, "seed001_height.png"),
+            (
+                SweepMetric::MeanRadiusOverDiameter,
+                "seed001_mean_radius.png",
+            ),
+        ],
+    );
+}
