@@ -89,20 +89,16 @@ pub struct CalibrateReport {
 pub fn prepare_calibration(spec: &CalibrateSpec) -> Result<Vec<Scene>> {
     if spec.scenes.len() != spec.targets.len() {
         bail!(
-            "one --target-angle per scene is needed (got {} scene{}, {} target{})",
-            spec.scenes.len(),
-            if spec.scenes.len() == 1 { "" } else { "s" },
-            spec.targets.len(),
-            if spec.targets.len() == 1 { "" } else { "s" }
+            "one --target-angle per scene is needed (got {}, {})",
+            count(spec.scenes.len(), "scene"),
+            count(spec.targets.len(), "target")
         );
     }
     if spec.params.len() != spec.targets.len() {
         bail!(
-            "as many --param as target angles are needed: {} parameter{} for {} target{} (one target cannot fix two parameters; add a scene that responds to the other, e.g. a drum)",
-            spec.params.len(),
-            if spec.params.len() == 1 { "" } else { "s" },
-            spec.targets.len(),
-            if spec.targets.len() == 1 { "" } else { "s" }
+            "as many --param as target angles are needed: {} for {} (one target cannot fix two parameters; add a scene that responds to the other, e.g. a drum)",
+            count(spec.params.len(), "parameter"),
+            count(spec.targets.len(), "target")
         );
     }
     if spec.seeds == 0 {
@@ -151,6 +147,11 @@ pub fn prepare_calibration(spec: &CalibrateSpec) -> Result<Vec<Scene>> {
         scenes.push(scene);
     }
     Ok(scenes)
+}
+
+/// `n word` or `n words`.
+fn count(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The [`Evaluator`] that runs scenes.

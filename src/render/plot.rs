@@ -293,6 +293,23 @@ impl AxisMap {
     }
 }
 
+/// `text` fitted into a line of `len` pixels less `pad` at each end and
+/// centred on `centre` along it as far as the ends allow: the text, its
+/// size, its width and height, and where along the line it starts.
+fn fit_centred(
+    text: &str,
+    px: f64,
+    centre: i32,
+    pad: i32,
+    len: i32,
+) -> (String, f64, u32, u32, i32) {
+    let (t, px) = fit_text(text, px, (len - 2 * pad).max(1) as u32);
+    let (tw, th) = text_size(&t, px);
+    let half = tw as i32 / 2;
+    let c = centre.clamp(pad + half, (len - pad - half).max(pad + half));
+    (t, px, tw, th, c - half)
+}
+
 /// Where a text of a plot went: its content, font size, and box (top-left
 /// corner and size, in image pixels; a vertical text's box is upright).
 #[derive(Clone, Debug, PartialEq)]
@@ -501,13 +518,11 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
     }
     // Axis labels.
     if has_xlabel {
-        let (t, px) = fit_text(&options.x_label, f, (w - 2 * pad) as u32);
-        let (tw, th) = text_size(&t, px);
-        let cx = ((left + right) / 2).clamp(pad + tw as i32 / 2, w - pad - tw as i32 / 2);
+        let (text, px, tw, th, x) = fit_centred(&options.x_label, f, (left + right) / 2, pad, w);
         texts.push(PlacedText {
-            text: t,
+            text,
             px,
-            x: cx - tw as i32 / 2,
+            x,
             y: h - pad - th as i32,
             w: tw,
             h: th,
@@ -515,15 +530,13 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
         });
     }
     if has_ylabel {
-        let (t, px) = fit_text(&options.y_label, f, (h - 2 * pad) as u32);
-        let (tw, th) = text_size(&t, px);
         // Upright box of the rotated text: th wide, tw tall.
-        let cy = ((top + bottom) / 2).clamp(pad + tw as i32 / 2, h - pad - tw as i32 / 2);
+        let (text, px, tw, th, y) = fit_centred(&options.y_label, f, (top + bottom) / 2, pad, h);
         texts.push(PlacedText {
-            text: t,
+            text,
             px,
             x: pad,
-            y: cy - tw as i32 / 2,
+            y,
             w: th,
             h: tw,
             vertical: true,
