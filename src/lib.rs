@@ -16,6 +16,7 @@ pub mod interrupt;
 pub mod lcp;
 pub mod material;
 pub mod measure;
+pub mod mesh;
 pub mod output;
 pub mod problem;
 pub mod render;
