@@ -148,7 +148,6 @@ fn parse_obj(bytes: &[u8], file: &str) -> Result<(Vec<DVec3>, Vec<[usize; 3]>), 
         single_index: true,
         ignore_points: true,
         ignore_lines: true,
-        ..Default::default()
     };
     let mut reader = std::io::BufReader::new(bytes);
     // Materials are not needed: every mtllib is answered "not loaded".
