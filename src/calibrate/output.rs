@@ -121,7 +121,7 @@ pub fn write_calibration(
 ) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let csv_path = dir.join("calibrate.csv");
-    write_calibrate_csv(&csv_path, spec, scenes, &report.records)?;
+    write_calibrate_csv(&csv_path, spec, scenes, &report.records, &report.outcome)?;
     files.push(csv_path);
 
     let o = &report.outcome;
@@ -189,12 +189,15 @@ pub fn write_calibration(
     Ok(files)
 }
 
-/// Writes `calibrate.csv`: one row per evaluation and scene.
+/// Writes `calibrate.csv`: one row per evaluation and scene; the standard
+/// error is the search's (the seeds' scatter pooled over all points, as
+/// the interval uses), not the point's own.
 pub fn write_calibrate_csv(
     path: &Path,
     spec: &CalibrateSpec,
     scenes: &[Scene],
     records: &[PointRecord],
+    outcome: &Outcome,
 ) -> Result<()> {
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     write_atomic(path, |w| {
@@ -220,7 +223,13 @@ pub fn write_calibrate_csv(
                 format!("{target}"),
                 format!("{}", r.obs.mean),
                 opt(r.obs.sd),
-                format!("{}", r.obs.stderr),
+                format!(
+                    "{}",
+                    outcome
+                        .evaluations
+                        .get(r.eval)
+                        .map_or(r.obs.stderr, |e| e.obs[r.scene].stderr)
+                ),
                 format!("{}", r.obs.mean - target),
                 r.dirs
                     .first()
