@@ -114,15 +114,25 @@ pub fn read_mesh(path: &Path) -> Result<(TriMesh, MeshReport), MeshError> {
     finish(vertices, triangles, &file)
 }
 
-fn parse_stl(bytes: &[u8], file: &str) -> Result<(Vec<DVec3>, Vec<[usize; 3]>), MeshError> {
-    let fail = |reason: String| MeshError::Parse {
+fn parse_error(file: &str, format: &'static str, reason: String) -> MeshError {
+    MeshError::Parse {
         file: file.to_string(),
-        format: "STL",
+        format,
         reason,
-    };
-    if bytes.is_empty() {
-        return Err(fail("the file is empty".into()));
     }
+}
+
+/// An empty file is named as such rather than left to the parser.
+fn nonempty(bytes: &[u8], file: &str, format: &'static str) -> Result<(), MeshError> {
+    if bytes.is_empty() {
+        return Err(parse_error(file, format, "the file is empty".into()));
+    }
+    Ok(())
+}
+
+fn parse_stl(bytes: &[u8], file: &str) -> Result<(Vec<DVec3>, Vec<[usize; 3]>), MeshError> {
+    let fail = |reason: String| parse_error(file, "STL", reason);
+    nonempty(bytes, file, "STL")?;
     let mut cursor = std::io::Cursor::new(bytes);
     let mesh = stl_io::read_stl(&mut cursor).map_err(|e| fail(e.to_string()))?;
     let vertices = mesh
@@ -135,14 +145,8 @@ fn parse_stl(bytes: &[u8], file: &str) -> Result<(Vec<DVec3>, Vec<[usize; 3]>), 
 }
 
 fn parse_obj(bytes: &[u8], file: &str) -> Result<(Vec<DVec3>, Vec<[usize; 3]>), MeshError> {
-    let fail = |reason: String| MeshError::Parse {
-        file: file.to_string(),
-        format: "OBJ",
-        reason,
-    };
-    if bytes.is_empty() {
-        return Err(fail("the file is empty".into()));
-    }
+    let fail = |reason: String| parse_error(file, "OBJ", reason);
+    nonempty(bytes, file, "OBJ")?;
     let opts = tobj::LoadOptions {
         triangulate: true,
         single_index: true,
