@@ -45,8 +45,12 @@
 //! only from inside (ϱ < R); at a = ±L the wall's δ = R − ϱ equals the rim's
 //! ‖x − q‖, so the contact is continuous across the end of the wall.
 
-use glam::DVec3;
+use std::sync::Arc;
+
+use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
+
+use crate::collision::mesh::MeshSurface;
 
 /// Which ends of a [`Shape::Cylinder`] are closed by a flat cap. "Bottom" is
 /// the end at −half_length along the axis.
@@ -95,6 +99,15 @@ pub enum Shape {
         half_x: f64,
         /// Half extent along y (m).
         half_y: f64,
+    },
+    /// A triangle mesh ([`crate::collision::mesh`]), given in its own frame
+    /// and placed by turning it by `rot` about `origin`. The only boundary
+    /// whose geometry turns: its angular velocity rotates `rot`.
+    Mesh {
+        /// The prepared surface (shared, read once per file).
+        surface: Arc<MeshSurface>,
+        /// Orientation of the mesh's frame.
+        rot: DQuat,
     },
 }
 
@@ -166,7 +179,7 @@ impl Boundary {
     /// Cylinders have no planar faces (an empty list; see [`Boundary::surfaces`]).
     pub fn faces(&self) -> Vec<(u32, Face)> {
         match &self.shape {
-            Shape::Cylinder { .. } | Shape::Plate { .. } => Vec::new(),
+            Shape::Cylinder { .. } | Shape::Plate { .. } | Shape::Mesh { .. } => Vec::new(),
             Shape::Plane { normal } => vec![(
                 0,
                 Face {
@@ -244,6 +257,9 @@ impl Boundary {
             }
             return Some(c);
         }
+        if let Shape::Mesh { surface, rot } = &self.shape {
+            return mesh_nearest(surface, *rot, self.origin, x).map(|s| s.distance);
+        }
         if let Shape::Plate { .. } = self.shape {
             let mut c = None;
             self.surfaces(x, |s| c = Some(s.distance));
@@ -277,6 +293,11 @@ impl Boundary {
                     f(s)
                 }
             }
+            Shape::Mesh { ref surface, rot } => {
+                if let Some(s) = mesh_nearest(surface, rot, self.origin, x) {
+                    f(s)
+                }
+            }
             _ => {
                 for (id, face) in self.faces() {
                     if face.applies(x) {
@@ -307,6 +328,23 @@ impl Boundary {
         let (v, w) = self.motion_at(t);
         v + w.cross(p - self.origin)
     }
+}
+
+/// The nearest point of a mesh placed at `origin`, turned by `rot`, to
+/// `x` ([`MeshSurface::nearest`]), as a surface point in world axes with
+/// id 0: signed (negative inside) for a closed one-sided mesh, unsigned
+/// for an open or two-sided one — behind an open sheet is not outside the
+/// scene, only out of its reach.
+fn mesh_nearest(s: &MeshSurface, rot: DQuat, origin: DVec3, x: DVec3) -> Option<SurfacePoint> {
+    let p = rot.inverse() * (x - origin);
+    let (_, q, d) = s.nearest(p, f64::INFINITY)?;
+    let d = if s.closed { d } else { d.abs() };
+    let normal = (p - q).normalize_or(DVec3::Z);
+    Some(SurfacePoint {
+        id: 0,
+        normal: rot * if d < 0.0 { -normal } else { normal },
+        distance: d,
+    })
 }
 
 /// (a, ϱ, ê) of a point d relative to the axis: axial coordinate a = d·â,

@@ -21,7 +21,7 @@ use glam::{DMat3, DQuat, DVec3};
 use rayon::prelude::*;
 
 use crate::bodies::{Bodies, SPHERE};
-use crate::boundary::Boundary;
+use crate::boundary::{Boundary, Shape};
 
 fn skew(a: DVec3) -> DMat3 {
     DMat3::from_cols(
@@ -96,9 +96,14 @@ pub fn positions(bodies: &mut Bodies, h: f64) {
 
 /// Moves the kinematic boundaries over the step that starts at time `t` by
 /// their prescribed velocity (zero before their `start_time`). Rotation about
-/// a cylinder's own axis leaves its geometry unchanged, so only the origin moves.
+/// a cylinder's own axis leaves its geometry unchanged, so only the origin
+/// moves; a mesh turns about its origin by ω h.
 pub fn boundaries(boundaries: &mut [Boundary], t: f64, h: f64) {
     for b in boundaries {
-        b.origin += b.motion_at(t).0 * h;
+        let (v, w) = b.motion_at(t);
+        b.origin += v * h;
+        if let Shape::Mesh { rot, .. } = &mut b.shape {
+            *rot = (DQuat::from_scaled_axis(w * h) * *rot).normalize();
+        }
     }
 }

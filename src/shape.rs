@@ -696,6 +696,28 @@ pub fn halfspace_contacts(
     }
 }
 
+/// The contact points of a body with a triangle mesh placed at `origin`,
+/// turned by `rot` (parry's manifolds against each triangle near the body,
+/// with parry's correction of normals at internal edges), closer than
+/// `prediction`. An ellipsoid has no manifold with a mesh: none (scenes
+/// refuse ellipsoids beside meshes).
+pub fn mesh_contacts(
+    s: &BodyShape,
+    x: DVec3,
+    q: DQuat,
+    mesh: &parry3d_f64::shape::TriMesh,
+    origin: DVec3,
+    rot: DQuat,
+    prediction: f64,
+) -> Vec<PointContact> {
+    let pose1 = s.pose_of(x, q);
+    let pos12 = pose1.inv_mul(&pose(origin, rot));
+    match s.collider() {
+        Collider::Parry(g) => manifold_points(&pose1, &pos12, g.as_ref(), mesh, prediction),
+        Collider::Ellipsoid(_) => Vec::new(),
+    }
+}
+
 fn manifold_points(
     pose1: &Pose,
     pos12: &Pose,
@@ -745,7 +767,10 @@ fn manifold_points(
                 p2: from_p(*pose1 * (*pos12 * p.local_p2)),
                 normal,
                 dist: p.dist,
-                tag: tag_of(p.fid1.0, p.fid2.0),
+                // A composite (a mesh) has a manifold per triangle: its
+                // index keeps the tags apart (0 for single shapes).
+                tag: tag_of(p.fid1.0, p.fid2.0)
+                    .wrapping_add(u64::from(m.subshape2).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             });
         }
     }

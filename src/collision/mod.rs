@@ -31,9 +31,10 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::bodies::Bodies;
-use crate::boundary::{Boundary, SurfacePoint};
+use crate::boundary::{Boundary, Shape, SurfacePoint};
 use crate::shape::{self, BodyShape, PointContact, Side};
 
+pub mod mesh;
 pub mod walls;
 
 use walls::plate_slab;
@@ -90,6 +91,12 @@ pub fn pair_key(a: u32, b: u32) -> u64 {
 /// Key of a sphere–boundary-face pair; the top bit marks boundaries.
 pub fn wall_key(a: u32, boundary: usize, face: u32) -> u64 {
     (1u64 << 63) | ((a as u64) << 32) | ((boundary as u64) << 4) | face as u64
+}
+
+/// Key of a sphere's contact with feature `feature` ([`mesh::MeshSurface::key`])
+/// of a mesh boundary: the same hashed family as [`shape_wall_key`].
+pub fn mesh_wall_key(a: u32, boundary: usize, feature: u64) -> u64 {
+    shape_wall_key(a, boundary, 0, feature)
 }
 
 /// A 64-bit mix (splitmix64's finaliser) for the keys of manifold points.
@@ -352,18 +359,19 @@ pub fn sphere_boundary(
                 return found;
             }
             for (bi, b) in boundaries.iter().enumerate() {
-                let mut add = |s: SurfacePoint| {
-                    let gap = s.distance - r;
+                // `towards`: the unit normal from the wall toward the centre.
+                let mut push = |key: u64, towards: DVec3, distance: f64| {
+                    let gap = distance - r;
                     if gap >= envelope {
                         return;
                     }
-                    let normal = -s.normal; // from the sphere toward the wall
+                    let normal = -towards; // from the sphere toward the wall
                     let point = x + normal * (r + 0.5 * gap);
                     let (_, omega) = b.motion_at(time);
                     found.push(ContactGeom {
                         a: i as u32,
                         b: NO_BODY,
-                        key: wall_key(i as u32, bi, s.id),
+                        key,
                         normal,
                         point,
                         gap,
@@ -372,6 +380,19 @@ pub fn sphere_boundary(
                         wall_omega: omega,
                     });
                 };
+                if let Shape::Mesh { surface, rot } = &b.shape {
+                    let p = rot.inverse() * (x - b.origin);
+                    surface.contacts(p, r + envelope, |m| {
+                        push(
+                            mesh_wall_key(i as u32, bi, m.key),
+                            *rot * m.normal,
+                            m.distance,
+                        )
+                    });
+                    continue;
+                }
+                let mut add =
+                    |s: SurfacePoint| push(wall_key(i as u32, bi, s.id), s.normal, s.distance);
                 if b.is_planar() {
                     for (id, f) in &faces[bi] {
                         if f.applies(x) {

@@ -5,6 +5,7 @@
 //! | boundary | surfaces (ids as for spheres, [`crate::boundary`]) | how |
 //! |---|---|---|
 //! | `Plane`, `Box` | each planar face whose extent holds the body's centre | a half-space ([`shape::halfspace_contacts`]): several points where the geometry has them |
+//! | `Mesh` | the triangles near the body | parry's manifolds against its mesh, internal edges corrected ([`shape::mesh_contacts`]) |
 //! | `Plate` | the plate as a slab 1 % of its smaller half extent thick | parry's narrowphase against a box ([`plate_slab`]) |
 //! | `Cylinder`, curved wall (0) | while the centre is inside the tube | the tangent plane at the centre's radial direction, then each point's true radial gap (below) |
 //! | `Cylinder`, closed caps (1, 2) | while the centre is within the radius | half-spaces |
@@ -64,6 +65,11 @@ pub fn body_wall_points(
     envelope: f64,
 ) -> Vec<(u32, Vec<PointContact>)> {
     let mut out = Vec::new();
+    if let Wall::Mesh { surface, rot } = &b.shape {
+        let points = shape::mesh_contacts(s, x, q, surface.parry(), b.origin, *rot, envelope);
+        out.push((0, points));
+        return out;
+    }
     if let Some((slab, centre)) = slab {
         let points = shape::contacts(
             Side::Shape(s),

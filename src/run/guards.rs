@@ -210,6 +210,7 @@ impl DivergenceBounds {
             .map(|w| {
                 let reach = match w.shape {
                     Shape::Cylinder { radius, .. } => radius.max(size),
+                    Shape::Mesh { ref surface, .. } => surface.reach().max(size),
                     _ => size,
                 };
                 w.velocity.length() + w.angular_velocity.length() * reach

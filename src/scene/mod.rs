@@ -472,6 +472,8 @@ pub enum BoundarySpec {
     Cylinder(CylinderSpec),
     /// A finite horizontal plate (spheres on top; they fall off its edges).
     Plate(PlateSpec),
+    /// A triangle mesh from an STL or OBJ file.
+    Mesh(MeshSpec),
 }
 
 impl BoundarySpec {
@@ -482,6 +484,7 @@ impl BoundarySpec {
             BoundarySpec::Box(_) => "Box",
             BoundarySpec::Cylinder(_) => "Cylinder",
             BoundarySpec::Plate(_) => "Plate",
+            BoundarySpec::Mesh(_) => "Mesh",
         }
     }
 
@@ -492,6 +495,7 @@ impl BoundarySpec {
             BoundarySpec::Box(b) => &b.name,
             BoundarySpec::Cylinder(c) => &c.name,
             BoundarySpec::Plate(p) => &p.name,
+            BoundarySpec::Mesh(m) => &m.name,
         }
     }
 
@@ -502,6 +506,7 @@ impl BoundarySpec {
             BoundarySpec::Box(b) => b.material,
             BoundarySpec::Cylinder(c) => c.material,
             BoundarySpec::Plate(p) => p.material,
+            BoundarySpec::Mesh(m) => m.material,
         }
     }
 }
@@ -547,6 +552,61 @@ pub struct PlateSpec {
     /// Prescribed constant velocity (m/s; default zero).
     #[serde(default)]
     pub velocity: DVec3,
+}
+
+/// A triangle mesh read from an STL (ASCII or binary) or OBJ file: a
+/// funnel, a hopper, a drum's lifters. The file's coordinates are scaled by
+/// `scale` (a CAD file in millimetres: `scale: 0.001`), turned by `rot`
+/// and moved to `pos`; the mesh then moves with `velocity` and turns about
+/// `pos` at `angular_velocity` (both from `start_time` on), so a drum
+/// with lifters is a mesh whose axis passes through the file's origin.
+/// Spheres live on the side the triangles' normals point to
+/// (counter-clockwise winding seen from there; `flip: true` reverses
+/// every triangle, e.g. a closed box exported with outward normals used as
+/// a container); `two_sided: true` makes both sides solid, for sheets of
+/// no thickness. Contact is with faces, edges and corners without double
+/// counting (`repose::collision::mesh`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeshSpec {
+    /// Name for logs and errors; empty: `mesh<i>` with i its index in `boundaries`.
+    #[serde(default)]
+    pub name: String,
+    /// The mesh file, `.stl` or `.obj`; a relative path is taken from the
+    /// scene file's folder.
+    pub file: String,
+    /// Factor applied to the file's coordinates (> 0; default 1).
+    #[serde(default = "one")]
+    pub scale: f64,
+    /// Where the file's origin is placed (m; default the origin).
+    #[serde(default)]
+    pub pos: DVec3,
+    /// Orientation (x, y, z, w), default identity; normalised.
+    #[serde(default)]
+    pub rot: Option<glam::DQuat>,
+    /// Reverse every triangle's winding (default false).
+    #[serde(default)]
+    pub flip: bool,
+    /// Both sides of every triangle are solid (default false).
+    #[serde(default)]
+    pub two_sided: bool,
+    /// Material index (default 0).
+    #[serde(default)]
+    pub material: u32,
+    /// Prescribed constant velocity (m/s; default zero).
+    #[serde(default)]
+    pub velocity: DVec3,
+    /// Prescribed angular velocity about `pos` (rad/s, world axes; default zero).
+    #[serde(default)]
+    pub angular_velocity: DVec3,
+    /// Simulated time (s, ≥ 0; default 0) at which `velocity` and
+    /// `angular_velocity` switch on.
+    #[serde(default)]
+    pub start_time: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// The inside of the axis-aligned box `center ± half_extents`.
@@ -820,7 +880,7 @@ impl Scene {
                 None => bodies.push(&p.init),
             };
         }
-        let mut world = World::new(bodies, self.built_boundaries(), self.materials.clone());
+        let mut world = World::new(bodies, self.built_boundaries()?, self.materials.clone());
         world.gravity = self.gravity;
         world.time_step = self.time_step;
         world.contact = self.contact.clone();
@@ -873,15 +933,38 @@ impl Scene {
             .fold(0usize, usize::saturating_add)
     }
 
+    /// The path of a mesh boundary's file: as written when absolute, else
+    /// from the scene file's folder.
+    pub fn mesh_path(&self, m: &MeshSpec) -> PathBuf {
+        let file = Path::new(&m.file);
+        if file.is_absolute() {
+            return file.to_path_buf();
+        }
+        match Path::new(&self.file).parent() {
+            Some(dir) => dir.join(file),
+            None => file.to_path_buf(),
+        }
+    }
+
+    /// The prepared surface of a mesh boundary (read once per process per
+    /// file version: [`crate::collision::mesh::load_surface`]).
+    pub fn mesh_surface(
+        &self,
+        m: &MeshSpec,
+    ) -> Result<crate::collision::mesh::LoadedSurface, crate::mesh::MeshError> {
+        crate::collision::mesh::load_surface(&self.mesh_path(m), m.scale, m.flip, m.two_sided)
+    }
+
     /// The boundaries as the simulation sees them (normals normalised,
-    /// default names filled in). Assumes a validated scene.
-    pub fn built_boundaries(&self) -> Vec<Boundary> {
+    /// default names filled in, meshes read). Assumes a validated scene;
+    /// the only error left is a mesh file that changed or vanished since.
+    pub fn built_boundaries(&self) -> Result<Vec<Boundary>, SceneError> {
         self.boundaries
             .iter()
             .enumerate()
             .map(|(i, b)| {
                 let name = self.boundary_name(i);
-                match b {
+                Ok(match b {
                     BoundarySpec::Plane(p) => Boundary {
                         name,
                         shape: Shape::Plane {
@@ -934,7 +1017,28 @@ impl Scene {
                             material: c.material,
                         }
                     }
-                }
+                    BoundarySpec::Mesh(m) => {
+                        let loaded = self.mesh_surface(m).map_err(|e| SceneError::Invalid {
+                            file: self.file.clone(),
+                            issues: vec![Issue::new(
+                                format!("boundaries[{i}].file"),
+                                e.to_string(),
+                            )],
+                        })?;
+                        Boundary {
+                            name,
+                            shape: Shape::Mesh {
+                                surface: loaded.surface,
+                                rot: m.rot.unwrap_or_default().normalize(),
+                            },
+                            origin: m.pos,
+                            velocity: m.velocity,
+                            angular_velocity: m.angular_velocity,
+                            start_time: m.start_time,
+                            material: m.material,
+                        }
+                    }
+                })
             })
             .collect()
     }

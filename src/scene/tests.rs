@@ -284,7 +284,7 @@ fn overrides_reach_fields_through_lists_vectors_and_variants() {
     assert_eq!(l.radius, Some(0.01));
     let got = set(&s, "boundaries.0.normal.2", "2").unwrap();
     assert_eq!(
-        got.built_boundaries()[0].shape,
+        got.built_boundaries().unwrap()[0].shape,
         crate::boundary::Shape::Plane { normal: DVec3::Z }
     );
     // The file label survives.

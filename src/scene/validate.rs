@@ -135,6 +135,22 @@ impl Checker {
         }
     }
 
+    /// An optional orientation quaternion: it must have a direction.
+    fn rotation(&mut self, path: &str, rot: Option<glam::DQuat>) {
+        if let Some(q) = rot {
+            let l = q.length();
+            if !(l.is_finite() && l > 1e-12) {
+                self.push(
+                    path,
+                    format!(
+                        "quaternion ({}, {}, {}, {}) has no direction (zero or not finite)",
+                        q.x, q.y, q.z, q.w
+                    ),
+                );
+            }
+        }
+    }
+
     fn material(&mut self, path: &str, m: u32) {
         if m as usize >= self.n_materials {
             let have = match self.n_materials {
@@ -354,18 +370,7 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 if let Err(why) = b.shape.validate() {
                     c.push(f(&format!("shape ({})", b.shape.kind())), why);
                 }
-                if let Some(q) = b.rot {
-                    let l = q.length();
-                    if !(l.is_finite() && l > 1e-12) {
-                        c.push(
-                            f("rot"),
-                            format!(
-                                "quaternion ({}, {}, {}, {}) has no direction (zero or not finite)",
-                                q.x, q.y, q.z, q.w
-                            ),
-                        );
-                    }
-                }
+                c.rotation(&f("rot"), b.rot);
                 c.material(&f("material"), b.material);
                 c.vec_finite(&f("velocity"), b.velocity);
                 c.vec_finite(&f("angular_velocity"), b.angular_velocity);
@@ -543,6 +548,28 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 c.material(&f("material"), pl.material);
                 c.vec_finite(&f("velocity"), pl.velocity);
             }
+            BoundarySpec::Mesh(m) => {
+                c.vec_finite(&f("pos"), m.pos);
+                c.positive(&f("scale"), m.scale);
+                c.rotation(&f("rot"), m.rot);
+                c.material(&f("material"), m.material);
+                c.vec_finite(&f("velocity"), m.velocity);
+                c.vec_finite(&f("angular_velocity"), m.angular_velocity);
+                c.non_negative(&f("start_time"), m.start_time);
+                if m.scale.is_finite() && m.scale > 0.0 {
+                    if let Err(e) = scene.mesh_surface(m) {
+                        c.push(f("file"), e.to_string());
+                    }
+                }
+                if let Some(s) = scene.spheres.iter().position(|s| {
+                    matches!(source_shape(s), Some(crate::shape::Shape::Ellipsoid { .. }))
+                }) {
+                    c.push(
+                        format!("spheres[{s}].shape"),
+                        format!("an ellipsoid cannot meet the mesh boundary {:?} yet (mesh contact is for spheres and polyhedral or round parry shapes: boxes, cylinders, capsules, convex polyhedra)", scene.boundary_name(i)),
+                    );
+                }
+            }
             BoundarySpec::Cylinder(cy) => {
                 c.vec_finite(&f("center"), cy.center);
                 if c.vec_finite(&f("axis"), cy.axis) && cy.axis.length() == 0.0 {
@@ -565,6 +592,17 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         }
     }
     c.issues
+}
+
+/// The shape a source makes its bodies of (`None`: plain spheres).
+fn source_shape(s: &SphereSource) -> Option<&crate::shape::Shape> {
+    match s {
+        SphereSource::Sphere(_) => None,
+        SphereSource::Body(b) => Some(&b.shape),
+        SphereSource::Lattice(l) => l.shape.as_ref(),
+        SphereSource::RandomBox(r) => r.shape.as_ref(),
+        SphereSource::Inlet(i) => i.shape.as_ref(),
+    }
 }
 
 /// Full validation: fields, then generation, then the spheres against the
@@ -626,7 +664,7 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
         ));
         return Err(invalid(issues));
     }
-    let boundaries = scene.built_boundaries();
+    let boundaries = scene.built_boundaries()?;
     for (bi, b) in boundaries.iter().enumerate() {
         // Per source: the first sphere outside, and how many more.
         let mut outside: Vec<(usize, &PlacedSphere)> = Vec::new(); // (count, first)
