@@ -312,6 +312,22 @@ impl Boundary {
         }
     }
 
+    /// The orientation of the boundary's geometry: a mesh's `rot`, the
+    /// identity for every other shape (whose geometry never turns).
+    pub fn rotation(&self) -> DQuat {
+        match self.shape {
+            Shape::Mesh { rot, .. } => rot,
+            _ => DQuat::IDENTITY,
+        }
+    }
+
+    /// Sets a mesh's orientation (a checkpoint's); other shapes ignore it.
+    pub fn set_rotation(&mut self, q: DQuat) {
+        if let Shape::Mesh { rot, .. } = &mut self.shape {
+            *rot = q;
+        }
+    }
+
     /// The prescribed (velocity, angular velocity) at simulated time `t`:
     /// zero before `start_time`.
     pub fn motion_at(&self, t: f64) -> (DVec3, DVec3) {

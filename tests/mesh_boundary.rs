@@ -6,10 +6,15 @@
 //! normal force (no bump); a mesh box holds the same pile as the analytic
 //! box; a turning mesh turns; bad mesh fields and files are named errors.
 
+#[path = "common/cli.rs"]
+mod cli;
+
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use glam::DVec3;
+use cli::*;
+use glam::{DQuat, DVec3};
 use repose::scene::Scene;
 use repose::step::Stepper;
 use repose::world::World;
@@ -220,4 +225,223 @@ fn a_sphere_rolls_across_shared_mesh_edges_without_a_bump() {
     );
     let speed = w.bodies.vel[0].x;
     assert!((speed - v).abs() < 1e-6, "rolling speed {speed} vs {v}");
+}
+
+/// A box body (20 × 10 × 6 cm) resting on a triangulated floor across
+/// four of its squares meets it through parry's mesh manifolds — points
+/// where the triangles' outlines cross the box's bottom face, all on the
+/// floor — and they carry its weight; it stays put.
+#[test]
+fn a_box_body_rests_on_a_mesh_floor_with_its_weight() {
+    let d = dir("box_body");
+    fs::write(d.join("floor.obj"), grid(4, 4, 0.1)).unwrap();
+    let text = scene(
+        "Body(shape: Box(half_extents: (0.1, 0.05, 0.03)), pos: (0.2, 0.2, 0.03))",
+        r#"Mesh(file: "floor.obj")"#,
+    );
+    let mut w = world(&text, &d.join("s.ron"));
+    let log = run(&mut w, 200);
+    let (n, impulse) = *log.last().unwrap();
+    let want = 1000.0 * 0.2 * 0.1 * 0.06 * 9.81 * 1e-3;
+    assert!(
+        n >= 4,
+        "contacts of the box with the floor: {n}, expected at least its 4 corners"
+    );
+    assert!(
+        (impulse - want).abs() < 1e-6 * want,
+        "normal impulse {impulse:e} per step vs the weight's {want:e}"
+    );
+    let moved = (w.bodies.pos[0] - DVec3::new(0.2, 0.2, 0.03)).length();
+    assert!(moved < 1e-5, "the box moved {moved:e} m");
+}
+
+/// A mesh floor moving at 1 m/s under a sphere at rest: friction brings the
+/// sphere to rolling without slip at 2/7 of the floor's speed (angular
+/// momentum about the contact point is conserved: m v + I ω = … with
+/// I = 2/5 m r², v = r ω − … gives v = 2/7 V for a solid sphere).
+#[test]
+fn a_sphere_on_a_moving_mesh_floor_rolls_at_two_sevenths_of_its_speed() {
+    let d = dir("belt");
+    fs::write(d.join("belt.obj"), grid(40, 2, 0.05)).unwrap();
+    // De Saxcé's law: the associated law would launch the sliding sphere
+    // at μ‖u_T‖ (README, model section) and the belt would throw it.
+    let text = scene(
+        &format!("Sphere(pos: (1.0, 0.05, {R}), radius: {R})"),
+        r#"Mesh(file: "belt.obj", velocity: (1.0, 0, 0))"#,
+    )
+    .replace("solver:", "contact: (friction_law: DeSaxce),\n    solver:");
+    let mut w = world(&text, &d.join("s.ron"));
+    run(&mut w, 300);
+    let v = w.bodies.vel[0].x;
+    let want = 2.0 / 7.0;
+    assert!(
+        (v - want).abs() < 1e-6,
+        "sphere speed {v} m/s vs 2/7 of the floor's 1 m/s = {want}"
+    );
+}
+
+/// A mesh turning at 2 rad/s about z for 0.5 s has turned 1 rad, and a
+/// vertex 0.1 m from the axis moves at 0.2 m/s.
+#[test]
+fn a_turning_mesh_turns_about_its_position() {
+    let d = dir("turning");
+    fs::write(d.join("plate.obj"), grid(2, 2, 0.1)).unwrap();
+    let text = scene(
+        "Sphere(pos: (0, 0, 1), radius: 0.01)",
+        r#"Mesh(file: "plate.obj", pos: (0, 0, -1), angular_velocity: (0, 0, 2))"#,
+    );
+    let mut w = world(&text, &d.join("s.ron"));
+    run(&mut w, 500);
+    let q = w.boundaries[0].rotation();
+    let want = DQuat::from_rotation_z(1.0);
+    assert!(
+        q.angle_between(want) < 1e-9,
+        "mesh turned to {q:?}, expected {want:?}"
+    );
+    let v = w.boundaries[0].surface_velocity(DVec3::new(0.1, 0.0, -1.0), w.time);
+    assert!((v - DVec3::new(0.0, 0.2, 0.0)).length() < 1e-12, "{v}");
+}
+
+/// An open box as a mesh (flipped: its triangles face inward) holds the
+/// same poured pile as the analytic open box of the same size: the bulk
+/// quantities `repose compare` reads agree within its default tolerance.
+#[test]
+fn a_mesh_box_holds_the_same_pile_as_the_analytic_box() {
+    let d = dir("box_pile");
+    fs::write(
+        d.join("box.obj"),
+        block(DVec3::new(-0.1, -0.1, 0.0), DVec3::new(0.1, 0.1, 0.3), true),
+    )
+    .unwrap();
+    let pile = |walls: &str| {
+        format!(
+            r#"Scene(
+    version: 1,
+    time_step: 2e-3,
+    duration: 0.8,
+    materials: [(friction: 0.5, rolling: 0.002, density: 2500.0)],
+    spheres: [Lattice(origin: (-0.06, -0.06, 0.03), count: (5, 5, 6), spacing: 0.03, radius: 0.012, jitter: 0.05)],
+    boundaries: [{walls}],
+    solver: (method: Apgd, tolerance: 1e-6, max_iterations: 300),
+)"#
+        )
+    };
+    let mesh = d.join("mesh.ron");
+    let analytic = d.join("analytic.ron");
+    fs::write(&mesh, pile(r#"Mesh(file: "box.obj", flip: true)"#)).unwrap();
+    fs::write(
+        &analytic,
+        pile("Box(center: (0, 0, 0.15), half_extents: (0.1, 0.1, 0.15), open_top: true)"),
+    )
+    .unwrap();
+    for (scene, out) in [(&mesh, "out_mesh"), (&analytic, "out_box")] {
+        let o = repose([
+            OsStr::new("run"),
+            scene.as_os_str(),
+            OsStr::new("--backend"),
+            OsStr::new("cpu"),
+            OsStr::new("--no-frames"),
+            OsStr::new("--no-picture"),
+            OsStr::new("--out"),
+            d.join(out).as_os_str(),
+        ]);
+        assert_success(&o, "run");
+    }
+    let o = repose([
+        OsStr::new("compare"),
+        d.join("out_mesh/final.csv").as_os_str(),
+        d.join("out_box/final.csv").as_os_str(),
+    ]);
+    assert_success(&o, "compare (mesh box vs analytic box)");
+}
+
+/// A run with a fixed mesh writes `walls.pvd` with one frame of its
+/// triangles; a moving mesh gets a frame beside every frame of the
+/// spheres.
+#[test]
+fn runs_write_the_mesh_boundaries_for_paraview() {
+    let d = dir("walls_output");
+    fs::write(d.join("floor.obj"), grid(2, 2, 0.1)).unwrap();
+    for (velocity, frames) in [("(0, 0, 0)", 1), ("(0.1, 0, 0)", 6)] {
+        let text = format!(
+            r#"Scene(
+    version: 1,
+    time_step: 1e-3,
+    duration: 0.05,
+    materials: [(friction: 0.5)],
+    spheres: [Sphere(pos: (0.1, 0.1, 0.01), radius: 0.01)],
+    boundaries: [Mesh(file: "floor.obj", velocity: {velocity})],
+    output: (frame_interval: 0.01),
+)"#
+        );
+        let file = d.join("s.ron");
+        fs::write(&file, text).unwrap();
+        let out = d.join(format!("out{frames}"));
+        let o = repose([
+            OsStr::new("run"),
+            file.as_os_str(),
+            OsStr::new("--backend"),
+            OsStr::new("cpu"),
+            OsStr::new("--out"),
+            out.as_os_str(),
+        ]);
+        assert_success(&o, "run");
+        let pvd = fs::read_to_string(out.join("walls.pvd")).unwrap();
+        let n = pvd.matches("<DataSet").count();
+        assert_eq!(n, frames, "walls.pvd with velocity {velocity}: {pvd}");
+        let vtu = fs::read_to_string(out.join("walls_00000.vtu")).unwrap();
+        assert!(
+            vtu.contains("NumberOfPoints=\"9\"") && vtu.contains("NumberOfCells=\"8\""),
+            "walls_00000.vtu: {}",
+            &vtu[..vtu.len().min(600)]
+        );
+        // The run's scene.ron names the mesh file by an absolute path.
+        let recorded = fs::read_to_string(out.join("scene.ron")).unwrap();
+        let abs = std::path::absolute(d.join("floor.obj")).unwrap();
+        assert!(
+            recorded.contains(&abs.display().to_string()),
+            "scene.ron does not name {}: {recorded}",
+            abs.display()
+        );
+    }
+}
+
+#[test]
+fn bad_mesh_boundaries_are_named_errors() {
+    let d = dir("bad");
+    fs::write(d.join("floor.obj"), grid(1, 1, 0.1)).unwrap();
+    fs::write(d.join("broken.obj"), "v 0 0 0\nv 1 0 0\nf 1 2 7\n").unwrap();
+    let floor = d.join("floor.obj").display().to_string();
+    let broken = d.join("broken.obj").display().to_string();
+    let missing = d.join("nowhere.stl").display().to_string();
+    let with = |spheres: &str, mesh: &str| scene(spheres, mesh);
+    let ball = "Sphere(pos: (0.05, 0.05, 0.2), radius: 0.01)";
+    assert_bad_scene(
+        "missing.ron",
+        &with(ball, &format!("Mesh(file: {missing:?})")),
+        &["boundaries[0].file", "nowhere.stl"],
+    );
+    assert_bad_scene(
+        "broken.ron",
+        &with(ball, &format!("Mesh(file: {broken:?})")),
+        &["boundaries[0].file", "broken.obj"],
+    );
+    assert_bad_scene(
+        "scale.ron",
+        &with(ball, &format!("Mesh(file: {floor:?}, scale: 0)")),
+        &["boundaries[0].scale"],
+    );
+    assert_bad_scene(
+        "rot.ron",
+        &with(ball, &format!("Mesh(file: {floor:?}, rot: (0, 0, 0, 0))")),
+        &["boundaries[0].rot"],
+    );
+    assert_bad_scene(
+        "ellipsoid.ron",
+        &with(
+            "Body(shape: Ellipsoid(radii: (0.02, 0.01, 0.01)), pos: (0.05, 0.05, 0.2))",
+            &format!("Mesh(file: {floor:?})"),
+        ),
+        &["spheres[0].shape", "ellipsoid", "mesh"],
+    );
 }

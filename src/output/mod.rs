@@ -4,6 +4,7 @@
 //! | --- | --- | --- | --- |
 //! | `frame_NNNNN.vtu` | [`vtk::write_vtu`], [`vtk::PvdSeries`] | one snapshot of all spheres: positions, radii, velocities, spins, orientations, materials | ParaView (or VisIt, or any VTK reader): File → Open; show as *Points* or apply *Glyph* (sphere, scale by `radius`, scale factor 2) |
 //! | `bodies_NNNNN.vtu` | [`vtk::write_surfaces_vtu`], [`vtk::PvdSeries::add_frame_by`] | the triangulated surfaces of the bodies that are not spheres, placed and turned | ParaView: File → Open `bodies.pvd` beside `frames.pvd` |
+//! | `walls_NNNNN.vtu` | [`vtk::write_walls_vtu`], [`vtk::PvdSeries::add_frame_by`] | the mesh boundaries' triangles, placed and turned (every frame when a mesh moves, else the first) | ParaView: File → Open `walls.pvd` beside `frames.pvd` |
 //! | `<basename>.pvd` | [`vtk::PvdSeries`] | the time series of all frames, with physical times | ParaView: File → Open the `.pvd`, then press Play |
 //! | `final.csv` | [`csv::write_final_csv`] | the final state of every body, one row each, numbers at full precision (files of equal runs are byte-identical) | any spreadsheet, `pandas.read_csv`, or [`csv::read_final_csv`] |
 //! | `final.png` | [`crate::render::write_png`] of [`crate::render::render_particles`] | a picture of the final state: side and top view of the spheres, colour bar, scale bar | any image viewer |

@@ -24,6 +24,12 @@
 //! as `VTK_TRIANGLE` cells with cell data `id`, `material`, `velocity` and
 //! `speed`; `repose run` writes it as `bodies.pvd` beside `frames.pvd`.
 //!
+//! Mesh boundaries get a third series ([`write_walls_vtu`], `walls.pvd`):
+//! their triangles placed and turned as the boundary is, cell data
+//! `boundary` and `material`, point data `velocity` (the surface's). A
+//! scene whose meshes never move writes it once, with the first frame
+//! (ParaView shows a one-frame series at every time).
+//!
 //! Arrays are written inline as `format="binary"`: little-endian Float64 /
 //! Int32 / Int64 / UInt8 values preceded by a UInt64 byte count
 //! (`header_type="UInt64"`), the pair base64-encoded as one stream, no
@@ -39,6 +45,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::bodies::Bodies;
+use crate::boundary::{Boundary, Shape};
 
 use super::base64::Base64Writer;
 use super::{body_count, write_atomic};
@@ -328,6 +335,104 @@ fn write_surfaces_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Res
 /// Errors: as for [`write_vtu`].
 pub fn write_surfaces_vtu(path: impl AsRef<Path>, bodies: &Bodies, time: f64) -> io::Result<()> {
     write_atomic(path.as_ref(), |w| write_surfaces_to(w, bodies, time))
+}
+
+/// Writes the mesh boundaries among `boundaries` (each placed and turned as
+/// it is at time `time`) as a `.vtu` of triangle cells, atomically. Cell
+/// data: `boundary` (its index in the scene's `boundaries`) and `material`;
+/// point data: `velocity`, the surface's velocity there (m/s). Other
+/// boundaries (planes, boxes, cylinders, plates) are not drawn.
+///
+/// Errors: as for [`write_vtu`].
+pub fn write_walls_vtu(
+    path: impl AsRef<Path>,
+    boundaries: &[Boundary],
+    time: f64,
+) -> io::Result<()> {
+    write_atomic(path.as_ref(), |w| write_walls_to(w, boundaries, time))
+}
+
+fn write_walls_to<W: Write>(w: &mut W, boundaries: &[Boundary], time: f64) -> io::Result<()> {
+    if !time.is_finite() {
+        return Err(invalid(format!("frame time {time} is not finite")));
+    }
+    let meshes: Vec<(usize, &Boundary, &crate::mesh::TriMesh, glam::DQuat)> = boundaries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| match &b.shape {
+            Shape::Mesh { surface, rot } => Some((i, b, &surface.mesh, *rot)),
+            _ => None,
+        })
+        .collect();
+    let points: usize = meshes.iter().map(|m| m.2.vertices.len()).sum();
+    let cells: usize = meshes.iter().map(|m| m.2.triangles.len()).sum();
+    let per_cell = |f: &mut dyn FnMut(usize, &Boundary) -> io::Result<()>| -> io::Result<()> {
+        meshes
+            .iter()
+            .try_for_each(|(i, b, m, _)| m.triangles.iter().try_for_each(|_| f(*i, b)))
+    };
+    let placed = |f: &mut dyn FnMut(&Boundary, glam::DVec3) -> io::Result<()>| -> io::Result<()> {
+        meshes.iter().try_for_each(|(_, b, m, q)| {
+            m.vertices.iter().try_for_each(|v| f(b, b.origin + *q * *v))
+        })
+    };
+    let f = 8;
+    begin_piece(w, time, points, cells)?;
+    writeln!(w, "      <CellData Scalars=\"boundary\">")?;
+    data_array(w, "Int32", "boundary", &[], 4 * cells, |e| {
+        per_cell(&mut |i, _| e.write_all(&(i as i32).to_le_bytes()))
+    })?;
+    data_array(w, "Int32", "material", &[], 4 * cells, |e| {
+        per_cell(&mut |_, b| e.write_all(&(b.material as i32).to_le_bytes()))
+    })?;
+    writeln!(w, "      </CellData>")?;
+    writeln!(w, "      <PointData Vectors=\"velocity\">")?;
+    data_array(
+        w,
+        "Float64",
+        "velocity",
+        &["", "", ""],
+        3 * f * points,
+        |e| {
+            placed(&mut |b, x| {
+                b.surface_velocity(x, time)
+                    .to_array()
+                    .iter()
+                    .try_for_each(|&c| put_f64(e, c))
+            })
+        },
+    )?;
+    writeln!(w, "      </PointData>")?;
+    writeln!(w, "      <Points>")?;
+    data_array(
+        w,
+        "Float64",
+        "position",
+        &["", "", ""],
+        3 * f * points,
+        |e| placed(&mut |_, x| x.to_array().iter().try_for_each(|&c| put_f64(e, c))),
+    )?;
+    writeln!(w, "      </Points>")?;
+    writeln!(w, "      <Cells>")?;
+    data_array(w, "Int64", "connectivity", &[], 3 * 8 * cells, |e| {
+        let mut base = 0i64;
+        meshes.iter().try_for_each(|(_, _, m, _)| {
+            m.triangles
+                .iter()
+                .flatten()
+                .try_for_each(|&k| e.write_all(&(base + i64::from(k)).to_le_bytes()))?;
+            base += m.vertices.len() as i64;
+            Ok(())
+        })
+    })?;
+    data_array(w, "Int64", "offsets", &[], 8 * cells, |e| {
+        (1..=cells as i64).try_for_each(|c| e.write_all(&(3 * c).to_le_bytes()))
+    })?;
+    data_array(w, "UInt8", "types", &[], cells, |e| {
+        (0..cells).try_for_each(|_| e.write_all(&[VTK_TRIANGLE]))
+    })?;
+    writeln!(w, "      </Cells>")?;
+    end_piece(w)
 }
 
 /// Writes all `bodies` at physical time `time` (s) as a VTK XML

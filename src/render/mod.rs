@@ -230,8 +230,39 @@ pub fn render_output_dir(
         colour_label: colour.label().to_string(),
         caption: Some(caption),
         look_along,
+        walls: walls_of_output(dir),
     };
     render_bodies(&positions, &radii, &values, &surfaces, &opts)
+}
+
+/// The triangles of a run's mesh boundaries that stay where the scene puts
+/// them (from the run's `scene.ron`); a mesh that moves is left out, as
+/// its final place is not recorded (its series `walls.pvd` has it).
+fn walls_of_output(dir: &Path) -> Vec<[DVec3; 3]> {
+    let path = dir.join("scene.ron");
+    let Ok(scene) = crate::scene::Scene::load(&path, &[]) else {
+        return Vec::new();
+    };
+    if !scene
+        .boundaries
+        .iter()
+        .any(|b| matches!(b, crate::scene::BoundarySpec::Mesh(_)))
+    {
+        return Vec::new();
+    }
+    match scene.built_boundaries() {
+        Ok(b) => {
+            let still: Vec<_> = b
+                .into_iter()
+                .filter(|b| b.velocity == DVec3::ZERO && b.angular_velocity == DVec3::ZERO)
+                .collect();
+            crate::run::wall_triangles(&still)
+        }
+        Err(e) => {
+            log::warn!("mesh boundaries left out of the picture: {e}");
+            Vec::new()
+        }
+    }
 }
 
 /// The surfaces of a run's bodies that are not spheres, placed as

@@ -118,6 +118,10 @@ pub struct ParticleOptions {
     pub caption: Option<String>,
     /// The axis the side view looks along.
     pub look_along: LookAlong,
+    /// Triangles of the mesh boundaries (world coordinates), drawn over
+    /// the bodies as translucent glass, so that grains inside a hopper or
+    /// drum stay visible.
+    pub walls: Vec<[DVec3; 3]>,
 }
 
 impl Default for ParticleOptions {
@@ -128,6 +132,7 @@ impl Default for ParticleOptions {
             colour_label: ColourBy::Height.label().to_string(),
             caption: None,
             look_along: LookAlong::Y,
+            walls: Vec::new(),
         }
     }
 }
@@ -434,6 +439,11 @@ pub fn render_bodies(
             continue;
         }
         draw_view(&mut img, view, positions, radii, colour_values, surfaces);
+        for tri in &options.walls {
+            rasterize(view, tri, |x, y, _| {
+                img.blend(ax + x, ay + y, WALL_GLASS, WALL_ALPHA)
+            });
+        }
         draw_scale_bar(&mut img, view, ts);
     }
     if !positions.is_empty() {
@@ -499,10 +509,37 @@ fn draw_view(
     }
 }
 
+/// The colour and opacity of mesh boundaries in pictures.
+const WALL_GLASS: Rgb = Rgb::LIGHT_GREY;
+const WALL_ALPHA: f64 = 0.22;
+
 /// Fills one world triangle into the view's area with the depth test,
 /// flat-shaded by its normal (either side lit: the surfaces are closed, so
 /// only front faces survive the depth test).
 fn draw_triangle(img: &mut Image, view: &ViewMap, depth: &mut [f64], tri: &[DVec3; 3], base: Rgb) {
+    let (ax, ay, aw, _) = view.area;
+    // The normal in (right, up, toward) coordinates.
+    let v: [DVec3; 3] = tri.map(|p| {
+        let (x, y) = view.project(p);
+        DVec3::new(x, -y, view.toward(p) * view.scale)
+    });
+    let Some(n) = (v[1] - v[0]).cross(v[2] - v[0]).try_normalize() else {
+        return;
+    };
+    let colour = base.scaled(AMBIENT + (1.0 - AMBIENT) * n.dot(light()).abs());
+    rasterize(view, tri, |x, y, d| {
+        let k = y as usize * aw as usize + x as usize;
+        if d > depth[k] {
+            depth[k] = d;
+            img.set(ax + x, ay + y, colour);
+        }
+    });
+}
+
+/// Calls `f(x, y, nearness)` for every pixel of the view's area (x, y
+/// relative to its top left) that a world triangle covers, nearness in
+/// pixels toward the viewer.
+fn rasterize(view: &ViewMap, tri: &[DVec3; 3], mut f: impl FnMut(i64, i64, f64)) {
     let (ax, ay, aw, ah) = view.area;
     // Each vertex in area pixels (x right, y down) and nearness (pixels).
     let v: [DVec3; 3] = tri.map(|p| {
@@ -512,14 +549,6 @@ fn draw_triangle(img: &mut Image, view: &ViewMap, depth: &mut [f64], tri: &[DVec
     if !v.iter().all(|p| p.is_finite()) {
         return;
     }
-    // The normal in (right, up, toward) coordinates.
-    let flip = |p: DVec3| DVec3::new(p.x, -p.y, p.z);
-    let n = (flip(v[1]) - flip(v[0])).cross(flip(v[2]) - flip(v[0]));
-    let Some(n) = n.try_normalize() else {
-        return;
-    };
-    let shade = AMBIENT + (1.0 - AMBIENT) * n.dot(light()).abs();
-    let colour = base.scaled(shade);
     let area = (v[1].x - v[0].x) * (v[2].y - v[0].y) - (v[2].x - v[0].x) * (v[1].y - v[0].y);
     if area.abs() < 1e-12 {
         return;
@@ -549,13 +578,7 @@ fn draw_triangle(img: &mut Image, view: &ViewMap, depth: &mut [f64], tri: &[DVec
             if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
                 continue;
             }
-            let d = w0 * v[0].z + w1 * v[1].z + w2 * v[2].z;
-            let k = y as usize * aw as usize + x as usize;
-            if d <= depth[k] {
-                continue;
-            }
-            depth[k] = d;
-            img.set(ax + x, ay + y, colour);
+            f(x, y, w0 * v[0].z + w1 * v[1].z + w2 * v[2].z);
         }
     }
 }

@@ -50,7 +50,7 @@ const MAGIC: &[u8; 8] = b"REPOSECK";
 
 /// Version of the layout of [`Checkpoint`]; a file of another version is
 /// refused with both numbers.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Everything `repose run --resume` needs besides the run's `scene.ron`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -101,6 +101,9 @@ pub struct WorldState {
     pub step_index: u64,
     /// Each boundary's origin (m), in scene order: moving walls advance.
     pub boundary_origins: Vec<glam::DVec3>,
+    /// Each boundary's orientation, in scene order: turning meshes turn
+    /// (the identity for every other boundary).
+    pub boundary_rotations: Vec<glam::DQuat>,
     /// Warm-start impulses by contact key, sorted by key (so that equal
     /// states give equal files).
     pub warm: Vec<(u64, WarmImpulse)>,
@@ -126,6 +129,7 @@ impl WorldState {
             time: world.time,
             step_index: world.step_index,
             boundary_origins: world.boundaries.iter().map(|b| b.origin).collect(),
+            boundary_rotations: world.boundaries.iter().map(|b| b.rotation()).collect(),
             warm,
             contact_history,
             inlets: world.inlets.iter().map(|i| i.progress()).collect(),
@@ -177,8 +181,20 @@ impl WorldState {
             self.boundary_origins.len(),
             world.boundaries.len()
         );
-        for (b, &o) in world.boundaries.iter_mut().zip(&self.boundary_origins) {
+        anyhow::ensure!(
+            self.boundary_rotations.len() == world.boundaries.len(),
+            "the checkpoint has {} boundary orientations but the scene {} boundaries",
+            self.boundary_rotations.len(),
+            world.boundaries.len()
+        );
+        for ((b, &o), &q) in world
+            .boundaries
+            .iter_mut()
+            .zip(&self.boundary_origins)
+            .zip(&self.boundary_rotations)
+        {
             b.origin = o;
+            b.set_rotation(q);
         }
         for (inlet, p) in world.inlets.iter_mut().zip(self.inlets) {
             inlet.restore(p);
@@ -312,6 +328,7 @@ mod tests {
                 time: 0.1 + 0.2,
                 step_index: 300,
                 boundary_origins: vec![DVec3::new(0.0, 0.0, 0.1 + 0.2)],
+                boundary_rotations: vec![glam::DQuat::IDENTITY],
                 warm: vec![(
                     42,
                     WarmImpulse {

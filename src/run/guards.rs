@@ -18,7 +18,7 @@ use crate::world::World;
 /// Whether `name` is a file `repose run` writes into its output directory
 /// (or a temporary of one, `NAME.tmp`, that a killed run leaves).
 fn is_run_output(name: &str) -> bool {
-    const FILES: [&str; 8] = [
+    const FILES: [&str; 9] = [
         super::checkpoint::CHECKPOINT_FILE,
         "summary.json",
         "final.csv",
@@ -26,11 +26,13 @@ fn is_run_output(name: &str) -> bool {
         "track.csv",
         "frames.pvd",
         "bodies.pvd",
+        "walls.pvd",
         "scene.ron",
     ];
     FILES.contains(&name)
         || (name.starts_with("frame_") && (name.ends_with(".vtu") || name.ends_with(".csv")))
         || (name.starts_with("bodies_") && name.ends_with(".vtu"))
+        || (name.starts_with("walls_") && name.ends_with(".vtu"))
         || (name.starts_with("problem_step") && name.ends_with(".dat"))
         || name.ends_with(".tmp")
 }

@@ -48,6 +48,8 @@ pub use guards::tunnelling_risk;
 use guards::{prepare_output_dir, DivergenceBounds};
 use session::Session;
 
+pub(crate) use report::wall_triangles;
+
 /// The backend asked for on the command line.
 #[derive(
     Clone,
@@ -262,6 +264,14 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
                 .context("cannot start the series of the bodies' surfaces")?,
         )
     };
+    let walls = if opts.no_frames || !session::has_meshes(&world.boundaries) {
+        None
+    } else {
+        Some(
+            PvdSeries::new_prefixed(&out, WALLS, WALLS)
+                .context("cannot start the series of the mesh boundaries")?,
+        )
+    };
     let track = if scene.output.track.is_empty() {
         None
     } else {
@@ -310,6 +320,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         summary,
         frames,
         surfaces,
+        walls,
         track,
         settle,
         drum,
@@ -330,6 +341,10 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
 /// Basename (and frame prefix) of the series of the bodies' surfaces:
 /// `bodies.pvd`, `bodies_NNNNN.vtu`.
 pub const SURFACES: &str = "bodies";
+
+/// Basename (and frame prefix) of the series of the mesh boundaries:
+/// `walls.pvd`, `walls_NNNNN.vtu`.
+pub const WALLS: &str = "walls";
 
 /// What in the world only the f64 CPU backend runs, if anything: the
 /// penalty or pyramid formulation (the f32 and GPU backends solve the
@@ -454,6 +469,25 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         }
         _ => None,
     };
+    // The walls' series: beside each frame when a mesh moves, else the first.
+    let walls = match &ck.frames {
+        Some(f) if session::has_meshes(&world.boundaries) => {
+            let keep = if session::meshes_move(&world.boundaries) {
+                f.len()
+            } else {
+                f.len().min(1)
+            };
+            let named = f[..keep]
+                .iter()
+                .map(|(t, name)| (*t, name.replacen("frame", WALLS, 1)))
+                .collect();
+            Some(
+                PvdSeries::reopen_prefixed(dir, WALLS, WALLS, named)
+                    .context("--resume: cannot take up the series of the mesh boundaries")?,
+            )
+        }
+        _ => None,
+    };
     let frames = match ck.frames {
         Some(f) => Some(
             PvdSeries::reopen(dir, "frames", f)
@@ -483,6 +517,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         summary,
         frames,
         surfaces,
+        walls,
         track,
         settle: ck.settle,
         drum: ck.drum,

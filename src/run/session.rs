@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::analysis::{DrumSampler, SettleDetector};
 use crate::output::csv::{write_final_csv, TrackWriter};
 use crate::output::summary::{write_json, StopReason, Summary};
-use crate::output::vtk::{write_surfaces_vtu, PvdSeries};
+use crate::output::vtk::{write_surfaces_vtu, write_walls_vtu, PvdSeries};
 use crate::scene::Scene;
 use crate::step::Stepper;
 use crate::world::World;
@@ -55,6 +55,10 @@ pub(super) struct Session<'a> {
     /// frame with each of `frames`, when frames are written and the scene
     /// has such bodies.
     pub surfaces: Option<PvdSeries>,
+    /// The mesh boundaries (`walls.pvd`), when frames are written and the
+    /// scene has meshes: a frame beside each frame when a mesh moves, else
+    /// only the first.
+    pub walls: Option<PvdSeries>,
     /// `track.csv`, when bodies are tracked.
     pub track: Option<TrackWriter>,
     /// The settling detector, when detection is on.
@@ -72,6 +76,22 @@ pub(super) struct Session<'a> {
     pub t0: Instant,
     /// The step of the last checkpoint written, if any.
     pub last_checkpoint: Option<u64>,
+}
+
+/// Whether a mesh boundary moves or turns (then its series has a frame
+/// beside every frame; otherwise only the first).
+pub fn meshes_move(boundaries: &[crate::boundary::Boundary]) -> bool {
+    boundaries.iter().any(|b| {
+        matches!(b.shape, crate::boundary::Shape::Mesh { .. })
+            && (b.velocity != glam::DVec3::ZERO || b.angular_velocity != glam::DVec3::ZERO)
+    })
+}
+
+/// Whether the scene has mesh boundaries.
+pub fn has_meshes(boundaries: &[crate::boundary::Boundary]) -> bool {
+    boundaries
+        .iter()
+        .any(|b| matches!(b.shape, crate::boundary::Shape::Mesh { .. }))
 }
 
 impl Session<'_> {
@@ -124,6 +144,13 @@ impl Session<'_> {
     /// (the columns of `final.csv`); and the bodies' surfaces
     /// (`bodies_NNNNN.vtu`) when the scene has bodies that are not spheres.
     pub fn write_frame(&mut self) -> Result<()> {
+        if let Some(s) = &mut self.walls {
+            let (walls, time) = (&self.world.boundaries, self.world.time);
+            if s.is_empty() || meshes_move(walls) {
+                s.add_frame_by(time, |path| write_walls_vtu(path, walls, time))
+                    .context("cannot write a frame of the mesh boundaries")?;
+            }
+        }
         if let Some(s) = &mut self.surfaces {
             let (bodies, time) = (&self.world.bodies, self.world.time);
             s.add_frame_by(time, |path| write_surfaces_vtu(path, bodies, time))

@@ -1081,12 +1081,22 @@ impl Scene {
     }
 
     /// The scene as RON text that [`Scene::from_str`] reads back to an
-    /// equal scene (for recording the resolved scene of a run).
+    /// equal scene (for recording the resolved scene of a run). Mesh files
+    /// are written as absolute paths, so that the text read from anywhere
+    /// (a run's `scene.ron`, a checkpoint) finds them.
     pub fn to_ron(&self) -> Result<String, SceneError> {
         use ron::extensions::Extensions;
         let cfg = ron::ser::PrettyConfig::new()
             .extensions(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES);
-        let text = ron::ser::to_string_pretty(self, cfg).map_err(|e| {
+        let mut resolved = self.clone();
+        for b in &mut resolved.boundaries {
+            if let BoundarySpec::Mesh(m) = b {
+                let path = self.mesh_path(m);
+                let path = std::path::absolute(&path).unwrap_or(path);
+                m.file = path.display().to_string();
+            }
+        }
+        let text = ron::ser::to_string_pretty(&resolved, cfg).map_err(|e| {
             SceneError::invalid(&self.file, "(scene)", format!("cannot write as RON: {e}"))
         })?;
         // Name the top-level struct as the files do: `Scene(` rather than `(`.
