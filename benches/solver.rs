@@ -13,6 +13,11 @@
 //! throughput is **particle-steps per second** (bodies × sub-steps), and
 //! the report of `repose::bench::penalty` over 20 steps follows.
 //!
+//! Mesh group on the same pile: `mesh/walls_box` is the sphere–boundary
+//! contacts with the analytic open box, `mesh/walls_mesh_box` the same
+//! open box as a mesh whose floor alone has ≈ 100,000 triangles (a 224 ×
+//! 224 grid): what a big CAD mesh adds to a step's detection.
+//!
 //! GPU group on `scenes/bench_pile_large.ron` (39,304 spheres, ~120,000
 //! contacts), when an adapter exists (lavapipe in CI): `gpu/jacobi_100_iterations`
 //! (upload + 100 iterations + readback), then the difference-timed report of
@@ -160,5 +165,85 @@ fn gpu(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, cpu, penalty, gpu);
+/// The open box of `bench_pile.ron` (0.22 m square floor at z = 0, walls
+/// to 0.4 m) as a mesh facing inward, its floor a grid of n × n squares.
+fn mesh_box(n: u32) -> repose::boundary::Boundary {
+    use glam::DVec3;
+    let (h, top) = (0.11, 0.4);
+    let mut vertices = Vec::new();
+    let mut triangles = Vec::new();
+    let id = |i: u32, j: u32| j * (n + 1) + i;
+    for j in 0..=n {
+        for i in 0..=n {
+            let f = |k: u32| -h + 2.0 * h * k as f64 / n as f64;
+            vertices.push(DVec3::new(f(i), f(j), 0.0));
+        }
+    }
+    for j in 0..n {
+        for i in 0..n {
+            let (a, b, c, d) = (id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1));
+            triangles.extend([[a, b, c], [a, c, d]]);
+        }
+    }
+    // Four walls, two triangles each, facing inward (counter-clockwise
+    // seen from inside).
+    let corners = [(-h, -h), (h, -h), (h, h), (-h, h)];
+    for k in 0..4 {
+        let (x0, y0) = corners[k];
+        let (x1, y1) = corners[(k + 1) % 4];
+        let base = vertices.len() as u32;
+        vertices.extend([
+            DVec3::new(x0, y0, 0.0),
+            DVec3::new(x1, y1, 0.0),
+            DVec3::new(x1, y1, top),
+            DVec3::new(x0, y0, top),
+        ]);
+        triangles.extend([[base, base + 2, base + 1], [base, base + 3, base + 2]]);
+    }
+    let surface = repose::collision::mesh::MeshSurface::new(
+        repose::mesh::TriMesh {
+            vertices,
+            triangles,
+        },
+        false,
+    );
+    repose::boundary::Boundary::fixed(
+        "mesh box",
+        repose::boundary::Shape::Mesh {
+            surface: std::sync::Arc::new(surface),
+            rot: glam::DQuat::IDENTITY,
+        },
+        DVec3::ZERO,
+        0,
+    )
+}
+
+fn mesh(c: &mut Criterion) {
+    let mut world = Scene::load(&scene("bench_pile.ron"), &[])
+        .expect("bench scene")
+        .build()
+        .expect("bench world");
+    let mut stepper = Stepper::new();
+    for _ in 0..3 {
+        stepper.step(&mut world).expect("finite");
+    }
+    let walls = mesh_box(224);
+    let envelope = 0.1 * world.bodies.radius.iter().cloned().fold(0.0, f64::max);
+    let n = world.bodies.len() as u64;
+    let mut g = c.benchmark_group("mesh");
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("walls_box", |b| {
+        b.iter(|| collision::sphere_boundary(&world.bodies, &world.boundaries, envelope, 0.0))
+    });
+    let meshes = [walls];
+    g.bench_function("walls_mesh_box", |b| {
+        b.iter(|| collision::sphere_boundary(&world.bodies, &meshes, envelope, 0.0))
+    });
+    g.finish();
+    let a = collision::sphere_boundary(&world.bodies, &world.boundaries, envelope, 0.0).len();
+    let m = collision::sphere_boundary(&world.bodies, &meshes, envelope, 0.0).len();
+    eprintln!("sphere–wall contacts: analytic box {a}, mesh box {m}");
+}
+
+criterion_group!(benches, cpu, penalty, mesh, gpu);
 criterion_main!(benches);

@@ -91,6 +91,39 @@ fn cones_of_20_30_40_degrees_measure_within_one_degree() {
     }
 }
 
+/// The fixed-funnel method: a 30° cone with a column of spheres standing
+/// on its apex (what is still in the funnel over it) measures 30° once the
+/// column is above the ceiling, and not without the ceiling.
+#[test]
+fn a_ceiling_leaves_a_funnel_column_out_of_the_heap() {
+    let (mut p, _) = cone(30.0, 0.2, DVec2::ZERO);
+    let apex = p.iter().map(|q| q.z).fold(f64::NEG_INFINITY, f64::max);
+    let column: Vec<DVec3> = (1..=60)
+        .map(|k| DVec3::new(0.0, 0.0, apex + 2.0 * R * k as f64))
+        .collect();
+    p.extend(&column);
+    let with = HeapSettings {
+        ceiling: Some(apex + R),
+        ..Default::default()
+    };
+    let m = measure(&p, &with);
+    assert_angle(&m, 30.0, "cone under a funnel column, with the ceiling");
+    assert_eq!(
+        m.spheres,
+        p.len() - column.len(),
+        "the column must be left out"
+    );
+    let without = measure_heap(&p, &radii(&p), 0.0, &HeapSettings::default());
+    let spoiled = match &without {
+        Ok(m) => (m.height_base_angle_deg - 30.0).abs() > 5.0,
+        Err(_) => true,
+    };
+    assert!(
+        spoiled,
+        "without the ceiling the column should spoil the heap: {without:?}"
+    );
+}
+
 #[test]
 fn rough_cones_of_20_30_40_degrees_measure_within_one_degree() {
     // The lattice cones with every centre moved randomly by up to ±0.2 r

@@ -90,6 +90,10 @@ pub struct HeapSettings {
     pub base_quantile: f64,
     /// Least number of bins a flank fit needs (≥ 3; default 4).
     pub min_bins: usize,
+    /// Height (m, world z) above which sphere centres are not part of the
+    /// heap — what still sits in a funnel over it (the fixed-funnel method,
+    /// `scenes/funnel.ron`). `None` (default): every sphere on the floor.
+    pub ceiling: Option<f64>,
 }
 
 impl Default for HeapSettings {
@@ -102,6 +106,7 @@ impl Default for HeapSettings {
             flank_to: DEFAULT_FLANK_TO,
             base_quantile: DEFAULT_BASE_QUANTILE,
             min_bins: DEFAULT_MIN_BINS,
+            ceiling: None,
         }
     }
 }
@@ -122,6 +127,11 @@ impl HeapSettings {
         if let Some(c) = self.center {
             if !c.is_finite() {
                 p.push(("center", format!("must be finite (got ({}, {}))", c.x, c.y)));
+            }
+        }
+        if let Some(c) = self.ceiling {
+            if !c.is_finite() {
+                p.push(("ceiling", format!("must be a finite height (got {c})")));
             }
         }
         if let Some(w) = self.bin_width {
@@ -417,7 +427,19 @@ pub fn measure_heap(
             reason,
         });
     }
-    let (positions, radii, spheres_below_floor) = on_floor(positions, radii, floor_z)?;
+    let (mut positions, mut radii, spheres_below_floor) = on_floor(positions, radii, floor_z)?;
+    if let Some(c) = settings.ceiling {
+        let keep: Vec<bool> = positions.iter().map(|p| p.z <= c).collect();
+        let mut k = keep.iter();
+        positions.retain(|_| *k.next().unwrap_or(&false));
+        let mut k = keep.iter();
+        radii.retain(|_| *k.next().unwrap_or(&false));
+        if positions.is_empty() {
+            return Err(AnalysisError::Degenerate(format!(
+                "no sphere centre between the floor at z = {floor_z} and the ceiling at z = {c}"
+            )));
+        }
+    }
     let n = positions.len();
     let mean_r = radii.iter().sum::<f64>() / n as f64;
     let w = settings.bin_width.unwrap_or(2.0 * mean_r);

@@ -89,10 +89,17 @@
 //! during the run and averaged ([`DrumSampler`], [`fit_drum_surface`]; the
 //! method is in the `drum` module's source docs).
 //!
+//! # Discharge
+//!
+//! The mass passing below a hopper's outlet over time and its steady rate,
+//! for comparison with the Beverloo correlation ([`DischargeSampler`];
+//! the method is in the `discharge` module's source docs).
+//!
 //! Bad input — no spheres, one sphere, NaN coordinates, a floor above the
 //! heap, a pile too small for a fit — is an [`AnalysisError`] saying what
 //! and why, never a panic or a NaN.
 
+mod discharge;
 mod drum;
 mod fit;
 mod heap;
@@ -101,6 +108,7 @@ mod settle;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use discharge::{beverloo, Discharge, DischargeSampler, DischargeSettings};
 pub use drum::{
     fit_drum_surface, DrumFrame, DrumSampler, DrumSettings, DynamicAngle, SurfaceFit,
     DEFAULT_CENTRAL_FRACTION,
@@ -128,6 +136,9 @@ pub struct AnalysisSettings {
     /// Measure the dynamic angle of a rotating drum's free surface during
     /// the run with these settings; `None` (default): no measurement.
     pub drum: Option<DrumSettings>,
+    /// Measure the discharge rate below a plane (a hopper's or silo's
+    /// outlet) with these settings; `None` (default): no measurement.
+    pub discharge: Option<DischargeSettings>,
     /// Height of the floor the heap rests on (m). `None`: the highest
     /// horizontal floor of the scene's boundaries (an upward plane or a
     /// box floor) at or below the spheres, else the lowest sphere bottom.
@@ -160,6 +171,13 @@ impl AnalysisSettings {
                 d.problems()
                     .into_iter()
                     .map(|(f, r)| (format!("drum.{f}"), r)),
+            );
+        }
+        if let Some(d) = &self.discharge {
+            p.extend(
+                d.problems()
+                    .into_iter()
+                    .map(|(f, r)| (format!("discharge.{f}"), r)),
             );
         }
         if self.existence_every == Some(0) {

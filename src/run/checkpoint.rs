@@ -68,6 +68,8 @@ pub struct Checkpoint {
     pub settle: Option<SettleDetector>,
     /// The drum sampler, when the scene measures a drum.
     pub drum: Option<DrumSampler>,
+    /// The discharge sampler, when the scene measures a discharge.
+    pub discharge: Option<crate::analysis::DischargeSampler>,
     /// The summary so far (JSON text: see the module docs), with the stage
     /// times and wall time up to the checkpoint.
     pub summary_json: String,
@@ -361,6 +363,7 @@ mod tests {
             },
             settle: None,
             drum: None,
+            discharge: None,
             summary_json: "{\"x\": 0.30000000000000004}".into(),
             frames: Some(vec![(0.0, "frame_00000.vtu".into())]),
             track_len: Some(1234),

@@ -18,7 +18,7 @@ use crate::world::World;
 /// Whether `name` is a file `repose run` writes into its output directory
 /// (or a temporary of one, `NAME.tmp`, that a killed run leaves).
 fn is_run_output(name: &str) -> bool {
-    const FILES: [&str; 9] = [
+    const FILES: [&str; 10] = [
         super::checkpoint::CHECKPOINT_FILE,
         "summary.json",
         "final.csv",
@@ -27,6 +27,7 @@ fn is_run_output(name: &str) -> bool {
         "frames.pvd",
         "bodies.pvd",
         "walls.pvd",
+        "discharge.csv",
         "scene.ron",
     ];
     FILES.contains(&name)

@@ -324,6 +324,11 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
         track,
         settle,
         drum,
+        discharge: scene
+            .analysis
+            .discharge
+            .clone()
+            .map(crate::analysis::DischargeSampler::new),
         wall_before: 0.0,
         t0,
         last_checkpoint: None,
@@ -521,6 +526,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         track,
         settle: ck.settle,
         drum: ck.drum,
+        discharge: ck.discharge,
         t0,
         last_checkpoint: Some(k),
     };

@@ -179,6 +179,55 @@ pub(super) fn record_analysis(
     }
 }
 
+/// Writes `discharge.csv` (time, bodies and mass below the plane, every
+/// step) and `extra.discharge` (or `discharge_error`).
+pub(super) fn record_discharge(
+    d: &crate::analysis::DischargeSampler,
+    out: &std::path::Path,
+    completed: bool,
+    summary: &mut Summary,
+) {
+    let path = out.join("discharge.csv");
+    let written = crate::output::write_atomic(&path, |w| {
+        use std::io::Write;
+        writeln!(w, "time,discharged,discharged_mass")?;
+        for (t, m, n) in &d.samples {
+            writeln!(w, "{t},{n},{m}")?;
+        }
+        Ok(())
+    });
+    if let Err(e) = written {
+        log::warn!("cannot write {}: {e}", path.display());
+    }
+    if !completed {
+        log::warn!("the run failed or diverged: the discharge rate is not reported");
+        return;
+    }
+    match d.finish() {
+        Ok(r) => {
+            log::info!(
+                "discharge below z = {} m: {:.4e} kg/s ± {:.1e} ({:.1} bodies/s) from t = {:.3} s to {:.3} s; {} bodies ({:.4e} kg) discharged",
+                d.settings.below,
+                r.rate_kg_s,
+                r.rate_stderr_kg_s,
+                r.rate_per_s,
+                r.window_s[0],
+                r.window_s[1],
+                r.discharged,
+                r.discharged_kg
+            );
+            summary.extra.insert(
+                "discharge".into(),
+                serde_json::to_value(r).unwrap_or(serde_json::Value::Null),
+            );
+        }
+        Err(e) => {
+            log::warn!("cannot measure the discharge: {e}");
+            summary.extra.insert("discharge_error".into(), e.into());
+        }
+    }
+}
+
 /// Writes `extra.dynamic_angle` (or `dynamic_angle_error`).
 pub(super) fn record_dynamic_angle(d: DrumSampler, completed: bool, summary: &mut Summary) {
     if !completed {

@@ -23,7 +23,7 @@ use super::checkpoint::{
     write_checkpoint, Checkpoint, CheckpointClock, StartOptions, WorldState, CHECKPOINT_FILE,
 };
 use super::guards::{non_finite, DivergenceBounds};
-use super::report::{record_analysis, record_dynamic_angle, write_picture};
+use super::report::{record_analysis, record_discharge, record_dynamic_angle, write_picture};
 
 /// Seconds between progress log lines when no terminal shows the bar.
 const PROGRESS_LOG_SECONDS: f64 = 30.0;
@@ -65,6 +65,8 @@ pub(super) struct Session<'a> {
     pub settle: Option<SettleDetector>,
     /// The drum sampler, when the scene measures a drum.
     pub drum: Option<DrumSampler>,
+    /// The discharge sampler, when the scene measures a discharge.
+    pub discharge: Option<crate::analysis::DischargeSampler>,
     /// What a sound run never crosses (from the scene's initial state).
     pub bounds: DivergenceBounds,
     /// When checkpoints are due (`None`: never, but on a signal).
@@ -121,6 +123,7 @@ impl Session<'_> {
             world: WorldState::of(&self.world),
             settle: self.settle.clone(),
             drum: self.drum.clone(),
+            discharge: self.discharge.clone(),
             summary_json: serde_json::to_string(&summary)
                 .context("cannot encode the summary for a checkpoint")?,
             frames: self.frames.as_ref().map(|f| f.frames().to_vec()),
@@ -351,6 +354,9 @@ impl Session<'_> {
                 }
             }
             let t_out = Instant::now();
+            if let Some(d) = &mut self.discharge {
+                d.sample(&world.bodies, world.time);
+            }
             if let Some(d) = &mut self.drum {
                 if k % frame_every == 0 || k == steps {
                     d.sample(&world.bodies.pos, &world.bodies.radius, world.time);
@@ -438,6 +444,9 @@ impl Session<'_> {
         summary.kinetic_energy_final = world.bodies.kinetic_energy();
         // A failed or diverged run has no state worth measuring.
         let sound = failure.is_none() && diverged.is_none();
+        if let Some(d) = self.discharge.take() {
+            record_discharge(&d, &self.out, sound, summary);
+        }
         if let Some(d) = self.drum.take() {
             record_dynamic_angle(d, sound, summary);
         }
