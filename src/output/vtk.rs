@@ -239,6 +239,56 @@ fn end_piece<W: Write>(w: &mut W) -> io::Result<()> {
 /// The VTK cell type number of a triangle.
 const VTK_TRIANGLE: u8 = 5;
 
+/// One placed triangle set of a surface frame: vertices (own frame),
+/// triangles, and the position and turn that place them.
+type Part<'a> = (&'a [glam::DVec3], &'a [[u32; 3]], glam::DVec3, glam::DQuat);
+
+/// Writes the `<Points>` (each part's vertices placed) and `<Cells>` (its
+/// triangles, indices shifted past the earlier parts' vertices) of a
+/// surface frame.
+fn write_parts<W: Write>(w: &mut W, parts: &[Part]) -> io::Result<()> {
+    let points: usize = parts.iter().map(|p| p.0.len()).sum();
+    let cells: usize = parts.iter().map(|p| p.1.len()).sum();
+    writeln!(w, "      <Points>")?;
+    data_array(
+        w,
+        "Float64",
+        "position",
+        &["", "", ""],
+        3 * 8 * points,
+        |e| {
+            parts.iter().try_for_each(|(vertices, _, x, q)| {
+                vertices.iter().try_for_each(|v| {
+                    (*x + *q * *v)
+                        .to_array()
+                        .iter()
+                        .try_for_each(|&c| put_f64(e, c))
+                })
+            })
+        },
+    )?;
+    writeln!(w, "      </Points>")?;
+    writeln!(w, "      <Cells>")?;
+    data_array(w, "Int64", "connectivity", &[], 3 * 8 * cells, |e| {
+        let mut base = 0i64;
+        parts.iter().try_for_each(|(vertices, triangles, _, _)| {
+            triangles
+                .iter()
+                .flatten()
+                .try_for_each(|&k| e.write_all(&(base + i64::from(k)).to_le_bytes()))?;
+            base += vertices.len() as i64;
+            Ok(())
+        })
+    })?;
+    data_array(w, "Int64", "offsets", &[], 8 * cells, |e| {
+        (1..=cells as i64).try_for_each(|c| e.write_all(&(3 * c).to_le_bytes()))
+    })?;
+    data_array(w, "UInt8", "types", &[], cells, |e| {
+        (0..cells).try_for_each(|_| e.write_all(&[VTK_TRIANGLE]))
+    })?;
+    writeln!(w, "      </Cells>")
+}
+
 /// Writes the surfaces of the bodies that are not spheres (see
 /// [`write_surfaces_vtu`]) into `w`.
 fn write_surfaces_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Result<()> {
@@ -284,45 +334,18 @@ fn write_surfaces_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Res
         per_cell(&mut |i| put_f64(e, bodies.vel[i].length()))
     })?;
     writeln!(w, "      </CellData>")?;
-    writeln!(w, "      <Points>")?;
-    data_array(
-        w,
-        "Float64",
-        "position",
-        &["", "", ""],
-        3 * f * points,
-        |e| {
-            shaped.iter().try_for_each(|(i, m)| {
-                let (x, q) = (bodies.pos[*i], bodies.rot[*i]);
-                m.vertices.iter().try_for_each(|v| {
-                    (x + q * *v)
-                        .to_array()
-                        .iter()
-                        .try_for_each(|&c| put_f64(e, c))
-                })
-            })
-        },
-    )?;
-    writeln!(w, "      </Points>")?;
-    writeln!(w, "      <Cells>")?;
-    data_array(w, "Int64", "connectivity", &[], 3 * 8 * cells, |e| {
-        let mut base = 0i64;
-        shaped.iter().try_for_each(|(_, m)| {
-            m.triangles
-                .iter()
-                .flatten()
-                .try_for_each(|&k| e.write_all(&(base + i64::from(k)).to_le_bytes()))?;
-            base += m.vertices.len() as i64;
-            Ok(())
+    let parts: Vec<Part> = shaped
+        .iter()
+        .map(|(i, m)| {
+            (
+                &m.vertices[..],
+                &m.triangles[..],
+                bodies.pos[*i],
+                bodies.rot[*i],
+            )
         })
-    })?;
-    data_array(w, "Int64", "offsets", &[], 8 * cells, |e| {
-        (1..=cells as i64).try_for_each(|c| e.write_all(&(3 * c).to_le_bytes()))
-    })?;
-    data_array(w, "UInt8", "types", &[], cells, |e| {
-        (0..cells).try_for_each(|_| e.write_all(&[VTK_TRIANGLE]))
-    })?;
-    writeln!(w, "      </Cells>")?;
+        .collect();
+    write_parts(w, &parts)?;
     end_piece(w)
 }
 
@@ -403,35 +426,11 @@ fn write_walls_to<W: Write>(w: &mut W, boundaries: &[Boundary], time: f64) -> io
         },
     )?;
     writeln!(w, "      </PointData>")?;
-    writeln!(w, "      <Points>")?;
-    data_array(
-        w,
-        "Float64",
-        "position",
-        &["", "", ""],
-        3 * f * points,
-        |e| placed(&mut |_, x| x.to_array().iter().try_for_each(|&c| put_f64(e, c))),
-    )?;
-    writeln!(w, "      </Points>")?;
-    writeln!(w, "      <Cells>")?;
-    data_array(w, "Int64", "connectivity", &[], 3 * 8 * cells, |e| {
-        let mut base = 0i64;
-        meshes.iter().try_for_each(|(_, _, m, _)| {
-            m.triangles
-                .iter()
-                .flatten()
-                .try_for_each(|&k| e.write_all(&(base + i64::from(k)).to_le_bytes()))?;
-            base += m.vertices.len() as i64;
-            Ok(())
-        })
-    })?;
-    data_array(w, "Int64", "offsets", &[], 8 * cells, |e| {
-        (1..=cells as i64).try_for_each(|c| e.write_all(&(3 * c).to_le_bytes()))
-    })?;
-    data_array(w, "UInt8", "types", &[], cells, |e| {
-        (0..cells).try_for_each(|_| e.write_all(&[VTK_TRIANGLE]))
-    })?;
-    writeln!(w, "      </Cells>")?;
+    let parts: Vec<Part> = meshes
+        .iter()
+        .map(|(_, b, m, q)| (&m.vertices[..], &m.triangles[..], b.origin, *q))
+        .collect();
+    write_parts(w, &parts)?;
     end_piece(w)
 }
 
