@@ -1,5 +1,5 @@
 //! Silo discharge against the Beverloo correlation (issue #16): the scene
-//! `scenes/silo.ron` (a flat-bottomed mesh silo of radius 4 cm, 2,800 beads
+//! `scenes/hopper.ron` (a flat-bottomed mesh silo of radius 4 cm, 2,800 beads
 //! of d = 5 mm) run with outlets of D = 25, 30 and 35 mm. Beverloo's
 //! W = C ρ_b √g (D − k d)^{5/2}, with k = 1.5 and the bulk density ρ_b
 //! measured in the silo when the gate opens, gives each outlet's C; each
@@ -26,7 +26,7 @@ const G: f64 = 9.81;
 fn discharge(d_mm: u32, out: &Path) -> (f64, f64) {
     let o = repose([
         OsStr::new("run"),
-        scene_path("silo.ron").as_os_str(),
+        scene_path("hopper.ron").as_os_str(),
         OsStr::new("--backend"),
         OsStr::new("cpu"),
         OsStr::new("--no-picture"),
