@@ -50,7 +50,8 @@ fn settings(iters: usize) -> SolverSettings {
     }
 }
 
-fn cpu(c: &mut Criterion) {
+/// The pile of `bench_pile.ron` after 3 steps, and its stepper.
+fn settled_pile() -> (repose::world::World, Stepper) {
     let mut world = Scene::load(&scene("bench_pile.ron"), &[])
         .expect("bench scene")
         .build()
@@ -59,6 +60,11 @@ fn cpu(c: &mut Criterion) {
     for _ in 0..3 {
         stepper.step(&mut world).expect("finite");
     }
+    (world, stepper)
+}
+
+fn cpu(c: &mut Criterion) {
+    let (mut world, stepper) = settled_pile();
     let problem = stepper.last_problem.clone();
     let nc = problem.n_contacts();
     let iters = 100;
@@ -219,14 +225,7 @@ fn mesh_box(n: u32) -> repose::boundary::Boundary {
 }
 
 fn mesh(c: &mut Criterion) {
-    let mut world = Scene::load(&scene("bench_pile.ron"), &[])
-        .expect("bench scene")
-        .build()
-        .expect("bench world");
-    let mut stepper = Stepper::new();
-    for _ in 0..3 {
-        stepper.step(&mut world).expect("finite");
-    }
+    let (world, _) = settled_pile();
     let walls = mesh_box(224);
     let envelope = 0.1 * world.bodies.radius.iter().cloned().fold(0.0, f64::max);
     let n = world.bodies.len() as u64;

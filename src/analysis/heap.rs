@@ -429,11 +429,11 @@ pub fn measure_heap(
     }
     let (mut positions, mut radii, spheres_below_floor) = on_floor(positions, radii, floor_z)?;
     if let Some(c) = settings.ceiling {
-        let keep: Vec<bool> = positions.iter().map(|p| p.z <= c).collect();
-        let mut k = keep.iter();
-        positions.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        radii.retain(|_| *k.next().unwrap_or(&false));
+        (positions, radii) = positions
+            .into_iter()
+            .zip(radii)
+            .filter(|(p, _)| p.z <= c)
+            .unzip();
         if positions.is_empty() {
             return Err(AnalysisError::Degenerate(format!(
                 "no sphere centre between the floor at z = {floor_z} and the ceiling at z = {c}"

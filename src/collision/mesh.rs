@@ -346,7 +346,6 @@ impl MeshSurface {
         // edge and vertex rules.
         let mut faces: Vec<u32> = Vec::new();
         let mut edges: Vec<u32> = Vec::new();
-        let mut out: Vec<MeshPoint> = Vec::with_capacity(found.len());
         for (feature, q) in found {
             let d = p - q;
             let len = d.length();
@@ -409,13 +408,10 @@ impl MeshSurface {
                     }
                 }
             };
-            out.push(MeshPoint {
+            f(MeshPoint {
                 key: self.key(feature),
                 ..point
             });
-        }
-        for m in out {
-            f(m);
         }
     }
 
