@@ -338,6 +338,15 @@ impl Boundary {
         }
     }
 
+    /// Whether the boundary's geometry stays where it is for the whole run:
+    /// no translation, and no turning of a mesh (the one shape whose
+    /// geometry turns; a drum or belt turning about its own axis keeps its
+    /// surfaces in place, only their velocity sees ω).
+    pub fn geometry_still(&self) -> bool {
+        self.velocity == DVec3::ZERO
+            && (self.angular_velocity == DVec3::ZERO || !matches!(self.shape, Shape::Mesh { .. }))
+    }
+
     /// Velocity of the boundary's surface at point `p` at time `t`:
     /// v + ω × (p − origin) (rigid motion about `origin`).
     pub fn surface_velocity(&self, p: DVec3, t: f64) -> DVec3 {

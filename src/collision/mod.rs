@@ -327,12 +327,42 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>,
 /// Sphere–boundary contacts: every sphere against every surface of every
 /// boundary (planar faces, cylinder walls, caps and rims; see
 /// [`crate::boundary`]), at simulated time `time`. The wall's surface
-/// velocity at the contact point is v + ω × (p − origin).
+/// velocity at the contact point is v + ω × (p − origin). Contacts come in
+/// body order (then boundary, then surface).
 pub fn sphere_boundary(
     bodies: &Bodies,
     boundaries: &[Boundary],
     envelope: f64,
     time: f64,
+) -> Vec<ContactGeom> {
+    walls_of(bodies, boundaries, envelope, time, None)
+}
+
+/// [`sphere_boundary`] for the bodies `candidates` only (ascending ids):
+/// the same contacts, in the same order, as the full pass wherever no
+/// other body touches a boundary — the caller's promise (the penalty
+/// formulation's neighbour list keeps the spheres within its skin of
+/// boundaries that do not move).
+pub fn sphere_boundary_of(
+    bodies: &Bodies,
+    boundaries: &[Boundary],
+    candidates: &[u32],
+    envelope: f64,
+    time: f64,
+) -> Vec<ContactGeom> {
+    walls_of(bodies, boundaries, envelope, time, Some(candidates))
+}
+
+/// Bodies per parallel task of [`walls_of`]: each task fills one vector,
+/// and the vectors are joined in order.
+const WALL_CHUNK: usize = 512;
+
+fn walls_of(
+    bodies: &Bodies,
+    boundaries: &[Boundary],
+    envelope: f64,
+    time: f64,
+    candidates: Option<&[u32]>,
 ) -> Vec<ContactGeom> {
     // Planar faces are computed once per step; cylinders per sphere.
     let faces: Vec<Vec<(u32, crate::boundary::Face)>> =
@@ -343,74 +373,89 @@ pub fn sphere_boundary(
     } else {
         Vec::new()
     };
-    let per_body: Vec<Vec<ContactGeom>> = (0..bodies.len())
+    let walls = Walls {
+        boundaries,
+        faces: &faces,
+        slabs: &slabs,
+    };
+    let count = candidates.map_or(bodies.len(), <[u32]>::len);
+    let body = |k: usize| candidates.map_or(k, |c| c[k] as usize);
+    let per_chunk: Vec<Vec<ContactGeom>> = (0..count.div_ceil(WALL_CHUNK))
         .into_par_iter()
-        .map(|i| {
-            let x = bodies.pos[i];
-            let r = bodies.radius[i];
+        .map(|c| {
             let mut found = Vec::new();
-            if let Some(s) = bodies.shape_of(i) {
-                let walls = Walls {
-                    boundaries,
-                    faces: &faces,
-                    slabs: &slabs,
-                };
-                shape_boundary(bodies, i, s, &walls, envelope, time, &mut found);
-                return found;
-            }
-            for (bi, b) in boundaries.iter().enumerate() {
-                // `towards`: the unit normal from the wall toward the centre.
-                let mut push = |key: u64, towards: DVec3, distance: f64| {
-                    let gap = distance - r;
-                    if gap >= envelope {
-                        return;
-                    }
-                    let normal = -towards; // from the sphere toward the wall
-                    let point = x + normal * (r + 0.5 * gap);
-                    let (_, omega) = b.motion_at(time);
-                    found.push(ContactGeom {
-                        a: i as u32,
-                        b: NO_BODY,
-                        key,
-                        normal,
-                        point,
-                        gap,
-                        material_b: b.material,
-                        wall_velocity: b.surface_velocity(point, time),
-                        wall_omega: omega,
-                    });
-                };
-                if let Shape::Mesh { surface, rot } = &b.shape {
-                    let p = rot.inverse() * (x - b.origin);
-                    surface.contacts(p, r + envelope, |m| {
-                        push(
-                            mesh_wall_key(i as u32, bi, m.key),
-                            *rot * m.normal,
-                            m.distance,
-                        )
-                    });
-                    continue;
-                }
-                let mut add =
-                    |s: SurfacePoint| push(wall_key(i as u32, bi, s.id), s.normal, s.distance);
-                if b.is_planar() {
-                    for (id, f) in &faces[bi] {
-                        if f.applies(x) {
-                            add(SurfacePoint {
-                                id: *id,
-                                normal: f.normal,
-                                distance: (x - f.point).dot(f.normal),
-                            });
-                        }
-                    }
-                } else {
-                    b.surfaces(x, add);
-                }
+            for k in c * WALL_CHUNK..((c + 1) * WALL_CHUNK).min(count) {
+                body_walls(bodies, body(k), &walls, envelope, time, &mut found);
             }
             found
         })
         .collect();
-    per_body.into_iter().flatten().collect()
+    per_chunk.concat()
+}
+
+/// The contacts of body `i` with every boundary, appended to `found`.
+fn body_walls(
+    bodies: &Bodies,
+    i: usize,
+    walls: &Walls,
+    envelope: f64,
+    time: f64,
+    found: &mut Vec<ContactGeom>,
+) {
+    if let Some(s) = bodies.shape_of(i) {
+        shape_boundary(bodies, i, s, walls, envelope, time, found);
+        return;
+    }
+    let x = bodies.pos[i];
+    let r = bodies.radius[i];
+    for (bi, b) in walls.boundaries.iter().enumerate() {
+        // `towards`: the unit normal from the wall toward the centre.
+        let mut push = |key: u64, towards: DVec3, distance: f64| {
+            let gap = distance - r;
+            if gap >= envelope {
+                return;
+            }
+            let normal = -towards; // from the sphere toward the wall
+            let point = x + normal * (r + 0.5 * gap);
+            let (_, omega) = b.motion_at(time);
+            found.push(ContactGeom {
+                a: i as u32,
+                b: NO_BODY,
+                key,
+                normal,
+                point,
+                gap,
+                material_b: b.material,
+                wall_velocity: b.surface_velocity(point, time),
+                wall_omega: omega,
+            });
+        };
+        if let Shape::Mesh { surface, rot } = &b.shape {
+            let p = rot.inverse() * (x - b.origin);
+            surface.contacts(p, r + envelope, |m| {
+                push(
+                    mesh_wall_key(i as u32, bi, m.key),
+                    *rot * m.normal,
+                    m.distance,
+                )
+            });
+            continue;
+        }
+        let mut add = |s: SurfacePoint| push(wall_key(i as u32, bi, s.id), s.normal, s.distance);
+        if b.is_planar() {
+            for (id, f) in &walls.faces[bi] {
+                if f.applies(x) {
+                    add(SurfacePoint {
+                        id: *id,
+                        normal: f.normal,
+                        distance: (x - f.point).dot(f.normal),
+                    });
+                }
+            }
+        } else {
+            b.surfaces(x, add);
+        }
+    }
 }
 
 /// The boundaries with what a step derives from them once.
@@ -596,6 +641,83 @@ mod tests {
             caps,
         };
         Boundary::fixed("cyl", shape, origin, 0)
+    }
+
+    /// The candidates' pass gives the full pass's contacts, in its order,
+    /// once every sphere that may touch is a candidate: for a capped drum,
+    /// a plate and an open box, 400 spheres each on the inner side of its
+    /// surfaces (inside the drum and the box, above the plate, also beyond
+    /// its edges), the candidates found within a skin, then every sphere
+    /// moved by less than half the skin (the penalty formulation's
+    /// neighbour-list promise). A sphere behind a one-sided surface (under
+    /// the plate, outside the drum) may meet it abruptly when its centre
+    /// crosses, which no skin foresees; that is tunnelling, not contact.
+    #[test]
+    fn candidate_pass_matches_the_full_pass_within_the_skin() {
+        let mut s = 777u64;
+        let mut rnd = move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let drum = cylinder(DVec3::new(0.0, 0.0, 0.5), DVec3::X, 0.3, 0.4, Caps::Both);
+        let bin = Boundary::fixed(
+            "bin",
+            Shape::BoxContainer {
+                half_extents: DVec3::new(1.0, 1.0, 0.6),
+                open_top: true,
+            },
+            DVec3::new(0.0, 0.0, 0.6),
+            0,
+        );
+        // Unit-cube samples mapped to each boundary's inner side.
+        type Place = fn(DVec3) -> DVec3;
+        let cases: [(&str, Boundary, Place); 3] = [
+            ("drum", drum, |u| {
+                let (a, t) = (u.x * 0.8 - 0.4, u.y * std::f64::consts::TAU);
+                let rr = 0.3 * u.z.sqrt();
+                DVec3::new(a, rr * t.cos(), 0.5 + rr * t.sin())
+            }),
+            ("plate", plate(), |u| {
+                DVec3::new(u.x * 2.4 - 1.2, u.y * 1.4 - 0.7, 0.5 + 0.12 * u.z)
+            }),
+            ("box", bin, |u| {
+                DVec3::new(u.x * 2.0 - 1.0, u.y * 2.0 - 1.0, u.z * 1.4)
+            }),
+        ];
+        let skin = 0.02;
+        for (name, wall, place) in cases {
+            let walls = std::slice::from_ref(&wall);
+            let inits: Vec<SphereInit> = (0..400)
+                .map(|_| sphere(place(DVec3::new(rnd(), rnd(), rnd())), 0.02 + 0.03 * rnd()))
+                .collect();
+            let mut bodies = Bodies::from_inits(&inits);
+            let mut near: Vec<u32> = sphere_boundary(&bodies, walls, skin, 0.0)
+                .iter()
+                .map(|c| c.a)
+                .collect();
+            near.dedup();
+            assert!(near.len() < bodies.len(), "{name}: every sphere is near");
+            for x in &mut bodies.pos {
+                let d = DVec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5);
+                *x += d.normalize_or_zero() * (0.49 * skin);
+            }
+            let full = sphere_boundary(&bodies, walls, 0.0, 0.0);
+            let listed = sphere_boundary_of(&bodies, walls, &near, 0.0, 0.0);
+            assert!(full.len() > 20, "{name}: only {} contacts", full.len());
+            assert_eq!(
+                listed.len(),
+                full.len(),
+                "{name}: {} candidates of {} spheres",
+                near.len(),
+                bodies.len()
+            );
+            for (a, b) in listed.iter().zip(&full) {
+                assert_eq!((a.a, a.key), (b.a, b.key), "{name}");
+                assert_eq!((a.gap, a.normal, a.point), (b.gap, b.normal, b.point));
+            }
+        }
     }
 
     /// The boundary contacts of one sphere, sorted by face id (low key bits).

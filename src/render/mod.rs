@@ -252,10 +252,7 @@ fn walls_of_output(dir: &Path) -> Vec<[DVec3; 3]> {
     }
     match scene.built_boundaries() {
         Ok(b) => {
-            let still: Vec<_> = b
-                .into_iter()
-                .filter(|b| b.velocity == DVec3::ZERO && b.angular_velocity == DVec3::ZERO)
-                .collect();
+            let still: Vec<_> = b.into_iter().filter(|b| b.geometry_still()).collect();
             crate::run::wall_triangles(&still)
         }
         Err(e) => {

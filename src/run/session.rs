@@ -83,10 +83,9 @@ pub(super) struct Session<'a> {
 /// Whether a mesh boundary moves or turns (then its series has a frame
 /// beside every frame; otherwise only the first).
 pub fn meshes_move(boundaries: &[crate::boundary::Boundary]) -> bool {
-    boundaries.iter().any(|b| {
-        matches!(b.shape, crate::boundary::Shape::Mesh { .. })
-            && (b.velocity != glam::DVec3::ZERO || b.angular_velocity != glam::DVec3::ZERO)
-    })
+    boundaries
+        .iter()
+        .any(|b| matches!(b.shape, crate::boundary::Shape::Mesh { .. }) && !b.geometry_still())
 }
 
 /// Whether the scene has mesh boundaries.

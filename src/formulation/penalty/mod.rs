@@ -17,7 +17,8 @@
 //!   envelope: a contact is an overlap δ = −Φ > 0; bodies of other shapes
 //!   give one contact per manifold point. Scenes of spheres keep a Verlet
 //!   neighbour list ([`neighbours`]) instead: this stage then only rebuilds
-//!   it when stale and finds the boundary contacts, and the pairs are
+//!   it when stale and finds the boundary contacts of the spheres it lists
+//!   near a boundary (all spheres if a boundary moves), and the pairs are
 //!   tested in `forces` — the same contacts as a full detection.
 //! * **forces**: per contact, the normal force from δ and its rate, then the
 //!   friction force and the rolling and spinning torques from the
@@ -187,6 +188,8 @@ pub struct PenaltyWorkspace {
     loads: Vec<(Loads, ContactHistory)>,
     /// The list driver's sphere–boundary contacts of the sub-step.
     walls: Vec<ContactGeom>,
+    /// Where each body's contacts begin in `walls` (one more entry than bodies).
+    wall_start: Vec<u32>,
     /// The sphere pairs to check each sub-step.
     pub neighbours: neighbours::NeighbourList,
 }
@@ -339,13 +342,16 @@ pub fn step(
             let (list, walls) = (&mut ws.neighbours, &mut ws.walls);
             timers
                 .time("collide", || -> Result<(), collision::Crowded> {
-                    list.refresh(&world.bodies, skin)?;
+                    list.refresh(&world.bodies, &world.boundaries, skin, time)?;
                     if list.synced != Some(world.step_index) {
                         list.import(&world.contact_history);
                         list.synced = Some(world.step_index);
                     }
-                    *walls =
-                        collision::sphere_boundary(&world.bodies, &world.boundaries, 0.0, time);
+                    let (b, walls_of) = (&world.bodies, &world.boundaries);
+                    *walls = match &list.near_walls {
+                        Some(near) => collision::sphere_boundary_of(b, walls_of, near, 0.0, time),
+                        None => collision::sphere_boundary(b, walls_of, 0.0, time),
+                    };
                     Ok(())
                 })
                 .map_err(crowded)?;
@@ -494,6 +500,18 @@ fn listed_forces(
     let nb = b.len();
     ws.force.resize(nb, DVec3::ZERO);
     ws.torque.resize(nb, DVec3::ZERO);
+    // Body k's boundary contacts are walls[wall_start[k]..wall_start[k + 1]]
+    // (`walls` comes in body order).
+    let starts = &mut ws.wall_start;
+    starts.clear();
+    starts.resize(nb + 1, 0);
+    for c in walls {
+        starts[c.a as usize + 1] += 1;
+    }
+    for k in 0..nb {
+        starts[k + 1] += starts[k];
+    }
+    let starts = &ws.wall_start;
     let wall_loads = &ws.loads;
     ws.force
         .par_iter_mut()
@@ -516,11 +534,7 @@ fn listed_forces(
                     tk += l.torque_a;
                 }
             }
-            let lo = walls.partition_point(|c| (c.a as usize) < k);
-            for (c, (l, _)) in walls[lo..].iter().zip(&wall_loads[lo..]) {
-                if c.a as usize != k {
-                    break;
-                }
+            for (l, _) in &wall_loads[starts[k] as usize..starts[k + 1] as usize] {
                 fk += l.force_a;
                 tk += l.torque_a;
             }
@@ -540,16 +554,31 @@ fn listed_forces(
 fn integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) {
     let g = world.gravity;
     let b = &mut world.bodies;
-    let shapes = b.has_shapes();
-    for i in 0..b.len() {
-        b.vel[i] += (ws.force[i] * b.inv_mass[i] + g) * dt;
-        if shapes && b.shape[i] != SPHERE {
-            let w = b.omega[i] + b.inv_inertia_world(i) * ws.torque[i] * dt;
-            b.omega[i] = crate::integrate::gyroscopic(w, b.rot[i], b.inv_inertia_body[i], dt);
-        } else {
-            b.omega[i] += ws.torque[i] * (b.inv_inertia[i] * dt);
-        }
-    }
+    let crate::bodies::Bodies {
+        vel,
+        omega,
+        inv_mass,
+        inv_inertia,
+        inv_inertia_body,
+        shape,
+        rot,
+        ..
+    } = b;
+    vel.par_iter_mut()
+        .zip(omega.par_iter_mut())
+        .enumerate()
+        .with_min_len(1024)
+        .for_each(|(i, (v, w))| {
+            *v += (ws.force[i] * inv_mass[i] + g) * dt;
+            if shape[i] != SPHERE {
+                let (r, inv_body) = (rot[i], inv_inertia_body[i]);
+                let turned =
+                    *w + crate::shape::world_inverse_inertia(r, inv_body) * ws.torque[i] * dt;
+                *w = crate::integrate::gyroscopic(turned, r, inv_body, dt);
+            } else {
+                *w += ws.torque[i] * (inv_inertia[i] * dt);
+            }
+        });
     crate::integrate::positions(b, dt);
     crate::integrate::boundaries(&mut world.boundaries, t, dt);
 }
