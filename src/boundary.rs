@@ -338,6 +338,24 @@ impl Boundary {
         }
     }
 
+    /// Where the boundary is: its origin and, for a mesh, its rotation (what
+    /// a step's motion changes; [`Boundary::set_pose`] puts it back).
+    pub fn pose(&self) -> (DVec3, Option<DQuat>) {
+        let rot = match &self.shape {
+            Shape::Mesh { rot, .. } => Some(*rot),
+            _ => None,
+        };
+        (self.origin, rot)
+    }
+
+    /// Puts back a pose taken by [`Boundary::pose`].
+    pub fn set_pose(&mut self, (origin, rot): (DVec3, Option<DQuat>)) {
+        self.origin = origin;
+        if let (Shape::Mesh { rot: r, .. }, Some(q)) = (&mut self.shape, rot) {
+            *r = q;
+        }
+    }
+
     /// Whether the boundary's geometry stays where it is for the whole run:
     /// no translation, and no turning of a mesh (the one shape whose
     /// geometry turns; a drum or belt turning about its own axis keeps its

@@ -224,8 +224,10 @@ impl Session<'_> {
         // The state before the step, kept so that a step that makes it
         // non-finite leaves the last finite one in the outputs.
         let mut before = self.world.bodies.clone();
-        // The penalty formulation's contact history, kept with the bodies.
+        // The penalty formulation's contact history, kept with the bodies,
+        // and where the moving boundaries were.
         let mut history_before = self.world.contact_history.clone();
+        let mut walls_before = Vec::with_capacity(self.world.boundaries.len());
         for k in first..=steps {
             let asked = self.stop_after_step.is_some_and(|s| k > s);
             if asked || crate::interrupt::requested() {
@@ -247,6 +249,8 @@ impl Session<'_> {
             if !world.contact_history.is_empty() || !history_before.is_empty() {
                 history_before.clone_from(&world.contact_history);
             }
+            walls_before.clear();
+            walls_before.extend(world.boundaries.iter().map(|b| b.pose()));
             let (time_before, index_before) = (world.time, world.step_index);
             let step = self.stepper.step(world);
             // One scan of the new state; a failed step has its own error.
@@ -270,6 +274,9 @@ impl Session<'_> {
                     ));
                     world.bodies.clone_from(&before);
                     world.contact_history.clone_from(&history_before);
+                    for (b, &pose) in world.boundaries.iter_mut().zip(&walls_before) {
+                        b.set_pose(pose);
+                    }
                     (world.time, world.step_index) = (time_before, index_before);
                     break;
                 }
