@@ -118,6 +118,9 @@ fn missing_required_field_is_named() {
     let msg = error_of(&edited("time_step: 1e-3,", ""));
     assert!(msg.starts_with("scenes/bad.ron:"), "{msg}");
     assert!(msg.contains("time_step"), "{msg}");
+    // ron reports it at the scene's closing parenthesis, the file's end:
+    // a whole file is not "cut short".
+    assert!(!msg.contains("ends early"), "{msg}");
 }
 
 #[test]

@@ -808,7 +808,10 @@ impl Scene {
                 let end_col = end.lines().last().map_or(0, |l| l.chars().count()) + 1;
                 let at_end =
                     (e.position.line, e.position.col) >= (end_line, end_col.saturating_sub(1));
-                let early = if matches!(e.code, ron::Error::Eof) || at_end {
+                // A required field left out is reported at the closing
+                // parenthesis, which is the file's end for the scene itself.
+                let missing = matches!(e.code, ron::Error::MissingStructField { .. });
+                let early = if matches!(e.code, ron::Error::Eof) || (at_end && !missing) {
                     "the file ends early (cut short?): "
                 } else {
                     ""
