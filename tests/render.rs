@@ -699,6 +699,63 @@ fn a_run_writes_a_decodable_final_png() {
     decode_with_png_crate(&png_path);
 }
 
+/// `repose render DIR` leaves out the spheres below the scene's
+/// `analysis.floor`, as the run's picture does: a sphere 20 m below the
+/// pile would otherwise take the frame, and the pile would shrink to a
+/// few pixels. The same directory without the floor shows it that way.
+#[test]
+fn render_leaves_out_spheres_below_the_analysis_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = run_small(&out, &["--no-picture"]);
+    assert!(o.status.success(), "{}", show(&o));
+    // A second sphere far below the plane, as if it had fallen off.
+    let csv = fs::read_to_string(out.join("final.csv")).unwrap();
+    let row = csv.lines().nth(1).expect("one sphere").to_string();
+    let mut cols: Vec<String> = row.split(',').map(str::to_string).collect();
+    cols[0] = "1".into();
+    cols[3] = "-20".into();
+    fs::write(
+        out.join("final.csv"),
+        format!("{}{}\n", csv, cols.join(",")),
+    )
+    .unwrap();
+    let scene = fs::read_to_string(out.join("scene.ron")).unwrap();
+    let coloured = |path: &Path| {
+        let (_, _, _, bytes) = decode_with_png_crate(path);
+        bytes
+            .chunks_exact(3)
+            .filter(|p| p.iter().max().unwrap() - p.iter().min().unwrap() > 40)
+            .count()
+    };
+    let mut counts = Vec::new();
+    for (floor, name) in [(false, "all.png"), (true, "floor.png")] {
+        // The run writes every field: analysis.floor is there as None.
+        assert!(scene.contains("floor: None,"), "{scene}");
+        let text = if floor {
+            scene.replacen("floor: None,", "floor: Some(-1.0),", 1)
+        } else {
+            scene.clone()
+        };
+        fs::write(out.join("scene.ron"), text).unwrap();
+        let png = dir.path().join(name);
+        let o = repose([
+            OsStr::new("render"),
+            out.as_os_str(),
+            OsStr::new("--out"),
+            png.as_os_str(),
+        ]);
+        assert!(o.status.success(), "{}", show(&o));
+        counts.push(coloured(&png));
+    }
+    assert!(
+        counts[1] > 10 * counts[0].max(1),
+        "coloured pixels without the floor {}, with it {}: the fallen sphere still frames the picture",
+        counts[0],
+        counts[1]
+    );
+}
+
 /// Asserts exit code 1, one `error: …` line on stderr containing `parts`.
 fn assert_one_error(o: &Output, parts: &[&str]) {
     assert_eq!(o.status.code(), Some(1), "{}", show(o));

@@ -191,7 +191,9 @@ pub fn run_caption(
 /// `final.csv` (positions, radii, velocities), coloured by `colour`, the
 /// side view looking along `look_along`. When
 /// `dir/summary.json` can be read, the caption names the scene and the
-/// simulated time.
+/// simulated time. From the run's `scene.ron`: spheres below its
+/// `analysis.floor` are left out, as the run's own picture leaves them
+/// out, and its still mesh boundaries are drawn.
 ///
 /// Errors: [`RenderError::Read`] when `final.csv` is missing or malformed
 /// (naming the file, line and column), and the errors of
@@ -204,23 +206,45 @@ pub fn render_output_dir(
     height: u32,
 ) -> Result<Image, RenderError> {
     let rows = read_final_csv(dir.join("final.csv"))?;
-    let positions: Vec<DVec3> = rows.iter().map(|r| DVec3::new(r[1], r[2], r[3])).collect();
-    let velocities: Vec<DVec3> = rows.iter().map(|r| DVec3::new(r[4], r[5], r[6])).collect();
-    let radii: Vec<f64> = rows.iter().map(|r| r[10]).collect();
+    let scene = crate::scene::Scene::load(&dir.join("scene.ron"), &[]).ok();
+    // As in the run's own picture: with analysis.floor given, the spheres
+    // below it (fallen off a plate) are not part of the pile.
+    let floor = scene.as_ref().and_then(|s| s.analysis.floor);
+    let shown: Vec<usize> = (0..rows.len())
+        .filter(|&i| floor.map_or(true, |z| rows[i][3] >= z))
+        .collect();
+    if shown.len() < rows.len() {
+        log::info!(
+            "{} spheres below the floor (analysis.floor) left out",
+            rows.len() - shown.len()
+        );
+    }
+    let positions: Vec<DVec3> = shown
+        .iter()
+        .map(|&i| DVec3::new(rows[i][1], rows[i][2], rows[i][3]))
+        .collect();
+    let velocities: Vec<DVec3> = shown
+        .iter()
+        .map(|&i| DVec3::new(rows[i][4], rows[i][5], rows[i][6]))
+        .collect();
+    let radii: Vec<f64> = shown.iter().map(|&i| rows[i][10]).collect();
     let values = colour.values(&positions, &velocities)?;
-    let surfaces = surfaces_of_output(dir, &rows);
+    let mut surfaces = surfaces_of_output(dir, &rows);
+    if !surfaces.is_empty() {
+        surfaces = shown.iter().map(|&i| surfaces[i].take()).collect();
+    }
     let caption = match read_summary(dir.join("summary.json")) {
         Ok(s) => run_caption(
             &s.scene,
             s.simulated_time,
-            rows.len(),
+            shown.len(),
             surfaces.iter().all(Option::is_none),
             colour,
         ),
         Err(_) => format!(
             "{}   {} spheres   colour: {}",
             dir.join("final.csv").display(),
-            rows.len(),
+            shown.len(),
             colour.label()
         ),
     };
@@ -230,7 +254,7 @@ pub fn render_output_dir(
         colour_label: colour.label().to_string(),
         caption: Some(caption),
         look_along,
-        walls: walls_of_output(dir),
+        walls: scene.map_or_else(Vec::new, |s| walls_of_output(&s)),
     };
     render_bodies(&positions, &radii, &values, &surfaces, &opts)
 }
@@ -238,11 +262,7 @@ pub fn render_output_dir(
 /// The triangles of a run's mesh boundaries that stay where the scene puts
 /// them (from the run's `scene.ron`); a mesh that moves is left out, as
 /// its final place is not recorded (its series `walls.pvd` has it).
-fn walls_of_output(dir: &Path) -> Vec<[DVec3; 3]> {
-    let path = dir.join("scene.ron");
-    let Ok(scene) = crate::scene::Scene::load(&path, &[]) else {
-        return Vec::new();
-    };
+fn walls_of_output(scene: &crate::scene::Scene) -> Vec<[DVec3; 3]> {
     if !scene
         .boundaries
         .iter()
