@@ -179,7 +179,17 @@ fn non_finite_state_stops_the_run_as_diverged_naming_body_and_quantity() {
         rows.iter().flatten().all(|x| x.is_finite()),
         "final.csv must hold the last finite state, got {rows:?}"
     );
-    assert_valid_frame_series(&dir);
+    assert_series_ends_at(&assert_valid_frame_series(&dir), s.simulated_time);
+}
+
+/// The frame series of a run that stopped early ends with the state it
+/// stopped in (the state of `final.csv`), not at the last frame interval.
+fn assert_series_ends_at(frames: &[(f64, String)], time: f64) {
+    let last = frames.last().map(|f| f.0);
+    assert!(
+        last.is_some_and(|t| (t - time).abs() <= 1e-9 * time.max(1.0)),
+        "the last frame is at t = {last:?} s, the run stopped at t = {time} s"
+    );
 }
 
 /// A sphere at 1.3 km/s in a closed box with h = 0.1 s: it crosses the
@@ -234,7 +244,7 @@ fn a_body_that_leaves_its_closed_container_stops_the_run_as_diverged() {
         rows[0][1]
     );
     read_track_csv(dir.join("track.csv")).unwrap();
-    assert_valid_frame_series(&dir);
+    assert_series_ends_at(&assert_valid_frame_series(&dir), s.simulated_time);
 }
 
 /// Starts `repose run ARGS --out DIR` in the background (stdout and stderr

@@ -228,6 +228,9 @@ impl Session<'_> {
         // and where the moving boundaries were.
         let mut history_before = self.world.contact_history.clone();
         let mut walls_before = Vec::with_capacity(self.world.boundaries.len());
+        // The step whose state the last frame holds (the run's first frame,
+        // or a resumed run's last, holds the state it starts from).
+        let mut framed = self.world.step_index;
         for k in first..=steps {
             let asked = self.stop_after_step.is_some_and(|s| k > s);
             if asked || crate::interrupt::requested() {
@@ -370,6 +373,7 @@ impl Session<'_> {
             }
             if k % frame_every == 0 || k == steps || stopped {
                 self.write_frame()?;
+                framed = self.world.step_index;
             }
             if let Some(t) = &mut self.track {
                 t.record(self.world.time, &self.world.bodies)?;
@@ -390,6 +394,14 @@ impl Session<'_> {
             }
         }
         bar.finish_and_clear();
+        // A run that diverged or failed ends the frame series with the state
+        // it stopped in (the state of final.csv), so that ParaView shows
+        // what went wrong; an interrupted run does not: its resumption
+        // continues the series on the frame interval.
+        if (diverged.is_some() || failure.is_some()) && framed != self.world.step_index {
+            self.write_frame()
+                .context("cannot write the frame of the state the run stopped in")?;
+        }
         if reason == StopReason::Interrupted {
             self.checkpoint()
                 .context("cannot write the checkpoint of the interrupted run")?;
