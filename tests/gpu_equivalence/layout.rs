@@ -1,0 +1,259 @@
+//! Layout of the WGSL structs. (see the crate docs in `main.rs`).
+
+use super::*;
+
+/// The scalar kind of a Rust record field, for comparison with WGSL's.
+trait Scalar {
+    const KIND: naga::ScalarKind;
+}
+impl Scalar for f32 {
+    const KIND: naga::ScalarKind = naga::ScalarKind::Float;
+}
+impl Scalar for u32 {
+    const KIND: naga::ScalarKind = naga::ScalarKind::Uint;
+}
+impl<T: Scalar, const N: usize> Scalar for [T; N] {
+    const KIND: naga::ScalarKind = T::KIND;
+}
+fn kind_of<T: Scalar>(_: &T) -> naga::ScalarKind {
+    T::KIND
+}
+
+/// A WGSL struct member as compared: (name, offset, size, scalar kind).
+type Member = (String, u32, u32, naga::ScalarKind);
+
+/// A parsed shader with its type layouts.
+struct Shader {
+    module: naga::Module,
+    layouter: naga::proc::Layouter,
+}
+
+impl Shader {
+    fn parse() -> Self {
+        let module = naga::front::wgsl::parse_str(repose::gpu::jacobi::SHADER)
+            .unwrap_or_else(|e| panic!("shaders/jacobi.wgsl does not parse: {e}"));
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).expect("WGSL type layouts");
+        Shader { module, layouter }
+    }
+
+    fn struct_type(&self, name: &str) -> naga::Handle<naga::Type> {
+        self.module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no struct {name} in shaders/jacobi.wgsl"))
+            .0
+    }
+
+    /// (name, offset, size, scalar kind) of each member of struct `name`,
+    /// and the struct's size and array stride.
+    fn members(&self, name: &str) -> (Vec<Member>, u32, u32) {
+        let h = self.struct_type(name);
+        let naga::TypeInner::Struct { members, .. } = &self.module.types[h].inner else {
+            panic!("WGSL {name} is not a struct");
+        };
+        let fields = members
+            .iter()
+            .map(|m| {
+                let kind = match self.module.types[m.ty].inner {
+                    naga::TypeInner::Scalar(s) | naga::TypeInner::Vector { scalar: s, .. } => {
+                        s.kind
+                    }
+                    ref other => {
+                        panic!("WGSL {name}.{:?}: unexpected member type {other:?}", m.name)
+                    }
+                };
+                (
+                    m.name.clone().unwrap_or_default(),
+                    m.offset,
+                    self.layouter[m.ty].size,
+                    kind,
+                )
+            })
+            .collect();
+        (fields, self.layouter[h].size, self.layouter[h].to_stride())
+    }
+
+    /// The value of the WGSL `const` named `name` (a u32 literal).
+    fn const_u32(&self, name: &str) -> u32 {
+        let (_, c) = self
+            .module
+            .constants
+            .iter()
+            .find(|(_, c)| c.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no const {name} in shaders/jacobi.wgsl"));
+        match self.module.global_expressions[c.init] {
+            naga::Expression::Literal(naga::Literal::U32(v)) => v,
+            ref e => panic!("WGSL const {name} is {e:?}, not a u32 literal"),
+        }
+    }
+}
+
+/// Asserts that WGSL struct `$wgsl` and `#[repr(C)]` type `$rust` have the
+/// same fields, in order, at the same offsets, of the same sizes and scalar
+/// kinds, and the same size (which is also the WGSL array stride).
+macro_rules! assert_same_layout {
+    ($shader:expr, $wgsl:literal, $rust:ty, [$($field:ident),* $(,)?]) => {{
+        let (members, size, stride) = $shader.members($wgsl);
+        let zero = <$rust as bytemuck::Zeroable>::zeroed();
+        let rust: Vec<Member> = vec![$((
+            stringify!($field).to_string(),
+            std::mem::offset_of!($rust, $field) as u32,
+            std::mem::size_of_val(&zero.$field) as u32,
+            kind_of(&zero.$field),
+        )),*];
+        assert_eq!(
+            members, rust,
+            "WGSL {} and Rust {}: fields (name, offset, size, kind) differ",
+            $wgsl, stringify!($rust)
+        );
+        assert_eq!(size as usize, std::mem::size_of::<$rust>(), "size of WGSL {} vs Rust {}", $wgsl, stringify!($rust));
+        assert_eq!(stride as usize, std::mem::size_of::<$rust>(), "array stride of WGSL {} vs size of Rust {}", $wgsl, stringify!($rust));
+        eprintln!("OBSERVED WGSL {} = Rust {}: {} fields, {} bytes", $wgsl, stringify!($rust), members.len(), size);
+    }};
+}
+
+/// Property 6: every Pod record mirrors its WGSL struct exactly (parsed
+/// from shaders/jacobi.wgsl by naga, laid out by naga's WGSL layout rules),
+/// the bindings use those structs, and the WGSL constants and workgroup
+/// sizes are the Rust ones.
+#[test]
+fn wgsl_structs_match_rust_records() {
+    let shader = Shader::parse();
+    assert_same_layout!(
+        shader,
+        "Contact",
+        PackedContact,
+        [n, u, arm_a, arm_b, bias, ids]
+    );
+    assert_same_layout!(shader, "Body", PackedBody, [v, w]);
+    // An inertia record is read as a `Body` (from the third region):
+    // diag in place of v, off in place of w.
+    {
+        let (members, size, _) = shader.members("Body");
+        let zero = PackedInertia::default();
+        let rust: Vec<Member> = vec![
+            (
+                "v".into(),
+                std::mem::offset_of!(PackedInertia, diag) as u32,
+                std::mem::size_of_val(&zero.diag) as u32,
+                kind_of(&zero.diag),
+            ),
+            (
+                "w".into(),
+                std::mem::offset_of!(PackedInertia, off) as u32,
+                std::mem::size_of_val(&zero.off) as u32,
+                kind_of(&zero.off),
+            ),
+        ];
+        assert_eq!(
+            members, rust,
+            "WGSL Body vs Rust PackedInertia (diag = v, off = w)"
+        );
+        assert_eq!(size as usize, std::mem::size_of::<PackedInertia>());
+    }
+    assert_same_layout!(
+        shader,
+        "Params",
+        Params,
+        [
+            n_contacts,
+            n_bodies,
+            omega,
+            lambda,
+            tolerance,
+            check_every,
+            max_iterations,
+            n_partials,
+            law,
+            weighted,
+            method,
+            tensors
+        ]
+    );
+    assert_same_layout!(
+        shader,
+        "Control",
+        Control,
+        [
+            done,
+            checks,
+            iterations,
+            converged,
+            residual_abs,
+            residual_rel,
+            gamma_norm,
+            y_norm,
+            theta,
+            beta,
+            last_rel,
+            pad
+        ]
+    );
+
+    // The bound variables are of those types.
+    let m = &shader.module;
+    let global = |name: &str| {
+        m.global_variables
+            .iter()
+            .find(|(_, g)| g.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no global {name} in shaders/jacobi.wgsl"))
+            .1
+    };
+    let element = |name: &str| match m.types[global(name).ty].inner {
+        naga::TypeInner::Array { base, .. } => base,
+        ref t => panic!("WGSL {name} is {t:?}, not an array"),
+    };
+    assert_eq!(global("params").ty, shader.struct_type("Params"));
+    assert_eq!(global("control").ty, shader.struct_type("Control"));
+    assert_eq!(element("contacts"), shader.struct_type("Contact"));
+    assert_eq!(element("bodies"), shader.struct_type("Body"));
+
+    // Constants and workgroup sizes.
+    use repose::gpu::jacobi::{RWG, WG};
+    assert_eq!(shader.const_u32("WG"), WG, "WGSL WG vs Rust WG");
+    assert_eq!(shader.const_u32("RWG"), RWG, "WGSL RWG vs Rust RWG");
+    assert_eq!(
+        shader.const_u32("NONE"),
+        jacobi_f32::NONE,
+        "WGSL NONE vs the mirror's wall marker"
+    );
+    assert_eq!(
+        jacobi_f32::NONE,
+        NO_BODY,
+        "the packed wall marker is the collision one"
+    );
+    let red = global("red");
+    match m.types[red.ty].inner {
+        naga::TypeInner::Array {
+            size: naga::ArraySize::Constant(len),
+            ..
+        } => assert_eq!(
+            len.get(),
+            RWG,
+            "WGSL red[] must hold one entry per residual thread"
+        ),
+        ref t => panic!("WGSL red is {t:?}"),
+    }
+    for ep in &m.entry_points {
+        let want = match ep.name.as_str() {
+            "contact_pass" | "body_pass" | "apgd_contact_pass" | "apgd_body_pass" => WG,
+            "residual_pass" | "finalize_check" | "finalize_last" => RWG,
+            // One thread: the host dispatches (1, 1, 1).
+            "apgd_advance" => 1,
+            other => panic!("unexpected entry point {other}: add it to this test"),
+        };
+        assert_eq!(
+            ep.workgroup_size,
+            [want, 1, 1],
+            "@workgroup_size of {} (the host dispatches groups of {want})",
+            ep.name
+        );
+    }
+    eprintln!(
+        "OBSERVED WG = {WG}, RWG = {RWG}, NONE = {:#x}; {} entry points checked",
+        jacobi_f32::NONE,
+        m.entry_points.len()
+    );
+}
