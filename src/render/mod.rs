@@ -187,6 +187,29 @@ pub fn run_caption(
     )
 }
 
+/// The bodies a picture of a pile shows, by index, given their centres'
+/// heights: with the scene's `analysis.floor`, those at or above it (the
+/// spheres below have fallen off a plate: they are not part of the pile and
+/// would only shrink it in the frame); without one, all. Logs how many
+/// were left out. The run's own picture and `repose render DIR` both
+/// choose by it.
+pub fn shown_above_floor(floor: Option<f64>, heights: impl Iterator<Item = f64>) -> Vec<usize> {
+    let mut total = 0;
+    let shown: Vec<usize> = heights
+        .enumerate()
+        .inspect(|_| total += 1)
+        .filter(|&(_, z)| floor.map_or(true, |f| z >= f))
+        .map(|(i, _)| i)
+        .collect();
+    if shown.len() < total {
+        log::info!(
+            "picture: {} spheres below the floor (analysis.floor) left out",
+            total - shown.len()
+        );
+    }
+    shown
+}
+
 /// Renders the particle picture of a run's output directory `dir` from its
 /// `final.csv` (positions, radii, velocities), coloured by `colour`, the
 /// side view looking along `look_along`. When
@@ -206,19 +229,9 @@ pub fn render_output_dir(
     height: u32,
 ) -> Result<Image, RenderError> {
     let rows = read_final_csv(dir.join("final.csv"))?;
-    let scene = crate::scene::Scene::load(&dir.join("scene.ron"), &[]).ok();
-    // As in the run's own picture: with analysis.floor given, the spheres
-    // below it (fallen off a plate) are not part of the pile.
-    let floor = scene.as_ref().and_then(|s| s.analysis.floor);
-    let shown: Vec<usize> = (0..rows.len())
-        .filter(|&i| floor.map_or(true, |z| rows[i][3] >= z))
-        .collect();
-    if shown.len() < rows.len() {
-        log::info!(
-            "{} spheres below the floor (analysis.floor) left out",
-            rows.len() - shown.len()
-        );
-    }
+    let scene = crate::scene::Scene::load(&dir.join("scene.ron"), &[]);
+    let floor = scene.as_ref().ok().and_then(|s| s.analysis.floor);
+    let shown = shown_above_floor(floor, rows.iter().map(|r| r[3]));
     let positions: Vec<DVec3> = shown
         .iter()
         .map(|&i| DVec3::new(rows[i][1], rows[i][2], rows[i][3]))
@@ -229,7 +242,7 @@ pub fn render_output_dir(
         .collect();
     let radii: Vec<f64> = shown.iter().map(|&i| rows[i][10]).collect();
     let values = colour.values(&positions, &velocities)?;
-    let mut surfaces = surfaces_of_output(dir, &rows);
+    let mut surfaces = surfaces_of_output(dir, scene.as_ref(), &rows);
     if !surfaces.is_empty() {
         surfaces = shown.iter().map(|&i| surfaces[i].take()).collect();
     }
@@ -254,7 +267,7 @@ pub fn render_output_dir(
         colour_label: colour.label().to_string(),
         caption: Some(caption),
         look_along,
-        walls: scene.map_or_else(Vec::new, |s| walls_of_output(&s)),
+        walls: scene.map_or_else(|_| Vec::new(), |s| walls_of_output(&s)),
     };
     render_bodies(&positions, &radii, &values, &surfaces, &opts)
 }
@@ -288,13 +301,23 @@ fn walls_of_output(scene: &crate::scene::Scene) -> Vec<[DVec3; 3]> {
 /// the shape of the one inlet that emits its kind (when two inlets emit
 /// the same kind, or `scene.ron` cannot be built, which is logged, such
 /// bodies are drawn as their bounding spheres).
-fn surfaces_of_output(dir: &Path, rows: &[[f64; 11]]) -> Vec<Option<Surface>> {
+fn surfaces_of_output(
+    dir: &Path,
+    scene: Result<&crate::scene::Scene, &crate::scene::SceneError>,
+    rows: &[[f64; 11]],
+) -> Vec<Option<Surface>> {
     let full = match crate::output::csv::read_final_csv_full(dir.join("final.csv")) {
         Ok(f) if f.iter().any(|r| r.shape != "sphere") => f,
         _ => return Vec::new(),
     };
-    let world = match crate::scene::Scene::load(&dir.join("scene.ron"), &[]).and_then(|s| s.build())
-    {
+    let built = match scene {
+        Ok(s) => s.build(),
+        Err(e) => {
+            log::warn!("bodies drawn as their bounding spheres: {e}");
+            return Vec::new();
+        }
+    };
+    let world = match built {
         Ok(w) => w,
         Err(e) => {
             log::warn!("bodies drawn as their bounding spheres: {e}");

@@ -18,18 +18,7 @@ use super::scene_floor;
 pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &Path) {
     let pic = &scene.output.picture;
     let b = &world.bodies;
-    // With analysis.floor given, spheres below it (fallen off a plate) are
-    // not part of the pile and would only shrink it in the frame.
-    let shown: Vec<usize> = match scene.analysis.floor {
-        Some(z) => (0..b.len()).filter(|&i| b.pos[i].z >= z).collect(),
-        None => (0..b.len()).collect(),
-    };
-    if shown.len() < b.len() {
-        log::info!(
-            "picture: {} spheres below the floor (analysis.floor) left out",
-            b.len() - shown.len()
-        );
-    }
+    let shown = crate::render::shown_above_floor(scene.analysis.floor, b.pos.iter().map(|p| p.z));
     let pos: Vec<glam::DVec3> = shown.iter().map(|&i| b.pos[i]).collect();
     let vel: Vec<glam::DVec3> = shown.iter().map(|&i| b.vel[i]).collect();
     let radius: Vec<f64> = shown.iter().map(|&i| b.radius[i]).collect();
