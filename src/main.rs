@@ -154,7 +154,7 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seeds: u64,
         /// Tolerance on the angle (°).
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
         tol: f64,
         /// The most points to run (each is every scene × every seed).
         #[arg(long, default_value_t = 12)]
@@ -264,7 +264,7 @@ enum Command {
         /// Second final.csv.
         b: PathBuf,
         /// Allowed bulk difference, in mean grain radii.
-        #[arg(long, default_value_t = 0.5)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 0.5)]
         tol: f64,
     },
     /// Measure the angle of repose of a saved run from DIR/final.csv and
@@ -304,7 +304,7 @@ enum Command {
         #[arg(long, default_value_t = repose::solve::LEMKE_DIRECTIONS)]
         directions: usize,
         /// Relative error to reach (Siconos measure).
-        #[arg(long, default_value_t = 1e-6)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 1e-6)]
         tol: f64,
         /// Iterations at most.
         #[arg(long = "max-iter", default_value_t = 100_000)]

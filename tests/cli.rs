@@ -725,13 +725,15 @@ fn compare_rejects_non_finite_rows_bad_radii_and_bad_tolerances() {
         format!("{header}\n0,0,0,0.05,0,0,0,0,0,0,-0.05\n1,0.1,0,0.05,0,0,0,0,0,0,0.05\n"),
     )
     .unwrap();
+    // `--tol VALUE` as two arguments, as a user types it: a negative value
+    // must reach the check, not be taken for an option.
     let compare = |a: &Path, b: &Path, tol: &str| {
-        let tol = format!("--tol={tol}");
         repose([
             OsStr::new("compare"),
             a.as_os_str(),
             b.as_os_str(),
-            OsStr::new(&tol),
+            OsStr::new("--tol"),
+            OsStr::new(tol),
         ])
     };
     assert_success(
