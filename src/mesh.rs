@@ -153,11 +153,19 @@ fn parse_obj(bytes: &[u8], file: &str) -> Result<(Vec<DVec3>, Vec<[usize; 3]>), 
         ignore_points: true,
         ignore_lines: true,
     };
-    let mut reader = std::io::BufReader::new(bytes);
-    // Materials are not needed: every mtllib is answered "not loaded".
-    let (models, _) =
+    let load = |bytes: &[u8]| {
+        let mut reader = std::io::BufReader::new(bytes);
+        // Materials are not needed: every mtllib is answered "not loaded".
         tobj::load_obj_buf(&mut reader, &opts, |_| Err(tobj::LoadError::GenericFailure))
-            .map_err(|e| fail(e.to_string()))?;
+    };
+    let (models, _) = load(bytes).map_err(|e| {
+        // tobj's errors do not say where: find the line.
+        let reason = match obj_error_line(bytes, |prefix| load(prefix).is_err()) {
+            Some((n, line)) => format!("line {n} (`{line}`): {e}"),
+            None => e.to_string(),
+        };
+        fail(reason)
+    })?;
     let mut vertices = Vec::new();
     let mut triangles = Vec::new();
     for m in &models {
@@ -176,6 +184,43 @@ fn parse_obj(bytes: &[u8], file: &str) -> Result<(Vec<DVec3>, Vec<[usize; 3]>), 
         return Err(fail("no faces (f lines) found".into()));
     }
     Ok((vertices, triangles))
+}
+
+/// The line at which an OBJ reader that fails on `bytes` (`fails`) first
+/// fails: the shortest prefix of whole lines it fails on, found by
+/// bisection (the reader goes line by line, and a face whose vertex index
+/// is out of range fails every prefix that holds it, when the model is
+/// closed at the prefix's end). Returns the line's number (from 1) and its
+/// text, shortened to 60 characters (`None` for an empty file).
+fn obj_error_line(bytes: &[u8], fails: impl Fn(&[u8]) -> bool) -> Option<(usize, String)> {
+    // ends[k]: the end of line k + 1 (after its newline).
+    let ends: Vec<usize> = bytes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'\n')
+        .map(|(i, _)| i + 1)
+        .chain((bytes.last() != Some(&b'\n')).then_some(bytes.len()))
+        .collect();
+    // The first k with fails(prefix of k lines): fails(all lines) is known,
+    // the prefix of none is taken not to fail.
+    let (mut lo, mut hi) = (0, ends.len());
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if fails(&bytes[..ends[mid - 1]]) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    if ends.is_empty() {
+        return None;
+    }
+    let start = if hi >= 2 { ends[hi - 2] } else { 0 };
+    let text = String::from_utf8_lossy(&bytes[start..ends[hi - 1]]);
+    let text = text.trim();
+    let shown: String = text.chars().take(60).collect();
+    let more = if shown.len() < text.len() { "…" } else { "" };
+    Some((hi, format!("{shown}{more}")))
 }
 
 /// Checks coordinates, merges bit-identical vertices, drops zero-area

@@ -219,8 +219,13 @@ fn malformed_mesh_files_are_named_errors() {
             "not a valid STL file",
         ),
         (
+            // The cube's text is 16 lines; the bad face is the 17th.
             write(dir, "index.obj", obj("f 1 2 99\n")),
-            "not a valid OBJ file",
+            "not a valid OBJ file: line 17 (`f 1 2 99`): face vertex index out of bounds",
+        ),
+        (
+            write(dir, "word.obj", "v 0 0 0\nv 1 x 0\nv 0 1 0\nf 1 2 3\n"),
+            "not a valid OBJ file: line 2 (`v 1 x 0`): position parse error",
         ),
         (
             write(dir, "nofaces.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\n"),
