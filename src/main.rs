@@ -312,6 +312,11 @@ enum Command {
         /// Seconds at most per solve.
         #[arg(long = "time-limit", default_value_t = 60.0)]
         time_limit: f64,
+        /// pgs: Anderson mixing over this many past residual checks (0:
+        /// plain sweeps; 5 turns the seed 001 hard problems' stalls into
+        /// convergence: README, "Hard problems").
+        #[arg(long, default_value_t = 0)]
+        anderson: usize,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -956,6 +961,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             tol,
             max_iter,
             time_limit,
+            anderson,
             json,
         } => {
             use repose::solve::{
@@ -973,11 +979,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             {
                 anyhow::bail!("--tol and --time-limit must be > 0 and --max-iter ≥ 1");
             }
+            if anderson > repose::solver::pgs::ANDERSON_MAX {
+                anyhow::bail!(
+                    "--anderson must be at most {} (got {anderson})",
+                    repose::solver::pgs::ANDERSON_MAX
+                );
+            }
             let opts = |method| SolveOptions {
                 method,
                 tolerance: tol,
                 max_iterations: max_iter,
                 time_limit,
+                anderson,
             };
             let mut rows = Vec::new();
             match (file, all) {

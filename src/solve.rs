@@ -35,6 +35,8 @@ pub struct SolveOptions {
     pub max_iterations: usize,
     /// Wall-clock limit in seconds (checked between chunks of iterations).
     pub time_limit: f64,
+    /// PGS: depth of the Anderson mixing (`SolverSettings::anderson`).
+    pub anderson: usize,
 }
 
 impl Default for SolveOptions {
@@ -44,6 +46,7 @@ impl Default for SolveOptions {
             tolerance: 1e-6,
             max_iterations: 100_000,
             time_limit: 60.0,
+            anderson: 0,
         }
     }
 }
@@ -234,6 +237,7 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
             max_iterations: chunk,
             residual: ResidualMeasure::Siconos,
             warm_start: true,
+            anderson: o.anderson,
             ..Default::default()
         };
         let stats = solver::solve(&mut op, &mut gamma, &s, &mut ws);

@@ -248,6 +248,11 @@ fn nan_in_optional_and_nested_settings_is_rejected() {
         "max_iterations: 50, omega: inf",
     ));
     assert_names(&msg, "solver.omega", "must be a finite number (got inf)");
+    let msg = error_of(&edited(
+        "max_iterations: 50",
+        "max_iterations: 50, anderson: 50",
+    ));
+    assert_names(&msg, "solver.anderson", "must be at most 20 (got 50)");
 }
 
 #[test]

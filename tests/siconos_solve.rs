@@ -34,6 +34,7 @@ fn every_siconos_problem_is_solved_to_1e_6_by_some_method() {
         tolerance: 1e-6,
         max_iterations: 100_000,
         time_limit: 60.0,
+        ..Default::default()
     };
     let mut solved_by = Vec::new();
     let mut unsolved = Vec::new();
@@ -87,6 +88,7 @@ fn all_methods_agree_on_frictionless_problems() {
                 tolerance: 1e-7,
                 max_iterations: 200_000,
                 time_limit: 60.0,
+                ..Default::default()
             };
             // Solve through the embedding, then compare in d-space.
             let mut op = p.to_delassus();

@@ -222,6 +222,16 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             format!("must be in (0, 1] (got {})", s.lambda),
         );
     }
+    if s.anderson > crate::solver::pgs::ANDERSON_MAX {
+        c.push(
+            "solver.anderson",
+            format!(
+                "must be at most {} (got {})",
+                crate::solver::pgs::ANDERSON_MAX,
+                s.anderson
+            ),
+        );
+    }
     if s.check_every == 0 {
         c.push("solver.check_every", "must be ≥ 1 (got 0)");
     }

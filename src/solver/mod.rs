@@ -12,7 +12,7 @@
 //! |---|---|---|---|
 //! | [`Jacobi`](SolverMethod::Jacobi) | γ ← λ Π(γ − ω B ŷ) + (1−λ)γ, all contacts at once (seed 000 eq. 46) | 1 apply | both |
 //! | [`Apgd`](SolverMethod::Apgd) | Nesterov-accelerated projected gradient, backtracking step, restart | 2 applies | associated; De Saxcé by a fixed point on the shift s |
-//! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2) | 1 apply, sequential | both |
+//! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2); optional Anderson mixing at the residual checks | 1 apply, sequential (+1 per check when mixing) | both |
 //! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
 //! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
 //! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), lifted to body form when there is one | one sparse LDLᵀ per Newton step | associated only |
@@ -159,6 +159,10 @@ pub struct SolverSettings {
     pub warm_start: bool,
     /// How the residual is measured (default [`ResidualMeasure::Weighted`]).
     pub residual: ResidualMeasure,
+    /// PGS only: Anderson acceleration over this many past residual checks
+    /// (each `check_every` sweeps; [`pgs`] module docs; 5 is a good depth
+    /// where it helps); 0 (the default) = plain PGS.
+    pub anderson: usize,
 }
 
 impl Default for SolverSettings {
@@ -172,6 +176,7 @@ impl Default for SolverSettings {
             check_every: 10,
             warm_start: true,
             residual: ResidualMeasure::Weighted,
+            anderson: 0,
         }
     }
 }
@@ -406,6 +411,18 @@ impl Workspace {
             op.apply(zero, &mut self.y);
             self.r_norm = norm(&self.y);
         }
+    }
+
+    /// The weighted natural-map residual of γ given y = Nγ + r (absolute),
+    /// whatever measure stops the solve: a merit function in one unit, for
+    /// methods that compare iterates (PGS's Anderson mixing).
+    pub(crate) fn merit<D: Delassus + Sync + ?Sized>(
+        &self,
+        op: &D,
+        gamma: &[Vec6],
+        y: &[Vec6],
+    ) -> f64 {
+        weighted_residual(op, gamma, y, &self.res_scale).0
     }
 
     /// Residual of γ given y = Nγ + r: (absolute, relative).
