@@ -29,8 +29,8 @@ fn slide(
     backend: Option<Backend>,
 ) -> (f64, f64) {
     let f32 = backend.as_ref().is_some_and(|b| b.is_f32());
-    // f32 backends: a tolerance f32 can reach and a short iteration cap (on
-    // lavapipe every encoded iteration costs its dispatches); the physical
+    // f32 backends: a tolerance f32 can reach and a shorter iteration cap
+    // (a step that cannot reach it spends the whole cap); the physical
     // checks below are what the test asserts for them.
     let (tolerance, max_iterations) = if f32 { (2e-6, 200) } else { (1e-9, 20000) };
     let text = format!(

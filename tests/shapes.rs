@@ -63,8 +63,8 @@ impl By {
 }
 
 /// Iteration cap on the f32 backends: a handful of contacts reach the f32
-/// floor (tolerance [`F32_TOLERANCE`]) well within it, and on a software GPU
-/// every encoded iteration costs its dispatches even after convergence.
+/// floor (tolerance [`F32_TOLERANCE`]) well within it, and a step that
+/// cannot reach it spends the whole cap.
 /// Laws that need more say so ([`rolling_disk`]).
 const F32_CAP: usize = F32_MAX_ITERATIONS;
 

@@ -3,8 +3,9 @@
 //!
 //! Owns the pipelines and the buffers, which grow with the problem (by
 //! doubling, so steady simulations stop reallocating). [`GpuJacobi::solve`]
-//! does one upload, K iterations in one compute pass, and one readback, in a
-//! single submit (see the [module docs](super)).
+//! does one upload, the iterations in a few compute passes that each end at
+//! a residual check (the control record read after each), and one readback
+//! of the state (see the [module docs](super)).
 
 use bytemuck::{Pod, Zeroable};
 
@@ -131,6 +132,8 @@ pub struct GpuJacobi {
     bufs: Option<Buffers>,
     timer: Option<PassTimer>,
     last_pass_seconds: Option<f64>,
+    /// Iterations of the last solve: where the next one's first chunk ends.
+    last_iterations: usize,
     /// γ padded to the buffer layout for upload, kept between solves.
     padded: Vec<[f32; 8]>,
 }
@@ -345,6 +348,7 @@ impl GpuJacobi {
             bufs: None,
             timer: PassTimer::new(ctx),
             last_pass_seconds: None,
+            last_iterations: 0,
             padded: Vec::new(),
         })
     }
@@ -500,9 +504,9 @@ impl GpuJacobi {
         });
     }
 
-    /// The device time of the last solve's iteration pass (its K iterations
-    /// and the final residual), from timestamp queries; `None` when the
-    /// device offers none.
+    /// The device time of the last solve's iteration passes (its iterations,
+    /// checks and final residual, summed over the chunks), from timestamp
+    /// queries; `None` when the device offers none.
     pub fn last_pass_seconds(&self) -> Option<f64> {
         self.last_pass_seconds
     }
@@ -591,127 +595,140 @@ impl GpuJacobi {
         ];
         q.write_buffer(&self.indirect, 0, bytemuck::cast_slice(&args));
 
-        let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("jacobi"),
-        });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("jacobi iterations"),
-                timestamp_writes: self
-                    .timer
-                    .as_ref()
-                    .map(|t| wgpu::ComputePassTimestampWrites {
-                        query_set: &t.set,
-                        beginning_of_pass_write_index: Some(0),
-                        end_of_pass_write_index: Some(1),
-                    }),
+        // The iterations in chunks ending at a residual check: each chunk is
+        // one submit, after which only the 48-byte control record is read; once
+        // it says done, the rest is not encoded at all (the zeroed indirect
+        // sizes would make it launch nothing, but each empty dispatch still
+        // costs the driver its overhead). The first chunk ends at the first
+        // check at or after the last solve's count (a warm start needs about as
+        // many), later ones double. The GPU runs the same dispatches on the
+        // same buffers as in one pass, so the result does not depend on the
+        // chunking.
+        let every = params.check_every as usize;
+        let max = s.max_iterations;
+        let mut len = if check {
+            self.last_iterations.div_ceil(every).max(1) * every
+        } else {
+            max
+        };
+        let mut start = 0;
+        let mut pass_seconds = self.timer.as_ref().map(|_| 0.0);
+        let (ctl, copied) = loop {
+            let end = (start + len).min(max);
+            let last = end == max;
+            let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("jacobi"),
             });
-            pass.set_bind_group(0, &b.bind, &[]);
-            pass.set_bind_group(1, &self.indirect_bind, &[]);
-            let every = params.check_every as usize;
-            // Sizes come from the indirect buffer only when a check can zero them.
-            let dispatch = |pass: &mut wgpu::ComputePass, slot: u64, g: (u32, u32)| {
-                if check {
-                    pass.dispatch_workgroups_indirect(&self.indirect, slot * 12);
-                } else {
-                    pass.dispatch_workgroups(g.0, g.1, 1);
-                }
-            };
-            for it in 0..s.max_iterations {
-                if check && it % every == 0 {
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("jacobi iterations"),
+                    timestamp_writes: self.timer.as_ref().map(|t| {
+                        wgpu::ComputePassTimestampWrites {
+                            query_set: &t.set,
+                            beginning_of_pass_write_index: Some(0),
+                            end_of_pass_write_index: Some(1),
+                        }
+                    }),
+                });
+                pass.set_bind_group(0, &b.bind, &[]);
+                pass.set_bind_group(1, &self.indirect_bind, &[]);
+                // Sizes come from the indirect buffer only when a check can
+                // zero them.
+                let dispatch = |pass: &mut wgpu::ComputePass, slot: u64, g: (u32, u32)| {
+                    if check {
+                        pass.dispatch_workgroups_indirect(&self.indirect, slot * 12);
+                    } else {
+                        pass.dispatch_workgroups(g.0, g.1, 1);
+                    }
+                };
+                let residual_check = |pass: &mut wgpu::ComputePass| {
                     pass.set_pipeline(&self.residual);
-                    dispatch(&mut pass, 2, rgrid);
+                    dispatch(pass, 2, rgrid);
                     pass.set_pipeline(&self.finalize_check);
                     pass.dispatch_workgroups(1, 1, 1);
+                };
+                for it in start..end {
+                    // The check at a chunk's start closed the chunk before.
+                    if check && it % every == 0 && (it == 0 || it > start) {
+                        residual_check(&mut pass);
+                    }
+                    if apgd {
+                        pass.set_pipeline(&self.apgd_advance);
+                        pass.dispatch_workgroups(1, 1, 1);
+                        pass.set_pipeline(&self.apgd_contact);
+                        dispatch(&mut pass, 0, cgrid);
+                        pass.set_pipeline(&self.apgd_body);
+                        dispatch(&mut pass, 1, bgrid);
+                    } else {
+                        pass.set_pipeline(&self.contact);
+                        dispatch(&mut pass, 0, cgrid);
+                        pass.set_pipeline(&self.body);
+                        dispatch(&mut pass, 1, bgrid);
+                    }
                 }
-                if apgd {
-                    pass.set_pipeline(&self.apgd_advance);
+                if last {
+                    // The final residual always runs in full (it reports
+                    // the result).
+                    pass.set_pipeline(&self.residual);
+                    pass.dispatch_workgroups(rgrid.0, rgrid.1, 1);
+                    pass.set_pipeline(&self.finalize_last);
                     pass.dispatch_workgroups(1, 1, 1);
-                    pass.set_pipeline(&self.apgd_contact);
-                    dispatch(&mut pass, 0, cgrid);
-                    pass.set_pipeline(&self.apgd_body);
-                    dispatch(&mut pass, 1, bgrid);
                 } else {
-                    pass.set_pipeline(&self.contact);
-                    dispatch(&mut pass, 0, cgrid);
-                    pass.set_pipeline(&self.body);
-                    dispatch(&mut pass, 1, bgrid);
+                    residual_check(&mut pass);
                 }
             }
-            // The final residual always runs in full (it reports the result).
-            pass.set_pipeline(&self.residual);
-            pass.dispatch_workgroups(rgrid.0, rgrid.1, 1);
-            pass.set_pipeline(&self.finalize_last);
-            pass.dispatch_workgroups(1, 1, 1);
-        }
-        enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
-        enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
-        enc.copy_buffer_to_buffer(
-            &self.control,
-            0,
-            &self.read_control,
-            0,
-            std::mem::size_of::<Control>() as u64,
-        );
-        if let Some(t) = &self.timer {
-            enc.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
-            enc.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
-        }
-        q.submit([enc.finish()]);
-        if let Some(t) = &self.timer {
-            t.read.slice(..).map_async(wgpu::MapMode::Read, |r| {
-                if let Err(e) = r {
-                    log::error!("GPU timestamp readback failed: {e}");
-                }
+            if last {
+                enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
+                enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
+            }
+            let ctl_bytes = std::mem::size_of::<Control>() as u64;
+            enc.copy_buffer_to_buffer(&self.control, 0, &self.read_control, 0, ctl_bytes);
+            let mut reads = vec![(&self.read_control, ctl_bytes)];
+            if let Some(t) = &self.timer {
+                enc.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
+                enc.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+                reads.push((&t.read, 16));
+            }
+            q.submit([enc.finish()]);
+            let data = read_back(dev, &reads)?;
+            let ctl: Control = *bytemuck::from_bytes(&data[0]);
+            if let (Some(t), Some(total)) = (&self.timer, pass_seconds.as_mut()) {
+                let ticks: [u64; 2] = *bytemuck::from_bytes(&data[1]);
+                *total += ticks[1].saturating_sub(ticks[0]) as f64 * t.period * 1e-9;
+            }
+            if last || ctl.done != 0 {
+                break (ctl, last);
+            }
+            start = end;
+            len *= 2;
+        };
+        if !copied {
+            // Stopped at a check before the last chunk: the state was not
+            // copied with the control record.
+            let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("jacobi readback"),
             });
+            enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
+            enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
+            q.submit([enc.finish()]);
         }
-
-        let slices = [
-            b.read_bodies.slice(..body_bytes),
-            b.read_gamma.slice(..gamma_bytes),
-            self.read_control.slice(..),
-        ];
-        for sl in &slices {
-            sl.map_async(wgpu::MapMode::Read, |r| {
-                if let Err(e) = r {
-                    log::error!("GPU readback failed: {e}");
-                }
-            });
-        }
-        dev.poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
+        let data = read_back(
+            dev,
+            &[(&b.read_bodies, body_bytes), (&b.read_gamma, gamma_bytes)],
+        )?;
         if let Some(e) = pollster::block_on(vscope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
-        let read = |sl: &wgpu::BufferSlice| -> Result<Vec<u8>, GpuError> {
-            let view = sl
-                .get_mapped_range()
-                .map_err(|e| GpuError::Wgpu(format!("reading back: {e:?}")))?;
-            Ok(view.to_vec())
-        };
-        let body_data = read(&slices[0])?;
-        let gamma_data = read(&slices[1])?;
-        let ctl_data = read(&slices[2])?;
-        b.read_bodies.unmap();
-        b.read_gamma.unmap();
-        self.read_control.unmap();
-        p.bodies.copy_from_slice(bytemuck::cast_slice(&body_data));
-        let padded: &[[f32; 8]] = bytemuck::cast_slice(&gamma_data);
+        p.bodies.copy_from_slice(bytemuck::cast_slice(&data[0]));
+        let padded: &[[f32; 8]] = bytemuck::cast_slice(&data[1]);
         for (g, q) in gamma.iter_mut().zip(padded) {
             g.copy_from_slice(&q[..6]);
         }
-        let ctl: Control = *bytemuck::from_bytes(&ctl_data);
-        self.last_pass_seconds = match &self.timer {
-            Some(t) => {
-                let ticks: [u64; 2] = *bytemuck::from_bytes(&read(&t.read.slice(..))?);
-                t.read.unmap();
-                Some(ticks[1].saturating_sub(ticks[0]) as f64 * t.period * 1e-9)
-            }
-            None => None,
-        };
+        self.last_pass_seconds = pass_seconds;
+        self.last_iterations = ctl.iterations as usize;
         Ok(SolveStats {
             iterations: ctl.iterations as usize,
             residual_abs: ctl.residual_abs as f64,
@@ -719,4 +736,29 @@ impl GpuJacobi {
             converged: ctl.converged != 0,
         })
     }
+}
+
+/// Maps each (buffer, bytes) for reading, waits for the device, and returns
+/// copies of their first `bytes` bytes (the buffers are unmapped again).
+fn read_back(dev: &wgpu::Device, reads: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u8>>, GpuError> {
+    for (buf, bytes) in reads {
+        buf.slice(..*bytes).map_async(wgpu::MapMode::Read, |r| {
+            if let Err(e) = r {
+                log::error!("GPU readback failed: {e}");
+            }
+        });
+    }
+    dev.poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
+    let mut out = Vec::with_capacity(reads.len());
+    for (buf, bytes) in reads {
+        let data = buf
+            .slice(..*bytes)
+            .get_mapped_range()
+            .map_err(|e| GpuError::Wgpu(format!("reading back: {e:?}")))?
+            .to_vec();
+        buf.unmap();
+        out.push(data);
+    }
+    Ok(out)
 }

@@ -134,8 +134,8 @@ fn stepper_for(mk: MakeStepper, w: &mut World, f32_max_iterations: usize) -> Ste
 }
 
 /// Iteration cap of the single-contact cases on f32 backends: the residual
-/// reaches the f32 floor within tens of iterations there, and on a software
-/// GPU every encoded iteration costs its dispatches even after convergence.
+/// reaches the f32 floor within tens of iterations there, and a step that
+/// cannot reach it would spend the whole cap.
 pub const F32_MAX_ITERATIONS: usize = 60;
 
 /// Relative precision expected of the backend's arithmetic in the checks
