@@ -201,6 +201,9 @@ fn obj_error_line(bytes: &[u8], fails: impl Fn(&[u8]) -> bool) -> Option<(usize,
         .map(|(i, _)| i + 1)
         .chain((bytes.last() != Some(&b'\n')).then_some(bytes.len()))
         .collect();
+    if ends.is_empty() {
+        return None;
+    }
     // The first k with fails(prefix of k lines): fails(all lines) is known,
     // the prefix of none is taken not to fail.
     let (mut lo, mut hi) = (0, ends.len());
@@ -211,9 +214,6 @@ fn obj_error_line(bytes: &[u8], fails: impl Fn(&[u8]) -> bool) -> Option<(usize,
         } else {
             lo = mid;
         }
-    }
-    if ends.is_empty() {
-        return None;
     }
     let start = if hi >= 2 { ends[hi - 2] } else { 0 };
     let text = String::from_utf8_lossy(&bytes[start..ends[hi - 1]]);

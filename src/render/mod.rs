@@ -310,14 +310,10 @@ fn surfaces_of_output(
         Ok(f) if f.iter().any(|r| r.shape != "sphere") => f,
         _ => return Vec::new(),
     };
-    let built = match scene {
-        Ok(s) => s.build(),
-        Err(e) => {
-            log::warn!("bodies drawn as their bounding spheres: {e}");
-            return Vec::new();
-        }
-    };
-    let world = match built {
+    let world = match scene
+        .map_err(|e| e.to_string())
+        .and_then(|s| s.build().map_err(|e| e.to_string()))
+    {
         Ok(w) => w,
         Err(e) => {
             log::warn!("bodies drawn as their bounding spheres: {e}");
