@@ -33,7 +33,8 @@ pub struct SolveOptions {
     pub tolerance: f64,
     /// Iterations at most.
     pub max_iterations: usize,
-    /// Wall-clock limit in seconds (checked between chunks of iterations).
+    /// Wall-clock limit in seconds (checked at the solver's residual
+    /// checks, every `check_every` iterations).
     pub time_limit: f64,
     /// PGS: depth of the Anderson mixing (`SolverSettings::anderson`).
     pub anderson: usize,
@@ -107,14 +108,6 @@ impl SolveReport {
         }
     }
 }
-
-/// Most iterations per chunk between time-limit checks (the solver restarts
-/// its momentum / step adaptation between chunks, warm-started from the last
-/// iterate, so chunks are long).
-const CHUNK: usize = 10_000;
-/// Wall-clock seconds a chunk aims at, so the time limit is overshot by
-/// about this much at most.
-const CHUNK_SECONDS: f64 = 3.0;
 
 /// A method of `repose solve`: one of the iterative solvers, or Lemke's
 /// method on the faceted LCP.
@@ -222,38 +215,27 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
     let mut gamma: Vec<Vec6> = vec![[0.0; 6]; p.n_contacts];
     let mut ws = Workspace::default();
     let t0 = Instant::now();
-    let mut done = 0;
-    let mut timed_out = false;
-    // The first chunk measures the cost of an iteration. The interior-point
-    // method starts afresh on every call, so it gets one call with the whole
-    // budget (its iterations are Newton steps, a few tens).
-    let one_call = o.method == SolverMethod::InteriorPoint;
-    let mut chunk_size = if one_call { o.max_iterations } else { 100 };
-    loop {
-        let chunk = chunk_size.min(o.max_iterations - done);
-        let s = SolverSettings {
-            method: o.method,
-            tolerance: o.tolerance,
-            max_iterations: chunk,
-            residual: ResidualMeasure::Siconos,
-            warm_start: true,
-            anderson: o.anderson,
-            ..Default::default()
-        };
-        let stats = solver::solve(&mut op, &mut gamma, &s, &mut ws);
-        done += stats.iterations;
-        if stats.converged || done >= o.max_iterations || one_call {
-            break;
-        }
-        let elapsed = t0.elapsed().as_secs_f64();
-        if elapsed > o.time_limit {
-            timed_out = true;
-            break;
-        }
-        let per_iteration = elapsed / done.max(1) as f64;
-        let budget = CHUNK_SECONDS.min(o.time_limit - elapsed);
-        chunk_size = ((budget / per_iteration) as usize).clamp(100, CHUNK);
-    }
+    // One call: a solve stopped by its deadline returns at a residual
+    // check, so the limit is overshot by at most `check_every` iterations,
+    // and the iterate never restarts the method's state (momentum, step
+    // sizes, Anderson history) as a split into calls would.
+    let s = SolverSettings {
+        method: o.method,
+        tolerance: o.tolerance,
+        max_iterations: o.max_iterations,
+        residual: ResidualMeasure::Siconos,
+        warm_start: true,
+        anderson: o.anderson,
+        // (A limit that is not a non-negative number of seconds the clock
+        // can hold sets none.)
+        deadline: std::time::Duration::try_from_secs_f64(o.time_limit)
+            .ok()
+            .and_then(|d| t0.checked_add(d)),
+        ..Default::default()
+    };
+    let stats = solver::solve(&mut op, &mut gamma, &s, &mut ws);
+    let done = stats.iterations;
+    let timed_out = !stats.converged && done < o.max_iterations;
     let seconds = t0.elapsed().as_secs_f64();
     let err = p.error(&p.extract(&gamma));
     SolveReport {

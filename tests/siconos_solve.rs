@@ -131,3 +131,35 @@ fn all_methods_agree_on_frictionless_problems() {
         }
     }
 }
+
+/// `repose solve --time-limit`: the limit is a deadline the solver checks at
+/// its residual checks, in one call (no restarts of its state), so a limit
+/// already past when the first check comes stops every iterative method
+/// there, unconverged, and the report says it was the time limit.
+#[test]
+fn a_time_limit_stops_the_solve_at_its_next_check_and_says_so() {
+    let f = data().join("fc3d/FrictionContact3D_1c.dat");
+    let p = SiconosProblem::read(&f).unwrap();
+    for method in ORDER {
+        let r = solve_problem(
+            &p,
+            "FrictionContact3D_1c",
+            &SolveOptions {
+                method,
+                tolerance: 1e-12,
+                max_iterations: 100_000,
+                time_limit: 1e-9,
+                ..Default::default()
+            },
+        );
+        assert!(
+            r.timed_out && !r.converged && r.iterations == 0,
+            "{method:?}: a deadline past before the first check must stop \
+             there: timed out {}, converged {}, {} iterations (expected true, \
+             false, 0)",
+            r.timed_out,
+            r.converged,
+            r.iterations
+        );
+    }
+}

@@ -163,6 +163,13 @@ pub struct SolverSettings {
     /// (each `check_every` sweeps; [`pgs`] module docs; 5 is a good depth
     /// where it helps); 0 (the default) = plain PGS.
     pub anderson: usize,
+    /// The wall-clock time at which a solve stops, at its next residual
+    /// check, unconverged: what `repose solve --time-limit` sets, so that
+    /// one call runs to the limit without restarting the method's state.
+    /// Not a scene field (a time step's solve has no clock limit); `None`,
+    /// the default, sets no limit.
+    #[serde(skip)]
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for SolverSettings {
@@ -177,6 +184,7 @@ impl Default for SolverSettings {
             warm_start: true,
             residual: ResidualMeasure::Weighted,
             anderson: 0,
+            deadline: None,
         }
     }
 }
@@ -500,7 +508,7 @@ pub(crate) fn check_stop<D: Delassus + Sync + ?Sized>(
         stats.converged = true;
         return true;
     }
-    it == s.max_iterations
+    it == s.max_iterations || s.deadline.is_some_and(|d| std::time::Instant::now() >= d)
 }
 
 /// Gershgorin step scales (b_f, b_t) from the absolute row sums of a
