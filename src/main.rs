@@ -313,9 +313,9 @@ enum Command {
         #[arg(long = "time-limit", default_value_t = 60.0)]
         time_limit: f64,
         /// pgs: Anderson mixing over this many past residual checks (0:
-        /// plain sweeps; 5 turns the seed 001 hard problems' stalls into
-        /// convergence: README, "Hard problems").
-        #[arg(long, default_value_t = 0)]
+        /// plain sweeps; the default, 5, turns the seed 001 hard problems'
+        /// stalls into convergence: README, "Hard problems").
+        #[arg(long, default_value_t = repose::solver::pgs::ANDERSON_DEPTH)]
         anderson: usize,
         /// Print JSON instead of text.
         #[arg(long)]

@@ -47,7 +47,7 @@ impl Default for SolveOptions {
             tolerance: 1e-6,
             max_iterations: 100_000,
             time_limit: 60.0,
-            anderson: 0,
+            anderson: crate::solver::pgs::ANDERSON_DEPTH,
         }
     }
 }

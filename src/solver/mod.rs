@@ -160,8 +160,8 @@ pub struct SolverSettings {
     /// How the residual is measured (default [`ResidualMeasure::Weighted`]).
     pub residual: ResidualMeasure,
     /// PGS only: Anderson acceleration over this many past residual checks
-    /// (each `check_every` sweeps; [`pgs`] module docs; 5 is a good depth
-    /// where it helps); 0 (the default) = plain PGS.
+    /// (each `check_every` sweeps; [`pgs`] module docs); default
+    /// [`pgs::ANDERSON_DEPTH`] = 5; 0 = plain PGS.
     pub anderson: usize,
     /// The wall-clock time at which a solve stops, at its next residual
     /// check, unconverged: what `repose solve --time-limit` sets, so that
@@ -183,7 +183,7 @@ impl Default for SolverSettings {
             check_every: 10,
             warm_start: true,
             residual: ResidualMeasure::Weighted,
-            anderson: 0,
+            anderson: pgs::ANDERSON_DEPTH,
             deadline: None,
         }
     }
