@@ -979,11 +979,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             {
                 anyhow::bail!("--tol and --time-limit must be > 0 and --max-iter ≥ 1");
             }
-            if anderson > repose::solver::pgs::ANDERSON_MAX {
-                anyhow::bail!(
-                    "--anderson must be at most {} (got {anderson})",
-                    repose::solver::pgs::ANDERSON_MAX
-                );
+            if let Err(why) = repose::solver::pgs::check_depth(anderson) {
+                anyhow::bail!("--anderson {why}");
             }
             let opts = |method| SolveOptions {
                 method,

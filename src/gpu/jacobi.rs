@@ -14,6 +14,25 @@ use crate::material::FrictionLaw;
 use crate::solver::packed::{PackedBody, PackedContact, PackedInertia, PackedProblem};
 use crate::solver::{SolveStats, SolverSettings};
 
+/// How many solves' iteration counts the first-chunk estimate looks at.
+const RECENT_SOLVES: usize = 8;
+
+/// Iterations the next solve's first chunk should cover: the last solve's
+/// count (a warm start needs about as many), at most 4× the median of the
+/// recent counts; 0 before the first solve.
+fn first_chunk_estimate(recent: &std::collections::VecDeque<usize>) -> usize {
+    let Some(&last) = recent.back() else {
+        return 0;
+    };
+    let mut sorted = [0; RECENT_SOLVES];
+    let n = recent.len().min(RECENT_SOLVES);
+    for (s, &r) in sorted.iter_mut().zip(recent) {
+        *s = r;
+    }
+    sorted[..n].sort_unstable();
+    last.min(4 * sorted[n / 2])
+}
+
 /// The WGSL source.
 pub const SHADER: &str = include_str!("../../shaders/jacobi.wgsl");
 
@@ -132,8 +151,9 @@ pub struct GpuJacobi {
     bufs: Option<Buffers>,
     timer: Option<PassTimer>,
     last_pass_seconds: Option<f64>,
-    /// Iterations of the last solve: where the next one's first chunk ends.
-    last_iterations: usize,
+    /// Iterations of the last few solves, oldest first: where the next
+    /// one's first chunk ends ([`first_chunk_estimate`]).
+    recent_iterations: std::collections::VecDeque<usize>,
     /// γ padded to the buffer layout for upload, kept between solves.
     padded: Vec<[f32; 8]>,
 }
@@ -348,7 +368,7 @@ impl GpuJacobi {
             bufs: None,
             timer: PassTimer::new(ctx),
             last_pass_seconds: None,
-            last_iterations: 0,
+            recent_iterations: std::collections::VecDeque::new(),
             padded: Vec::new(),
         })
     }
@@ -601,13 +621,17 @@ impl GpuJacobi {
         // sizes would make it launch nothing, but each empty dispatch still
         // costs the driver its overhead). The first chunk ends at the first
         // check at or after the last solve's count (a warm start needs about as
-        // many), later ones double. The GPU runs the same dispatches on the
+        // many) but at most 4× the recent median (one capped solve does not
+        // make the next pay the whole cap), later ones double. The GPU runs the same dispatches on the
         // same buffers as in one pass, so the result does not depend on the
         // chunking.
         let every = params.check_every as usize;
         let max = s.max_iterations;
         let mut len = if check {
-            self.last_iterations.div_ceil(every).max(1) * every
+            first_chunk_estimate(&self.recent_iterations)
+                .div_ceil(every)
+                .max(1)
+                * every
         } else {
             max
         };
@@ -728,7 +752,10 @@ impl GpuJacobi {
             g.copy_from_slice(&q[..6]);
         }
         self.last_pass_seconds = pass_seconds;
-        self.last_iterations = ctl.iterations as usize;
+        if self.recent_iterations.len() == RECENT_SOLVES {
+            self.recent_iterations.pop_front();
+        }
+        self.recent_iterations.push_back(ctl.iterations as usize);
         Ok(SolveStats {
             iterations: ctl.iterations as usize,
             residual_abs: ctl.residual_abs as f64,
@@ -761,4 +788,23 @@ fn read_back(dev: &wgpu::Device, reads: &[(&wgpu::Buffer, u64)]) -> Result<Vec<V
         out.push(data);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_chunk_estimate;
+
+    #[test]
+    fn one_capped_solve_does_not_make_the_next_first_chunk_the_whole_cap() {
+        let recent = [30, 40, 35, 50, 1000].into_iter().collect();
+        let e = first_chunk_estimate(&recent);
+        assert_eq!(e, 4 * 40, "estimate {e}, expected 4× the median 40");
+        let recent = [1000, 1000, 1000, 40].into_iter().collect();
+        assert_eq!(
+            first_chunk_estimate(&recent),
+            40,
+            "the last count when below the bound"
+        );
+        assert_eq!(first_chunk_estimate(&Default::default()), 0);
+    }
 }

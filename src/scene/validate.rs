@@ -222,15 +222,8 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             format!("must be in (0, 1] (got {})", s.lambda),
         );
     }
-    if s.anderson > crate::solver::pgs::ANDERSON_MAX {
-        c.push(
-            "solver.anderson",
-            format!(
-                "must be at most {} (got {})",
-                crate::solver::pgs::ANDERSON_MAX,
-                s.anderson
-            ),
-        );
+    if let Err(why) = crate::solver::pgs::check_depth(s.anderson) {
+        c.push("solver.anderson", why);
     }
     if s.check_every == 0 {
         c.push("solver.check_every", "must be ≥ 1 (got 0)");

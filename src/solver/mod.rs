@@ -12,7 +12,7 @@
 //! |---|---|---|---|
 //! | [`Jacobi`](SolverMethod::Jacobi) | γ ← λ Π(γ − ω B ŷ) + (1−λ)γ, all contacts at once (seed 000 eq. 46) | 1 apply | both |
 //! | [`Apgd`](SolverMethod::Apgd) | Nesterov-accelerated projected gradient, backtracking step, restart | 2 applies | associated; De Saxcé by a fixed point on the shift s |
-//! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2); optional Anderson mixing at the residual checks | 1 apply, sequential (+1 per check when mixing) | both |
+//! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2); Anderson mixing at the residual checks (on by default, depth 5; `solver.anderson`) | 1 apply, sequential (+1 per check when mixing) | both |
 //! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
 //! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
 //! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), lifted to body form when there is one | one sparse LDLᵀ per Newton step | associated only |

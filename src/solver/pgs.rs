@@ -83,6 +83,15 @@ pub const ANDERSON_DEPTH: usize = 5;
 /// copies of the impulses).
 pub const ANDERSON_MAX: usize = 20;
 
+/// Checks an Anderson depth (`solver.anderson`, `repose solve --anderson`):
+/// the reason it is refused, if it is.
+pub fn check_depth(depth: usize) -> Result<(), String> {
+    if depth > ANDERSON_MAX {
+        return Err(format!("must be at most {ANDERSON_MAX} (got {depth})"));
+    }
+    Ok(())
+}
+
 /// Local fixed-point iterations per visit, at most.
 const LOCAL_MAX: usize = 100;
 /// Local stopping tolerance (relative change of the contact's reaction).
@@ -324,29 +333,19 @@ impl Anderson {
             return false;
         }
         let cols = k - 1;
-        // (f_{a+1} − f_a)·v, the differences taken inside the sum.
-        let diff_dot = |a: usize, v: &[Vec6], v0: Option<&[Vec6]>| -> f64 {
-            let mut s = 0.0;
-            for (i, (x1, x0)) in f[a + 1].iter().zip(&f[a]).enumerate() {
-                let w: Vec6 = match v0 {
-                    Some(v0) => std::array::from_fn(|r| v[i][r] - v0[i][r]),
-                    None => v[i],
-                };
-                s += (0..6).map(|r| (x1[r] - x0[r]) * w[r]).sum::<f64>();
-            }
-            s
-        };
-        // Normal equations of the least-squares problem, lightly
-        // regularised (the differences can be nearly dependent).
+        // Normal equations of the least-squares problem min ‖f_k − Σ θ_j Δf_j‖
+        // with Δf_j = f_{j+1} − f_j, lightly regularised (the differences can
+        // be nearly dependent). A ≤ ANDERSON_MAX-square system per check:
+        // its allocation is nothing beside the sweeps between checks.
         let mut m = nalgebra::DMatrix::<f64>::zeros(cols, cols);
         let mut rhs = nalgebra::DVector::<f64>::zeros(cols);
         for a in 0..cols {
             for b in 0..=a {
-                let v = diff_dot(a, &f[b + 1], Some(&f[b]));
+                let v = diff_dot_diff(f, a, b);
                 m[(a, b)] = v;
                 m[(b, a)] = v;
             }
-            rhs[a] = diff_dot(a, &f[k - 1], None);
+            rhs[a] = diff_dot(f, a, &f[k - 1]);
         }
         let trace = m.trace();
         if !(trace > 0.0 && trace.is_finite()) {
@@ -371,4 +370,24 @@ impl Anderson {
         }
         out.iter().all(|g| g.iter().all(|v| v.is_finite()))
     }
+}
+
+/// Δf_a · v with Δf_a = f_{a+1} − f_a, the difference taken inside the sum.
+fn diff_dot(f: &VecDeque<Vec<Vec6>>, a: usize, v: &[Vec6]) -> f64 {
+    let mut s = 0.0;
+    for ((x1, x0), w) in f[a + 1].iter().zip(&f[a]).zip(v) {
+        s += (0..6).map(|r| (x1[r] - x0[r]) * w[r]).sum::<f64>();
+    }
+    s
+}
+
+/// Δf_a · Δf_b, both differences taken inside the sum.
+fn diff_dot_diff(f: &VecDeque<Vec<Vec6>>, a: usize, b: usize) -> f64 {
+    let mut s = 0.0;
+    for (((x1, x0), y1), y0) in f[a + 1].iter().zip(&f[a]).zip(&f[b + 1]).zip(&f[b]) {
+        s += (0..6)
+            .map(|r| (x1[r] - x0[r]) * (y1[r] - y0[r]))
+            .sum::<f64>();
+    }
+    s
 }
