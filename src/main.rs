@@ -996,11 +996,6 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     let name = f.display().to_string();
                     match solver {
                         SolveMethod::Iterative(m) => {
-                            if !m.supports(p.law) {
-                                anyhow::bail!(
-                                    "{name}: the {m} method solves the associated law only, and this problem is posed with De Saxcé's; use apgd"
-                                );
-                            }
                             rows.push(solve_problem(&p, &name, &opts(m)));
                         }
                         SolveMethod::Lemke { .. } => {
@@ -1028,7 +1023,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                                 continue;
                             }
                         };
-                        for m in SolverMethod::ALL.into_iter().filter(|m| m.supports(p.law)) {
+                        for m in SolverMethod::ALL {
                             let r = solve_problem(&p, &name, &opts(m));
                             log::info!(
                                 "{name}: {m}: {} iterations, {:.3} s, relative error {:.2e}",

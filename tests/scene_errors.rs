@@ -548,15 +548,6 @@ fn pour_scene_has_about_three_thousand_spheres_in_the_bin() {
 }
 
 #[test]
-fn interior_point_method_under_the_de_saxce_law_is_rejected() {
-    let msg = error_of(&edited(
-        "solver: (max_iterations: 50),\n    contact: (envelope: Some(0.001)),",
-        "solver: (max_iterations: 50, method: InteriorPoint),\n    contact: (envelope: Some(0.001), friction_law: DeSaxce),",
-    ));
-    assert_names(&msg, "solver.method", "associated law only");
-}
-
-#[test]
 fn dump_problem_step_zero_is_rejected() {
     let msg = error_of(&edited(
         "output: (frame_interval: 0.05, track: [0, 3]),",

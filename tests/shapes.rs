@@ -618,8 +618,7 @@ by_methods! {
     rolling_disk: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
     cylinder_rolls_down_an_incline: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
     box_rests_in_a_cylinder: apgd => Apgd, pgs => Pgs | f32: Apgd;
-    // De Saxcé's law is not a convex program, which the interior point needs.
-    cube_slides_and_spins_to_a_stop: apgd => Apgd, pgs => Pgs | f32: Apgd;
+    cube_slides_and_spins_to_a_stop: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
 }
 
 /// Seed 002 Table 1: a 1 kg cube of 1 m side sliding at 5 m/s and spinning

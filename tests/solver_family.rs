@@ -121,29 +121,12 @@ every_method! {
     pgs: SolverMethod::Pgs;
     fixed_point: SolverMethod::FixedPoint;
     extra_gradient: SolverMethod::ExtraGradient;
+    interior_point: SolverMethod::InteriorPoint;
 }
 
-/// The interior-point method solves the associated law only
-/// (`SolverMethod::supports`): the same associated checks.
-mod interior_point {
+/// The interior-point method's two forms of one program.
+mod interior_point_forms {
     use super::*;
-    #[test]
-    fn solves_the_associated_pile_with_rolling_and_spinning() {
-        solves_the_pile(SolverMethod::InteriorPoint, FrictionLaw::Associated);
-    }
-    #[test]
-    fn solves_the_explicit_form_of_the_same_pile() {
-        let p = first_problem(loose_pile_world(27, 0.002, 0.001));
-        let mut op = ExplicitDelassus::from_operator(&mut BodyDelassus::new(&p));
-        let mut gamma = vec![[0.0; 6]; p.n_contacts()];
-        let s = settings(SolverMethod::InteriorPoint, 1e-9, 200);
-        let stats = solver::solve(&mut op, &mut gamma, &s, &mut Workspace::default());
-        assert!(
-            stats.converged,
-            "interior-point did not converge: {stats:?}"
-        );
-        assert_law_solution(&mut op, &gamma, "interior-point");
-    }
     /// The method poses the program lifted (w = M^-½ D γ, body-form KKT) when
     /// the operator has a body form and with N explicit when it has only
     /// blocks; ½γᵀNγ = ½‖M^-½Dγ‖² makes them the same program, whose body
@@ -190,12 +173,6 @@ mod interior_point {
             "lifted vs explicit: max |Δv| = {dv:e}, max |Δω| = {dw:e} (velocity scale {scale:e} m/s, \
              tolerance 1e-6 of it, and of it over R = 1 cm for ω)"
         );
-    }
-    #[test]
-    fn refuses_the_de_saxce_law_without_pretending() {
-        let p = pile(FrictionLaw::DeSaxce);
-        let (_, stats) = solve(&p, &settings(SolverMethod::InteriorPoint, 1e-9, 200));
-        assert!(!stats.converged && stats.iterations == 0, "{stats:?}");
     }
 }
 

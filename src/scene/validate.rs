@@ -228,15 +228,6 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
     if s.check_every == 0 {
         c.push("solver.check_every", "must be ≥ 1 (got 0)");
     }
-    if !s.method.supports(scene.contact.friction_law) {
-        c.push(
-            "solver.method",
-            format!(
-                "{} solves the associated law only (a convex program), and contact.friction_law is {:?}; use Apgd",
-                s.method, scene.contact.friction_law
-            ),
-        );
-    }
 
     if let Some(e) = scene.contact.envelope {
         c.non_negative("contact.envelope", e);

@@ -15,7 +15,7 @@
 //! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2); Anderson mixing at the residual checks (on by default, depth 5; `solver.anderson`) | 1 apply, sequential (+1 per check when mixing) | both |
 //! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
 //! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
-//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), lifted to body form when there is one | one sparse LDLᵀ per Newton step | associated only |
+//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: one program per update of the shift (seed 004 eqs. 8–10) | both |
 //!
 //! Here ŷ = F(γ) is the velocity the law pairs with γ: y = Nγ + r for the
 //! associated law, y + g(y) for De Saxcé ([`modified_velocity`]).
@@ -94,15 +94,6 @@ impl SolverMethod {
             SolverMethod::ExtraGradient => "extra-gradient",
             SolverMethod::InteriorPoint => "interior-point",
         }
-    }
-
-    /// Whether the method solves problems of contact law `law`: every one
-    /// does but the interior-point method, which solves the convex program
-    /// of the associated law only (its answer under De Saxcé's, by a fixed
-    /// point on the shift, stops near 10⁻⁸ relative, and the hard seed 001
-    /// problems defeat it: README, "Hard problems").
-    pub fn supports(self, law: FrictionLaw) -> bool {
-        self != SolverMethod::InteriorPoint || law == FrictionLaw::Associated
     }
 
     /// Parses a command-line name (as printed by [`SolverMethod::name`]).
