@@ -618,7 +618,9 @@ by_methods! {
     rolling_disk: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
     cylinder_rolls_down_an_incline: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
     box_rests_in_a_cylinder: apgd => Apgd, pgs => Pgs | f32: Apgd;
-    cube_slides_and_spins_to_a_stop: apgd => Apgd, pgs => Pgs, interior_point => InteriorPoint | f32: Apgd;
+    // Not the interior point: its De Saxcé fixed point (several programs a
+    // step) over the 16,500 steps of the two runs takes 150 s.
+    cube_slides_and_spins_to_a_stop: apgd => Apgd, pgs => Pgs | f32: Apgd;
 }
 
 /// Seed 002 Table 1: a 1 kg cube of 1 m side sliding at 5 m/s and spinning
