@@ -561,6 +561,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     s.solver.steps,
                     s.solver.contact_iterations as f64 / s.wall_time_s.max(1e-9)
                 );
+                if s.solver.steps_fallback > 0 {
+                    println!(
+                        "solver.fallback ran on {} steps ({} of its iterations in all)",
+                        s.solver.steps_fallback, s.solver.fallback_iterations_total
+                    );
+                }
             }
             if let Some(t) = s.extra.get("settling").and_then(|v| v.get("settle_time_s")) {
                 if let Some(t) = t.as_f64() {

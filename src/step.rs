@@ -198,6 +198,14 @@ pub enum StepError {
         /// The solver method asked for.
         method: SolverMethod,
     },
+    /// The backend cannot run a fallback method (`solver.fallback`).
+    #[error("solver.fallback ({method}) runs on the cpu backend only, not on the {backend} backend; use --backend cpu or remove it")]
+    UnsupportedFallback {
+        /// The backend.
+        backend: String,
+        /// The fallback method asked for.
+        method: SolverMethod,
+    },
 }
 
 /// A step that produced non-finite numbers.
@@ -406,6 +414,12 @@ impl Stepper {
                     method: settings.method,
                 });
             }
+            if let Some(method) = settings.fallback {
+                return Err(StepError::UnsupportedFallback {
+                    backend: backend.describe(),
+                    method,
+                });
+            }
             // `pack` keeps only the force rows of the bias: refuse rather
             // than drop a spinning wall's torque rows.
             if problem.has_torque_bias() {
@@ -478,6 +492,7 @@ impl Stepper {
             residual_abs: 0.0,
             residual_rel: 0.0,
             converged: true,
+            fallback_iterations: None,
         };
         log::trace!("step {step}: pyramid LCP of {lcp_size} unknowns, {pivots} pivots");
         self.finish(world, problem, stats, None)

@@ -846,3 +846,28 @@ fn no_xdg_runtime_dir_complaints_without_a_session() {
         show(&out)
     );
 }
+
+/// `solver.fallback` runs on the f64 CPU only: on an f32 backend the run is
+/// one error naming the setting and what to do, not a silent single solve.
+#[test]
+fn a_fallback_on_an_f32_backend_is_one_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = repose([
+        OsStr::new("run"),
+        OsStr::new("scenes/sphere_on_plane.ron"),
+        OsStr::new("--backend"),
+        OsStr::new("cpu-f32"),
+        OsStr::new("--set"),
+        OsStr::new("solver.fallback=Some(InteriorPoint)"),
+        OsStr::new("--out"),
+        tmp.path().join("out").as_os_str(),
+    ]);
+    assert_one_error(
+        &out,
+        &[
+            "--backend cpu-f32",
+            "solver.fallback (interior-point)",
+            "use --backend cpu",
+        ],
+    );
+}

@@ -253,6 +253,16 @@ fn nan_in_optional_and_nested_settings_is_rejected() {
         "max_iterations: 50, anderson: 50",
     ));
     assert_names(&msg, "solver.anderson", "must be at most 20 (got 50)");
+    let msg = error_of(&edited(
+        "max_iterations: 50",
+        "max_iterations: 50, method: Pgs, fallback: Some(Pgs)",
+    ));
+    assert_names(&msg, "solver.fallback", "is solver.method itself (pgs)");
+    let msg = error_of(&edited(
+        "max_iterations: 50",
+        "max_iterations: 50, tolerance: 0.0, fallback: Some(InteriorPoint)",
+    ));
+    assert_names(&msg, "solver.fallback", "needs solver.tolerance > 0");
 }
 
 #[test]

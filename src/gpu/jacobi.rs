@@ -761,6 +761,7 @@ impl GpuJacobi {
             residual_abs: ctl.residual_abs as f64,
             residual_rel: ctl.residual_rel as f64,
             converged: ctl.converged != 0,
+            fallback_iterations: None,
         })
     }
 }

@@ -227,6 +227,15 @@ pub struct SolverStats {
     /// and outputs included) that `repose run` prints.
     #[serde(default)]
     pub contact_iterations: u64,
+    /// Steps on which the fallback method ran (`solver.fallback`: the
+    /// first method stopped unconverged); whether they then met the
+    /// tolerance is counted in `steps_not_converged`.
+    #[serde(default)]
+    pub steps_fallback: u64,
+    /// The fallback's iterations summed over those steps (Newton steps for
+    /// the interior point).
+    #[serde(default)]
+    pub fallback_iterations_total: u64,
 }
 
 impl Default for SolverStats {
@@ -240,6 +249,8 @@ impl Default for SolverStats {
             residual_rel_max: f64::NAN,
             steps_not_converged: 0,
             contact_iterations: 0,
+            steps_fallback: 0,
+            fallback_iterations_total: 0,
         }
     }
 }
@@ -274,6 +285,12 @@ impl SolverStats {
         if !converged {
             self.steps_not_converged += 1;
         }
+    }
+
+    /// Counts a step on which the fallback method ran `iterations`.
+    pub fn record_fallback(&mut self, iterations: usize) {
+        self.steps_fallback += 1;
+        self.fallback_iterations_total += iterations as u64;
     }
 
     /// Adds one step's contacts × iterations to [`SolverStats::contact_iterations`].

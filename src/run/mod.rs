@@ -77,7 +77,8 @@ pub enum BackendChoice {
 /// Opens the chosen backend for a scene's solver settings and what in the
 /// scene only the f64 CPU can run (`f32_blocker`: a rotating boundary; see
 /// [`f32_blocker`]): the f32 and GPU backends run the Jacobi and APGD
-/// methods (under either contact law, for every shape), and their contact
+/// methods (under either contact law, for every shape) without a
+/// `solver.fallback`, and their contact
 /// records carry no torque bias, so they cannot see a spinning wall. `auto` picks the GPU
 /// for Jacobi only: APGD stays on the CPU, whose f64 APGD has the line
 /// search and gradient restart the GPU's lacks (`--backend gpu` asks for
@@ -91,6 +92,8 @@ pub fn open_backend_for(
     let f32_method = matches!(solver.method, SolverMethod::Jacobi | SolverMethod::Apgd);
     let unsupported = if !f32_method {
         Some(format!("solver method {}", solver.method))
+    } else if let Some(f) = solver.fallback {
+        Some(format!("solver.fallback ({f})"))
     } else {
         f32_blocker.map(str::to_string)
     };
@@ -106,7 +109,7 @@ pub fn open_backend_for(
                 .to_string(),
         )),
         (BackendChoice::Gpu | BackendChoice::CpuF32, Some(what)) => anyhow::bail!(
-            "--backend {}: the scene uses {what}, but this backend runs only the jacobi and apgd methods, on spheres, with no rotating boundaries; use --backend cpu",
+            "--backend {}: the scene uses {what}, but this backend runs only the jacobi and apgd methods, with no fallback and no rotating boundaries; use --backend cpu",
             if choice == BackendChoice::Gpu { "gpu" } else { "cpu-f32" }
         ),
         _ => open_backend(choice),

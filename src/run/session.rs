@@ -314,6 +314,9 @@ impl Session<'_> {
                         s.converged,
                     );
                     summary.solver.record_work(rep.contacts, s.iterations);
+                    if let Some(f) = s.fallback_iterations {
+                        summary.solver.record_fallback(f);
+                    }
                     if k % 10 == 0 || k == steps {
                         bar.set_message(format!(
                             "{} contacts, {} it, res {:.1e}",

@@ -228,6 +228,19 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
     if s.check_every == 0 {
         c.push("solver.check_every", "must be ≥ 1 (got 0)");
     }
+    if let Some(f) = s.fallback {
+        if f == s.method {
+            c.push(
+                "solver.fallback",
+                format!("is solver.method itself ({f}); name another method or leave it out"),
+            );
+        } else if s.tolerance == 0.0 {
+            c.push(
+                "solver.fallback",
+                "needs solver.tolerance > 0 (with 0 no step meets it, and the fallback would run on every step)",
+            );
+        }
+    }
 
     if let Some(e) = scene.contact.envelope {
         c.non_negative("contact.envelope", e);

@@ -161,6 +161,11 @@ pub struct SolverSettings {
     /// the default, sets no limit.
     #[serde(skip)]
     pub deadline: Option<std::time::Instant>,
+    /// A second method for the steps the first leaves unconverged: the
+    /// step is solved again with it (same tolerance and cap) and the
+    /// answer with the smaller residual is kept ([`solve`]). `None`, the
+    /// default, solves once. CPU backend only.
+    pub fallback: Option<SolverMethod>,
 }
 
 impl Default for SolverSettings {
@@ -176,6 +181,7 @@ impl Default for SolverSettings {
             residual: ResidualMeasure::Weighted,
             anderson: pgs::ANDERSON_DEPTH,
             deadline: None,
+            fallback: None,
         }
     }
 }
@@ -192,17 +198,57 @@ pub struct SolveStats {
     pub residual_rel: f64,
     /// Whether the tolerance was reached.
     pub converged: bool,
+    /// Iterations of the fallback method when it ran
+    /// ([`SolverSettings::fallback`]; `iterations` are the first method's).
+    pub fallback_iterations: Option<usize>,
 }
 
 /// Solves the problem of `op` with the method of `s`, starting from `gamma`
-/// (warm start) and overwriting it with the result.
+/// (warm start) and overwriting it with the result. Where that stops
+/// unconverged and `s.fallback` names another method, the problem is solved
+/// again by it, starting from the first method's answer, and the answer
+/// with the smaller residual is kept: one that met the tolerance, or the
+/// first method's on a tie (so a fallback never makes a step worse).
 pub fn solve<D: Delassus + Sync>(
     op: &mut D,
     gamma: &mut [Vec6],
     s: &SolverSettings,
     ws: &mut Workspace,
 ) -> SolveStats {
-    match s.method {
+    let first = solve_with(s.method, op, gamma, s, ws);
+    let Some(method) = s.fallback.filter(|&f| f != s.method && !first.converged) else {
+        return first;
+    };
+    let mut start = std::mem::take(&mut ws.fallback_start);
+    start.clear();
+    start.extend_from_slice(gamma);
+    let second = solve_with(method, op, gamma, s, ws);
+    let stats = if second.converged || second.residual_rel < first.residual_rel {
+        SolveStats {
+            iterations: first.iterations,
+            fallback_iterations: Some(second.iterations),
+            ..second
+        }
+    } else {
+        gamma.copy_from_slice(&start);
+        SolveStats {
+            fallback_iterations: Some(second.iterations),
+            ..first
+        }
+    };
+    ws.fallback_start = start;
+    stats
+}
+
+/// One method's solve (the dispatch of [`solve`]).
+fn solve_with<D: Delassus + Sync>(
+    method: SolverMethod,
+    op: &mut D,
+    gamma: &mut [Vec6],
+    s: &SolverSettings,
+    ws: &mut Workspace,
+) -> SolveStats {
+    match method {
         SolverMethod::Jacobi => jacobi::solve(op, gamma, s, ws),
         SolverMethod::Apgd => apgd::solve(op, gamma, s, ws),
         SolverMethod::Pgs => pgs::solve(op, gamma, s, ws),
@@ -388,6 +434,8 @@ pub struct Workspace {
     /// [`Workspace::prepare`] (the methods may take or rescale `metric`):
     /// the weights of the [`ResidualMeasure::Weighted`] natural map.
     res_scale: Vec<f64>,
+    /// The first method's answer, kept while a fallback runs.
+    fallback_start: Vec<Vec6>,
 }
 
 impl Workspace {
