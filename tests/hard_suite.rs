@@ -316,3 +316,54 @@ fn a_fallback_answers_the_step_the_first_method_leaves_and_never_makes_it_worse(
         );
     }
 }
+
+/// The interior point as a fallback under De Saxcé's law takes its first
+/// shift from the first method's answer (`shift_from_start`): on the step
+/// where a PGS run stalled, after 200 plain sweeps it meets the runs' 1e-4
+/// (weighted) in one program (22 Newton steps measured), where from s = 0
+/// it was still above it after 200 Newton steps (0.3e-3 measured).
+#[test]
+fn the_interior_point_fallback_starts_its_shift_from_the_first_answer() {
+    let name = "seed001_mu1_mur1_pgs_step03746.dat";
+    let p = SiconosProblem::read(&path(name)).unwrap_or_else(|e| panic!("{e}"));
+    let pgs = SolverSettings {
+        method: SolverMethod::Pgs,
+        anderson: 0,
+        max_iterations: 200,
+        tolerance: 1e-4,
+        residual: ResidualMeasure::Weighted,
+        ..Default::default()
+    };
+    let mut op = p.to_delassus();
+    let mut first: Vec<Vec6> = vec![[0.0; 6]; p.n_contacts];
+    let st = solver::solve(&mut op, &mut first, &pgs, &mut Workspace::default());
+    assert!(!st.converged, "{name}: 200 plain sweeps met 1e-4 ({st:?})");
+    let mut ip = |shift_from_start| {
+        let mut gamma = first.clone();
+        let s = SolverSettings {
+            method: SolverMethod::InteriorPoint,
+            shift_from_start,
+            ..pgs.clone()
+        };
+        solver::solve(&mut op, &mut gamma, &s, &mut Workspace::default())
+    };
+    let (from_answer, from_zero) = (ip(true), ip(false));
+    assert!(
+        from_answer.converged && from_answer.iterations <= 60 && !from_zero.converged,
+        "{name}: interior point from PGS's shift {from_answer:?} (expected 1e-4 within 60 Newton \
+         steps, 22 measured); from s = 0 {from_zero:?} (expected above 1e-4 after 200)"
+    );
+
+    let mut gamma: Vec<Vec6> = vec![[0.0; 6]; p.n_contacts];
+    let s = SolverSettings {
+        fallback: Some(SolverMethod::InteriorPoint),
+        ..pgs.clone()
+    };
+    let st = solver::solve(&mut op, &mut gamma, &s, &mut Workspace::default());
+    assert!(
+        st.converged && st.fallback_iterations == Some(from_answer.iterations),
+        "{name}: PGS with the interior point as fallback {st:?}; expected the fallback to be the \
+         solve from PGS's shift ({} Newton steps)",
+        from_answer.iterations
+    );
+}

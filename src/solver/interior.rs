@@ -33,16 +33,19 @@
 //! residual meets the tolerance, `max_iterations` Newton steps in all, or
 //! [`OUTER_MAX`] programs. Measured on `tests/data/hard/` from zero to a
 //! Siconos error of 10⁻⁶ (README, "Hard problems"): seven of the eight
-//! seed 001 problems, in 6–176 programs (0.6–17 s with N explicit, the
+//! seed 001 problems, in 6–177 programs (0.6–20 s with N explicit, the
 //! 735-contact one being the slow one); the eighth, the step where a PGS
 //! run stalled, creeps to 2.7·10⁻⁶ in 200. Anderson mixing of s (depth 3
 //! or 5) did worse on both μ = 1, μ_r = 1 m problems (4·10⁻⁵ and 2·10⁻⁴
-//! after 200), and so did starting s from a warm start's velocities in a
-//! run (the previous step's impulses applied to the new problem give
+//! after 200). In a run it is slow as the step's only method: 5–10
+//! programs a step at 10⁻⁴, 0.1–0.5 s a step at 50–100 contacts on seed
+//! 001's pile; taking s₀ from the warm start's velocities there made it
+//! worse (the previous step's impulses applied to the new problem give
 //! sliding velocities the answer does not have: 900–1,000 Newton steps a
-//! step instead of 60–250). In a run it is slow: 5–10 programs a step at
-//! 10⁻⁴, 0.1–0.5 s a step at 50–100 contacts on seed 001's pile.
-//!
+//! step instead of 60–250). As a fallback (`solver.fallback`) its start is
+//! the first method's answer to the same problem, and s₀ = g(y) of that
+//! answer is a good one ([`SolverSettings::shift_from_start`]).
+
 //! **Two forms of the same program.** With N explicit ([`Delassus::explicit`],
 //! for problems read from files) P = B^½ N B^½ has a dense 6×6 block for
 //! every pair of contacts that share a body, and its factorisation fills in
@@ -80,7 +83,9 @@ pub const OUTER_MAX: usize = 200;
 
 /// Solves by the interior-point method from scratch (the warm start in
 /// `gamma` is not used: interior-point methods start from the cone's
-/// centre), overwriting `gamma` with the result.
+/// centre; but under De Saxcé's law with
+/// [`SolverSettings::shift_from_start`] its velocities give the first
+/// shift), overwriting `gamma` with the result.
 pub fn solve<D: Delassus + Sync>(
     op: &mut D,
     gamma: &mut [Vec6],
@@ -112,6 +117,14 @@ pub fn solve<D: Delassus + Sync>(
     // shift s (r_n + s_i, s_i = g(y_i); module docs), one program per
     // update.
     let mut shifted = r.clone();
+    if ws.metric.law == FrictionLaw::DeSaxce && s.shift_from_start {
+        // The first shift from the start's velocities (a fallback's start:
+        // the first method's answer to this problem).
+        op.apply(gamma, &mut y);
+        for (i, (sh, yi)) in shifted.iter_mut().zip(&y).enumerate() {
+            sh[0] = r[i][0] + (ws.metric.modified(i, yi)[0] - yi[0]);
+        }
+    }
     let outer_max = if ws.metric.law == FrictionLaw::Associated {
         1
     } else {
