@@ -219,7 +219,8 @@ pub struct SolveStats {
 /// unconverged and `s.fallback` names another method, the problem is solved
 /// again by it, starting from the first method's answer, and the answer
 /// with the smaller residual is kept: one that met the tolerance, or the
-/// first method's on a tie (so a fallback never makes a step worse).
+/// first method's on a tie (so a fallback never makes a step worse; a
+/// finite residual counts as smaller than NaN).
 pub fn solve<D: Delassus + Sync>(
     op: &mut D,
     gamma: &mut [Vec6],
@@ -238,7 +239,10 @@ pub fn solve<D: Delassus + Sync>(
         ..s.clone()
     };
     let second = solve_with(method, op, gamma, &fallback, ws);
-    let stats = if second.converged || second.residual_rel < first.residual_rel {
+    let better = second.converged
+        || second.residual_rel < first.residual_rel
+        || (first.residual_rel.is_nan() && !second.residual_rel.is_nan());
+    let stats = if better {
         SolveStats {
             iterations: first.iterations,
             fallback_iterations: Some(second.iterations),
