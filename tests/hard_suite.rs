@@ -228,13 +228,25 @@ fn anderson_mixing_lets_pgs_solve_where_plain_sweeps_stall() {
     );
 }
 
+/// Solves `p` with `s` from the impulses `start`: the stats and the answer.
+fn solve_from(
+    p: &SiconosProblem,
+    s: &SolverSettings,
+    start: &[Vec6],
+) -> (solver::SolveStats, Vec<Vec6>) {
+    let mut op = p.to_delassus();
+    let mut gamma = start.to_vec();
+    let stats = solver::solve(&mut op, &mut gamma, s, &mut Workspace::default());
+    (stats, gamma)
+}
+
 /// `solver.fallback`: where the first method stops unconverged, the problem
 /// is solved again by the fallback from the first's answer, and the answer
 /// with the smaller residual is kept. Here 1,000 Jacobi iterations miss the
 /// runs' 1e-4 (weighted) on a seed 001 problem; the interior point as
 /// fallback meets it (239 Newton steps measured). With PGS as the fallback
-/// of two Jacobi iterations, and the other way round, the kept answer is whichever of
-/// the two is better, bit for bit.
+/// of two Jacobi iterations, and the other way round, the kept answer is
+/// whichever of the two is better, bit for bit.
 #[test]
 fn a_fallback_answers_the_step_the_first_method_leaves_and_never_makes_it_worse() {
     let name = "seed001_mu0.3_mur1_step12000.dat";
@@ -247,12 +259,7 @@ fn a_fallback_answers_the_step_the_first_method_leaves_and_never_makes_it_worse(
         fallback,
         ..Default::default()
     };
-    let run = |s: &SolverSettings, start: &[Vec6]| {
-        let mut op = p.to_delassus();
-        let mut gamma = start.to_vec();
-        let stats = solver::solve(&mut op, &mut gamma, s, &mut Workspace::default());
-        (stats, gamma)
-    };
+    let run = |s: &SolverSettings, start: &[Vec6]| solve_from(&p, s, start);
     let zero = vec![[0.0; 6]; p.n_contacts];
     let (jacobi, _) = run(&settings(SolverMethod::Jacobi, None), &zero);
     assert!(
@@ -277,12 +284,7 @@ fn a_fallback_answers_the_step_the_first_method_leaves_and_never_makes_it_worse(
     // Two sweeps or iterations on the step where a PGS run stalled.
     let name = "seed001_mu1_mur1_pgs_step03746.dat";
     let p = SiconosProblem::read(&path(name)).unwrap_or_else(|e| panic!("{e}"));
-    let run = |s: &SolverSettings, start: &[Vec6]| {
-        let mut op = p.to_delassus();
-        let mut gamma = start.to_vec();
-        let stats = solver::solve(&mut op, &mut gamma, s, &mut Workspace::default());
-        (stats, gamma)
-    };
+    let run = |s: &SolverSettings, start: &[Vec6]| solve_from(&p, s, start);
     let zero = vec![[0.0; 6]; p.n_contacts];
     for (first, second) in [
         (SolverMethod::Jacobi, SolverMethod::Pgs),

@@ -121,9 +121,7 @@ pub fn solve<D: Delassus + Sync>(
         // The first shift from the start's velocities (a fallback's start:
         // the first method's answer to this problem).
         op.apply(gamma, &mut y);
-        for (i, (sh, yi)) in shifted.iter_mut().zip(&y).enumerate() {
-            sh[0] = r[i][0] + (ws.metric.modified(i, yi)[0] - yi[0]);
-        }
+        shift_normal_rows(&ws.metric, &r, &y, &mut shifted);
     }
     let outer_max = if ws.metric.law == FrictionLaw::Associated {
         1
@@ -150,13 +148,7 @@ pub fn solve<D: Delassus + Sync>(
         if check_stop(op, s, ws, usize::MAX, gamma, &y, &mut stats) || newton >= s.max_iterations {
             break;
         }
-        let mut moved = false;
-        for (i, (sh, yi)) in shifted.iter_mut().zip(&y).enumerate() {
-            let next = r[i][0] + (ws.metric.modified(i, yi)[0] - yi[0]);
-            moved |= next != sh[0];
-            sh[0] = next;
-        }
-        if !moved {
+        if !shift_normal_rows(&ws.metric, &r, &y, &mut shifted) {
             // The same program again (no friction, or an exact fixed
             // point): nothing more to gain.
             break;
@@ -165,6 +157,19 @@ pub fn solve<D: Delassus + Sync>(
     stats.iterations = newton;
     ws.y = y;
     stats
+}
+
+/// Sets the normal rows of `shifted` to r_n + s_i with s_i = g(y_i), the
+/// De Saxcé shift of the velocities `y` (the same s as APGD's); true when
+/// any row moved.
+fn shift_normal_rows(m: &super::Metric, r: &[Vec6], y: &[Vec6], shifted: &mut [Vec6]) -> bool {
+    let mut moved = false;
+    for (i, (sh, yi)) in shifted.iter_mut().zip(y).enumerate() {
+        let next = r[i][0] + (m.modified(i, yi)[0] - yi[0]);
+        moved |= next != sh[0];
+        sh[0] = next;
+    }
+    moved
 }
 
 /// The conic program of one problem, in the scaled variables z = B^-½ γ
