@@ -295,10 +295,11 @@ enum Command {
         /// Solve every `.dat` file under this directory with every method.
         #[arg(long, value_name = "DIR", conflicts_with = "file")]
         all: Option<PathBuf>,
-        /// The method (for a single file): jacobi, apgd, pgs, fixed-point,
-        /// extra-gradient, interior-point, or lemke (the direct method on
-        /// the faceted LCP of a 3-D Coulomb problem).
-        #[arg(long, default_value = "pgs")]
+        /// The method: jacobi, apgd, pgs, fixed-point, extra-gradient,
+        /// interior-point, or lemke (the direct method on the faceted LCP
+        /// of a 3-D Coulomb problem). With --all every method runs alone,
+        /// and this one once more with its --fallback.
+        #[arg(long, default_value = "apgd")]
         solver: repose::solve::SolveMethod,
         /// lemke: directions of the friction polygon (≥ 3).
         #[arg(long, default_value_t = repose::solve::LEMKE_DIRECTIONS)]
@@ -317,6 +318,15 @@ enum Command {
         /// stalls into convergence: README, "Hard problems").
         #[arg(long, default_value_t = repose::solver::pgs::ANDERSON_DEPTH)]
         anderson: usize,
+        /// A second method for a problem the first leaves unsolved, started
+        /// from the first's answer, with its own --time-limit; the better
+        /// answer is reported. Default: interior-point after any other
+        /// iterative method (apgd then interior-point solves every problem
+        /// of tests/data to 1e-6: README, "Hard problems"); `none` solves
+        /// once. With --all, one more row per problem: --solver with its
+        /// fallback.
+        #[arg(long, value_name = "METHOD|none")]
+        fallback: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -968,6 +978,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             max_iter,
             time_limit,
             anderson,
+            fallback,
             json,
         } => {
             use repose::solve::{
@@ -988,12 +999,29 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             if let Err(why) = repose::solver::pgs::check_depth(anderson) {
                 anyhow::bail!("--anderson {why}");
             }
-            let opts = |method| SolveOptions {
+            let fallback = match (fallback.as_deref(), solver) {
+                (None, SolveMethod::Iterative(m)) => {
+                    Some(SolverMethod::InteriorPoint).filter(|&f| f != m)
+                }
+                (None | Some("none"), _) => None,
+                (Some(_), SolveMethod::Lemke { .. }) if file.is_some() => {
+                    anyhow::bail!("--fallback: lemke is a direct method; it takes none")
+                }
+                (Some(name), _) => Some(SolverMethod::from_name(name).ok_or_else(|| {
+                    let names: Vec<&str> = SolverMethod::ALL.iter().map(|m| m.name()).collect();
+                    anyhow::anyhow!(
+                        "--fallback: unknown method {name:?}; one of {}, none",
+                        names.join(", ")
+                    )
+                })?),
+            };
+            let opts = |method, fallback| SolveOptions {
                 method,
                 tolerance: tol,
                 max_iterations: max_iter,
                 time_limit,
                 anderson,
+                fallback,
             };
             let mut rows = Vec::new();
             match (file, all) {
@@ -1002,7 +1030,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     let name = f.display().to_string();
                     match solver {
                         SolveMethod::Iterative(m) => {
-                            rows.push(solve_problem(&p, &name, &opts(m)));
+                            rows.push(solve_problem(&p, &name, &opts(m, fallback)));
                         }
                         SolveMethod::Lemke { .. } => {
                             if let Some(why) = lemke_refuses(&p, directions) {
@@ -1029,10 +1057,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                                 continue;
                             }
                         };
-                        for m in SolverMethod::ALL {
-                            let r = solve_problem(&p, &name, &opts(m));
+                        // Every method alone, then --solver with its
+                        // fallback when one is given.
+                        let chain = match (solver, fallback) {
+                            (SolveMethod::Iterative(m), Some(f)) if f != m => Some((m, f)),
+                            _ => None,
+                        };
+                        let alone = SolverMethod::ALL.iter().map(|&m| (m, None));
+                        for (m, f) in alone.chain(chain.map(|(m, f)| (m, Some(f)))) {
+                            let r = solve_problem(&p, &name, &opts(m, f));
                             log::info!(
-                                "{name}: {m}: {} iterations, {:.3} s, relative error {:.2e}",
+                                "{name}: {}: {} iterations, {:.3} s, relative error {:.2e}",
+                                r.solver,
                                 r.iterations,
                                 r.seconds,
                                 r.error_rel

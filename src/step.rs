@@ -493,6 +493,7 @@ impl Stepper {
             residual_rel: 0.0,
             converged: true,
             fallback_iterations: None,
+            timed_out: false,
         };
         log::trace!("step {step}: pyramid LCP of {lcp_size} unknowns, {pivots} pivots");
         self.finish(world, problem, stats, None)

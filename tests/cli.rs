@@ -832,6 +832,45 @@ fn solve_with_lemke_reports_the_faceting_error() {
     assert_one_error(&out, &["tall_column_step100.dat", "d = 3", "d = 6"]);
 }
 
+/// `repose solve`'s fallback: by default APGD then the interior point (the
+/// row says `apgd+interior-point`; on a problem APGD solves the fallback
+/// does not run, and the iterations are APGD's alone); `--fallback none`
+/// solves once; an unknown name, or a fallback for Lemke's direct method,
+/// is one error naming the option.
+#[test]
+fn solve_falls_back_to_the_interior_point_by_default_and_checks_the_option() {
+    let one = root().join("tests/data/siconos/fc3d/FrictionContact3D_1c.dat");
+    let solve = |extra: &[&str]| {
+        let mut args = vec![OsStr::new("solve"), one.as_os_str()];
+        args.extend(extra.iter().map(OsStr::new));
+        repose(args)
+    };
+    let row = |out: &std::process::Output| {
+        assert_success(out, "repose solve");
+        stdout(out).lines().nth(1).unwrap_or_default().to_string()
+    };
+    let default = row(&solve(&[]));
+    assert!(
+        default.contains(" apgd+interior-point ") && default.ends_with("yes"),
+        "{default}"
+    );
+    let iter = default.split_whitespace().nth(4).unwrap_or_default();
+    assert!(
+        !iter.contains('+'),
+        "APGD solves this one: no fallback iterations expected: {default}"
+    );
+    let once = row(&solve(&["--fallback", "none"]));
+    assert!(once.contains(" apgd ") && once.ends_with("yes"), "{once}");
+    assert_one_error(
+        &solve(&["--fallback", "newton"]),
+        &["--fallback", "\"newton\""],
+    );
+    assert_one_error(
+        &solve(&["--solver", "lemke", "--fallback", "pgs"]),
+        &["--fallback", "lemke"],
+    );
+}
+
 /// Mesa's drivers complain "XDG_RUNTIME_DIR is invalid or not set" when
 /// probed without a session directory; repose opens no window and gives
 /// them a private one, so `repose info` (which probes the GPU adapter)

@@ -762,6 +762,7 @@ impl GpuJacobi {
             residual_rel: ctl.residual_rel as f64,
             converged: ctl.converged != 0,
             fallback_iterations: None,
+            timed_out: false,
         })
     }
 }

@@ -32,12 +32,14 @@
 //! solved afresh with s ← g(y) of the last answer, until the natural-map
 //! residual meets the tolerance, `max_iterations` Newton steps in all, or
 //! [`OUTER_MAX`] programs. Measured on `tests/data/hard/` from zero to a
-//! Siconos error of 10⁻⁶ (README, "Hard problems"): seven of the eight
-//! seed 001 problems, in 6–177 programs (0.6–20 s with N explicit, the
+//! Siconos error of 10⁻⁶ (README, "Hard problems"): all eight seed 001
+//! problems, seven in 6–177 programs (0.6–20 s with N explicit, the
 //! 735-contact one being the slow one); the eighth, the step where a PGS
-//! run stalled, creeps to 2.7·10⁻⁶ in 200. Anderson mixing of s (depth 3
-//! or 5) did worse on both μ = 1, μ_r = 1 m problems (4·10⁻⁵ and 2·10⁻⁴
-//! after 200). In a run it is slow as the step's only method: 5–10
+//! run stalled, creeps near 2.7·10⁻⁶ for some 400 programs and then
+//! meets 10⁻⁶ (9,808 Newton steps, 29 s): hence a bound of 1,000, not the
+//! 200 of session 17, which stopped it there. Anderson mixing of s
+//! (depth 3 or 5) did worse on both μ = 1, μ_r = 1 m problems (4·10⁻⁵ and
+//! 2·10⁻⁴ after 200). In a run it is slow as the step's only method: 5–10
 //! programs a step at 10⁻⁴, 0.1–0.5 s a step at 50–100 contacts on seed
 //! 001's pile; taking s₀ from the warm start's velocities there made it
 //! worse (the previous step's impulses applied to the new problem give
@@ -78,8 +80,9 @@ use glam::DVec3;
 use crate::problem::{ContactProblem, Delassus, Vec6};
 
 /// Programs solved at most under the De Saxcé law (updates of the shift
-/// plus one).
-pub const OUTER_MAX: usize = 200;
+/// plus one). In a run the Newton-step cap (`max_iterations`) binds long
+/// before: some 20 Newton steps a program.
+pub const OUTER_MAX: usize = 1000;
 
 /// Solves by the interior-point method from scratch (the warm start in
 /// `gamma` is not used: interior-point methods start from the cone's

@@ -176,6 +176,12 @@ pub struct SolverSettings {
     /// measured). Not a scene field.
     #[serde(skip)]
     pub shift_from_start: bool,
+    /// The fallback's own wall-clock limit, counted from its start (what
+    /// `repose solve --time-limit` gives each of its two methods); `None`,
+    /// the default, keeps [`deadline`](Self::deadline) for it. Not a scene
+    /// field.
+    #[serde(skip)]
+    pub fallback_time_limit: Option<std::time::Duration>,
 }
 
 impl Default for SolverSettings {
@@ -193,6 +199,7 @@ impl Default for SolverSettings {
             deadline: None,
             fallback: None,
             shift_from_start: false,
+            fallback_time_limit: None,
         }
     }
 }
@@ -212,6 +219,9 @@ pub struct SolveStats {
     /// Iterations of the fallback method when it ran
     /// ([`SolverSettings::fallback`]; `iterations` are the first method's).
     pub fallback_iterations: Option<usize>,
+    /// Whether the solve that gave the answer stopped at its wall-clock
+    /// limit ([`SolverSettings::deadline`]) unconverged.
+    pub timed_out: bool,
 }
 
 /// Solves the problem of `op` with the method of `s`, starting from `gamma`
@@ -236,6 +246,10 @@ pub fn solve<D: Delassus + Sync>(
     start.extend_from_slice(gamma);
     let fallback = SolverSettings {
         shift_from_start: true,
+        deadline: match s.fallback_time_limit {
+            Some(limit) => std::time::Instant::now().checked_add(limit),
+            None => s.deadline,
+        },
         ..s.clone()
     };
     let second = solve_with(method, op, gamma, &fallback, ws);
@@ -566,7 +580,8 @@ pub(crate) fn check_stop<D: Delassus + Sync + ?Sized>(
         stats.converged = true;
         return true;
     }
-    it == s.max_iterations || s.deadline.is_some_and(|d| std::time::Instant::now() >= d)
+    stats.timed_out = s.deadline.is_some_and(|d| std::time::Instant::now() >= d);
+    it == s.max_iterations || stats.timed_out
 }
 
 /// Gershgorin step scales (b_f, b_t) from the absolute row sums of a
