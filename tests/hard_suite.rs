@@ -281,6 +281,39 @@ fn solve_from(
     (stats, gamma)
 }
 
+/// `solver.fallback_max_iterations`: the fallback's own cap. After 20
+/// Jacobi iterations on seed 001's pile (μ = 1, μ_r = 1 m, at 6 s), the
+/// interior point capped at the same 20 Newton steps stops short of the
+/// runs' 1e-4 (weighted); with its own cap of 1,000 it meets it, and each
+/// method reports its own count.
+#[test]
+fn a_fallback_has_its_own_cap() {
+    let name = "seed001_mu1_mur1_step06000.dat";
+    let p = SiconosProblem::read(&path(name)).unwrap_or_else(|e| panic!("{e}"));
+    let zero = vec![[0.0; 6]; p.n_contacts];
+    let settings = |own: Option<usize>| SolverSettings {
+        method: SolverMethod::Jacobi,
+        max_iterations: 20,
+        tolerance: 1e-4,
+        residual: ResidualMeasure::Weighted,
+        fallback: Some(SolverMethod::InteriorPoint),
+        fallback_max_iterations: own,
+        ..Default::default()
+    };
+    let (shared, _) = solve_from(&p, &settings(None), &zero);
+    assert!(
+        !shared.converged && shared.fallback_iterations.is_some_and(|n| n <= 20 + 40),
+        "{name}: the interior point with the first method's cap of 20 gave {shared:?}; expected \
+         it to stop short (its cap is checked after each program of some 20 Newton steps)"
+    );
+    let (own, _) = solve_from(&p, &settings(Some(1_000)), &zero);
+    assert!(
+        own.converged && own.iterations == 20 && own.fallback_iterations.is_some_and(|n| n > 20),
+        "{name}: with its own cap of 1,000 the interior point gave {own:?}; expected 1e-4 met \
+         after Jacobi's 20 iterations, in more than 20 Newton steps"
+    );
+}
+
 /// `solver.fallback`: where the first method stops unconverged, the problem
 /// is solved again by the fallback from the first's answer, and the answer
 /// with the smaller residual is kept. Here 1,000 Jacobi iterations miss the

@@ -263,6 +263,24 @@ fn nan_in_optional_and_nested_settings_is_rejected() {
         "max_iterations: 50, tolerance: 0.0, fallback: Some(InteriorPoint)",
     ));
     assert_names(&msg, "solver.fallback", "needs solver.tolerance > 0");
+    let msg = error_of(&edited(
+        "max_iterations: 50",
+        "max_iterations: 50, fallback: Some(InteriorPoint), fallback_max_iterations: Some(0)",
+    ));
+    assert_names(
+        &msg,
+        "solver.fallback_max_iterations",
+        "must be ≥ 1 (got 0)",
+    );
+    let msg = error_of(&edited(
+        "max_iterations: 50",
+        "max_iterations: 50, fallback_max_iterations: Some(500)",
+    ));
+    assert_names(
+        &msg,
+        "solver.fallback_max_iterations",
+        "is set but solver.fallback is not",
+    );
 }
 
 #[test]

@@ -228,6 +228,14 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
     if s.check_every == 0 {
         c.push("solver.check_every", "must be ≥ 1 (got 0)");
     }
+    if s.fallback_max_iterations == Some(0) {
+        c.push("solver.fallback_max_iterations", "must be ≥ 1 (got 0)");
+    } else if s.fallback_max_iterations.is_some() && s.fallback.is_none() {
+        c.push(
+            "solver.fallback_max_iterations",
+            "is set but solver.fallback is not: name the fallback method, or leave the cap out",
+        );
+    }
     if let Some(f) = s.fallback {
         if f == s.method {
             c.push(
