@@ -1000,11 +1000,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 anyhow::bail!("--anderson {why}");
             }
             let fallback = match (fallback.as_deref(), solver) {
-                (None, SolveMethod::Iterative(m)) => {
-                    Some(SolverMethod::InteriorPoint).filter(|&f| f != m)
-                }
+                (None, SolveMethod::Iterative(_)) => Some(SolverMethod::InteriorPoint),
                 (None | Some("none"), _) => None,
-                (Some(_), SolveMethod::Lemke { .. }) if file.is_some() => {
+                (Some(_), SolveMethod::Lemke { .. }) => {
                     anyhow::bail!("--fallback: lemke is a direct method; it takes none")
                 }
                 (Some(name), _) => Some(SolverMethod::from_name(name).ok_or_else(|| {
@@ -1015,6 +1013,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     )
                 })?),
             };
+            // A method is not its own fallback (`solver::solve` would not
+            // run it twice): say so once, here.
+            let fallback =
+                fallback.filter(|&f| !matches!(solver, SolveMethod::Iterative(m) if m == f));
             let opts = |method, fallback| SolveOptions {
                 method,
                 tolerance: tol,
@@ -1060,7 +1062,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                         // Every method alone, then --solver with its
                         // fallback when one is given.
                         let chain = match (solver, fallback) {
-                            (SolveMethod::Iterative(m), Some(f)) if f != m => Some((m, f)),
+                            (SolveMethod::Iterative(m), Some(f)) => Some((m, f)),
                             _ => None,
                         };
                         let alone = SolverMethod::ALL.iter().map(|&m| (m, None));

@@ -264,9 +264,7 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
         error_abs: err.abs,
         error_rel: err.rel,
         converged: err.rel <= o.tolerance,
-        // (Not "stopped below the cap": the interior point's De Saxcé fixed
-        // point has its own bound on the outer steps.)
-        timed_out: !stats.converged && stats.timed_out,
+        timed_out: stats.timed_out,
         read_error: None,
     }
 }

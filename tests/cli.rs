@@ -869,6 +869,23 @@ fn solve_falls_back_to_the_interior_point_by_default_and_checks_the_option() {
         &solve(&["--solver", "lemke", "--fallback", "pgs"]),
         &["--fallback", "lemke"],
     );
+    // --all too: the fallback would otherwise be dropped without a word.
+    let dir = one.parent().unwrap();
+    assert_one_error(
+        &repose([
+            OsStr::new("solve"),
+            OsStr::new("--all"),
+            dir.as_os_str(),
+            OsStr::new("--solver"),
+            OsStr::new("lemke"),
+            OsStr::new("--fallback"),
+            OsStr::new("pgs"),
+        ]),
+        &["--fallback", "lemke"],
+    );
+    // A method is not its own fallback: one row, labelled by the method.
+    let ip = row(&solve(&["--solver", "interior-point"]));
+    assert!(ip.contains(" interior-point ") && !ip.contains('+'), "{ip}");
 }
 
 /// Mesa's drivers complain "XDG_RUNTIME_DIR is invalid or not set" when
