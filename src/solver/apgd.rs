@@ -62,7 +62,7 @@ fn update_shift(m: &Metric, y: &[Vec6], shift: &mut [f64]) {
         .par_iter_mut()
         .with_min_len(MIN_LEN)
         .enumerate()
-        .for_each(|(i, s)| *s = m.modified(i, &y[i])[0] - y[i][0]);
+        .for_each(|(i, s)| *s = m.shift(i, &y[i]));
 }
 
 /// Solves with APGD from `gamma` (warm start), overwriting it with the result.

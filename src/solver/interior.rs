@@ -176,12 +176,12 @@ pub fn solve<D: Delassus + Sync>(
 }
 
 /// Sets the normal rows of `shifted` to r_n + s_i with s_i = g(y_i), the
-/// De Saxcé shift of the velocities `y` (the same s as APGD's); true when
-/// any row moved.
+/// De Saxcé shift of the velocities `y`
+/// ([`Metric::shift`](super::Metric::shift)); true when any row moved.
 fn shift_normal_rows(m: &super::Metric, r: &[Vec6], y: &[Vec6], shifted: &mut [Vec6]) -> bool {
     let mut moved = false;
     for (i, (sh, yi)) in shifted.iter_mut().zip(y).enumerate() {
-        let next = r[i][0] + (m.modified(i, yi)[0] - yi[0]);
+        let next = r[i][0] + m.shift(i, yi);
         moved |= next != sh[0];
         sh[0] = next;
     }

@@ -420,6 +420,14 @@ impl Metric {
         modified_velocity(y, &self.cones[i], self.law)
     }
 
+    /// The De Saxcé shift of contact i's normal velocity, ŷ_n − y_n =
+    /// μ‖y_T‖ + σ|y_s| + ρ‖y_R‖ (0 under the associated law): the s that
+    /// APGD's and the interior point's fixed points on the shift update.
+    #[inline]
+    pub fn shift(&self, i: usize, y: &Vec6) -> f64 {
+        self.modified(i, y)[0] - y[0]
+    }
+
     /// γ − t B ŷ for contact i.
     #[inline]
     pub fn step(&self, i: usize, g: &Vec6, yhat: &Vec6, t: f64) -> Vec6 {
