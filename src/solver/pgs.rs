@@ -67,6 +67,19 @@
 //! every later step, so the two piles pose different problems (session 15 read
 //! 4,028 against 4,818 steps met from such a pair, and took it for a loss).
 
+//!
+//! **An accelerated local solve: measured, not kept.** The one-contact
+//! fixed point with Nesterov momentum and O'Donoghue–Candès gradient
+//! restarts (same metric, step and stopping test) takes 2.6× fewer local
+//! iterations and halves a sweep's time on seed 001's μ = 1, μ_r = 1 m
+//! pile (10 steps from its checkpoint at 7.8 s, cap 1,000: worst residual
+//! 1.7·10⁻³ against 2.1·10⁻³, 4.0 s against 8.2 s). But it breaks the
+//! Anderson mixing on `seed001_mu1_mur1_step06000`: plain local solves
+//! meet 10⁻⁴ there in 340 sweeps, accelerated ones stall at 1.2·10⁻⁴
+//! after 3,000 (with 100, 300 or 1,000 local iterations, with or without
+//! restarts); without mixing both need 520 sweeps. The plain fixed point
+//! stays until that is understood.
+
 use std::collections::VecDeque;
 
 use super::{
