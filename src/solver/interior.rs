@@ -88,7 +88,7 @@
 //! back-solve per contact). On the μ = 1, μ_r = 1 m checkpoint (378
 //! contacts) its columns agree with finite differences of re-solved
 //! programs to about 10 % (the rest: contacts at a kink of the cone), but
-//! the Jacobian costs 0.2–0.5 s (two to five programs), I − DF is nearly
+//! the Jacobian costs 0.2–0.5 s (two to five programs), I − ∂g/∂s is nearly
 //! singular (a sliding contact's normal velocity follows its own shift),
 //! and the full steps throw s to 10⁵–10¹⁰: the residual jumped from
 //! 2.7·10⁻⁴ to 10⁻³–10⁻² and never met 10⁻⁴ in 30 steps, where the plain
