@@ -64,6 +64,8 @@
 //! the reader panic, and no allocation is sized by a header value before the
 //! data that justifies it has been read.
 
+mod parse;
+
 use std::fmt;
 use std::path::Path;
 
@@ -489,8 +491,6 @@ impl SiconosProblem {
         SiconosErrorMeasure { abs, rel }
     }
 }
-
-mod parse;
 
 #[cfg(test)]
 mod tests {
