@@ -222,8 +222,9 @@ fn the_default_solves_seed001_mu1_mur1_at_6s() {
 
 /// PGS's Anderson mixing (src/solver/pgs.rs) on the problems where plain
 /// PGS stalls: `seed001_mu1_mur1_step06000`, which plain PGS leaves at
-/// 1.3e-4 after 20,000 sweeps, to 1e-6 (17,160 sweeps measured with the
-/// accelerated local solve, 14,530 with the plain one); and the step of a
+/// 1.3e-4 after 20,000 sweeps, to 1e-6 (11,690 sweeps measured with the
+/// Newton local solve; 17,160 with the accelerated fixed point alone,
+/// 14,530 with the plain one); and the step of a
 /// PGS run at μ = 1, μ_r = 1 m where plain PGS stops at 4.3e-4 (weighted,
 /// 20,000 sweeps), to the runs' 1e-4 (280 measured; 340 with the plain
 /// local solve; plain sweeps 6.0e-4 after 2,000). The plain

@@ -3,15 +3,27 @@
 //! Contacts are visited one at a time in index order. Contact α sees the
 //! others at their latest values, y_α = W_αα p_α + q̄_α with
 //! q̄_α = q_α + Σ_{β≠α} W_αβ p_β (eq. 66), and solves its own one-contact
-//! problem (eq. 67) before the next contact is visited. The one-contact
-//! problem is solved by the projected fixed point
+//! problem (eq. 67) before the next contact is visited. Where neither closed
+//! form below answers it, the one-contact problem is solved by semismooth
+//! Newton on its natural map in the metric B_α of W_αα's own Gershgorin
+//! bound (force rows and torque rows separately),
+//!
+//! ```text
+//! F(p) = p − Π_α(p − B_α ŷ(W_αα p + q̄_α)) = 0,    J = I − DΠ_α (I − B_α Dŷ W_αα),
+//! ```
+//!
+//! DΠ from the projection's closed form ([`crate::cone::project_jacobian`]),
+//! each step halved until ‖F‖ falls (`newton_local`; Qi & Sun, Math.
+//! Program. 58 (1993), for semismooth Newton; Siconos' Gauss–Seidel solves
+//! its one-contact problems by Newton too, on the Alart–Curnier map, which
+//! does not take the 6-D cone); where a step cannot
+//! lower ‖F‖, by the projected fixed point
 //!
 //! ```text
 //! p ← Π_α(z − ω B_α ŷ(W_αα z + q̄_α)),    z = p + β (p − p_prev)
 //! ```
 //!
-//! in the metric B_α of W_αα's own Gershgorin bound (force rows and torque
-//! rows separately), each step taken from Nesterov's extrapolated point z
+//! each step taken from Nesterov's extrapolated point z
 //! (β from the sequence t⁺ = (1 + √(1 + 4t²))/2, β = (t − 1)/t⁺: Beck &
 //! Teboulle, SIAM J. Imaging Sci. 2 (2009)) and the momentum dropped (t = 1,
 //! z = p) whenever the step and the last move point the same way (the
@@ -105,17 +117,21 @@
 //!
 //! The Anderson figures above were measured with the plain local solve.
 //!
-//! **Where a sweep's time goes** (session 21, counted): the first 4 s of
-//! `scenes/repose_seed001.ron` with `--solver pgs` (μ = 0.3, ρ = 10⁻³ m,
-//! 89 contacts, 6.6 sweeps a step, 8.3 s on one thread against APGD's
-//! 1.0 s): of 2.98 million visits 0.54 million stick, 0.98 million
-//! separate, and 1.46 million (49 %) go to the local iteration, at 57
-//! local iterations each (83 million in all: most of the time). A looser
-//! local stop saves little (1e-8: 43 iterations a visit, 7.1 s; 1e-6: 25,
-//! 4.4 s) and weakens the sweeps. A Newton local solve with the closed-form
-//! projection's derivative (piecewise linear in y₀ on each saturated set,
-//! `crate::cone`) is the next candidate; a finite-difference Jacobian costs
-//! seven local maps a Newton step and would not pay.
+//! **Where a sweep's time went, and the Newton local solve** (session 21,
+//! counted): the first 4 s of `scenes/repose_seed001.ron` with `--solver
+//! pgs` (μ = 0.3, ρ = 10⁻³ m, 89 contacts, 6.6 sweeps a step): of 2.98
+//! million visits 0.54 million stick, 0.98 million separate, and 1.46
+//! million (49 %) went to the accelerated fixed point at 57 local
+//! iterations each (83 million in all: most of the time; a looser local
+//! stop saved little, 1e-6: 25 a visit). With the Newton local solve in
+//! front of it the same 4 s take **2.6 s against 9.0 s** (same sitting,
+//! one thread; APGD 1.0 s; the plain local solve 15 s), the same sweeps a
+//! step and 4,000 of 4,000 steps met both ways. The hard suite to 10⁻⁴
+//! (weighted, cap 3,000): the same sweeps on every problem, 1.5–4× less
+//! time (mu0.3_mur0.1_step12000 0.097 s against 0.387 s, seed000 step200
+//! 0.022 against 0.059). The Siconos suite at 10⁻⁶: the same sweeps and
+//! answers on all 21, up to 17 % slower (3-D Coulomb contacts, where the
+//! fixed point was already quick).
 
 use std::collections::VecDeque;
 
@@ -220,6 +236,105 @@ impl Sticking {
     }
 }
 
+/// Newton steps at most per local solve before the fixed point takes over.
+const NEWTON_MAX: usize = 12;
+
+/// The one-contact problem by semismooth Newton on its natural map in the
+/// metric B: F(p) = p − Π_B(p − B ŷ(W_αα p + q̄)), F(p) = 0 at the answer.
+/// J = I − DΠ_B(x) (I − B Dŷ W_αα) with DΠ from the cone's closed form
+/// ([`crate::cone::project_jacobian`], in the scaled variables of the
+/// metric) and Dŷ = I + e_n ∇g(y)ᵀ under De Saxcé's law (g the shift,
+/// μ‖y_T‖ + σ|y_s| + ρ‖y_R‖); each step halved until ‖F‖ falls. Stops as
+/// [`accelerated_local`] does (‖F‖∞ ≤ `LOCAL_TOL` |Π_B(x)|∞) and returns
+/// Π_B(x); `None` when a step fails to lower ‖F‖ or the steps run out.
+fn newton_local(
+    local: &Metric,
+    i: usize,
+    w: &[[f64; 6]; 6],
+    qbar: &Vec6,
+    g: &Vec6,
+) -> Option<Vec6> {
+    let (bf, bt) = local.scales[i];
+    let b = [bf, bf, bf, bt, bt, bt];
+    let (ref scaled_cone, r, inv_r) = local.scaled[i];
+    let sc = [1.0, 1.0, 1.0, r, r, r];
+    let cone = &local.cones[i];
+    let desaxce = local.law == crate::material::FrictionLaw::DeSaxce;
+    // (F, x, y) at p.
+    let eval = |p: &Vec6| -> (Vec6, Vec6, Vec6) {
+        let wp = mat_vec(w, p);
+        let y: Vec6 = std::array::from_fn(|k| wp[k] + qbar[k]);
+        let yh = local.modified(i, &y);
+        let x: Vec6 = std::array::from_fn(|k| p[k] - b[k] * yh[k]);
+        let px = local.project(i, &x);
+        (std::array::from_fn(|k| p[k] - px[k]), x, y)
+    };
+    let norm2 = |f: &Vec6| f.iter().map(|v| v * v).sum::<f64>();
+    let mut p = *g;
+    let (mut f, mut x, mut y) = eval(&p);
+    let mut f2 = norm2(&f);
+    for _ in 0..NEWTON_MAX {
+        let px: Vec6 = std::array::from_fn(|k| p[k] - f[k]);
+        let size = px.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        let change = f.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        if change <= LOCAL_TOL * size {
+            return Some(px);
+        }
+        // DΠ_B(x) = S⁻¹ DΠ(S x) S with S = diag(1, 1, 1, r, r, r).
+        let xs: Vec6 = std::array::from_fn(|k| x[k] * sc[k]);
+        let dpi = crate::cone::project_jacobian(&xs, scaled_cone);
+        // Dŷ W: W with the shift's gradient row added to the normal row.
+        let mut dyw = *w;
+        if desaxce {
+            let (t, s, rr) = (y[1].hypot(y[2]), y[3].abs(), y[4].hypot(y[5]));
+            let mut grad = [0.0; 6];
+            if t > 0.0 {
+                grad[1] = cone.mu * y[1] / t;
+                grad[2] = cone.mu * y[2] / t;
+            }
+            if s > 0.0 {
+                grad[3] = cone.sigma * y[3].signum();
+            }
+            if rr > 0.0 {
+                grad[4] = cone.rho * y[4] / rr;
+                grad[5] = cone.rho * y[5] / rr;
+            }
+            for col in 0..6 {
+                dyw[0][col] += (0..6).map(|k| grad[k] * w[k][col]).sum::<f64>();
+            }
+        }
+        // Dx = I − B Dŷ W; J = I − DΠ_B Dx.
+        let jac = nalgebra::Matrix6::<f64>::from_fn(|row, col| {
+            let mut v = 0.0;
+            for k in 0..6 {
+                let dpi_b = dpi[row][k] * sc[k] * if row >= 3 { inv_r } else { 1.0 };
+                let eye = if k == col { 1.0 } else { 0.0 };
+                v += dpi_b * (eye - b[k] * dyw[k][col]);
+            }
+            (if row == col { 1.0 } else { 0.0 }) - v
+        });
+        let rhs = nalgebra::Vector6::<f64>::from_fn(|k, _| -f[k]);
+        let d = jac.lu().solve(&rhs)?;
+        let mut t = 1.0;
+        let mut accepted = false;
+        for _ in 0..6 {
+            let trial: Vec6 = std::array::from_fn(|k| p[k] + t * d[k]);
+            let (ft, xt, yt) = eval(&trial);
+            let ft2 = norm2(&ft);
+            if ft2 < (1.0 - 1e-4 * t) * f2 {
+                (p, f, x, y, f2) = (trial, ft, xt, yt, ft2);
+                accepted = true;
+                break;
+            }
+            t *= 0.5;
+        }
+        if !accepted {
+            return None;
+        }
+    }
+    None
+}
+
 /// The one-contact problem K_α ∋ p ⊥ ŷ(W_αα p + q̄) ∈ K_α* (module docs),
 /// by the projected step p⁺ = Π(z − ω B ŷ(W_αα z + q̄)) taken
 /// from Nesterov's extrapolated point z (Beck & Teboulle 2009), with
@@ -304,6 +419,9 @@ pub fn solve<D: Delassus + Sync>(
         }
         if is_in_dual(&local.modified(i, &qbar), c) {
             return relax([0.0; 6]);
+        }
+        if let Some(p) = newton_local(&local, i, w, &qbar, g) {
+            return relax(p);
         }
         relax(accelerated_local(&local, i, w, &qbar, g, omega))
     };
