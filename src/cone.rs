@@ -124,6 +124,32 @@ fn shrink(a: f64, n: f64) -> f64 {
     }
 }
 
+/// The saturated set A of the closed form (module docs), from the sign of
+/// ψ′ at each breakpoint (no sorting), with the numerator and denominator
+/// of y₀* = (x₀ + Σ_A μ_k n_k) / (1 + Σ_A μ_k²); blocks in the order
+/// sliding, spinning, rolling. Shared by [`project`] and
+/// [`project_jacobian`], so both take the same piece.
+#[inline]
+fn saturated_set(x0: f64, n: &[f64; 3], mu: &[f64; 3]) -> ([bool; 3], f64, f64) {
+    let mut saturated = [false; 3];
+    let mut num = x0;
+    let mut den = 1.0;
+    for k in 0..3 {
+        let mut phi = n[k] - mu[k] * x0;
+        for j in 0..3 {
+            if j != k {
+                phi += mu[j] * (mu[j] * n[k] - mu[k] * n[j]).min(0.0);
+            }
+        }
+        if phi > 0.0 {
+            saturated[k] = true;
+            num += mu[k] * n[k];
+            den += mu[k] * mu[k];
+        }
+    }
+    (saturated, num, den)
+}
+
 /// Exact Euclidean projection of `x` onto the friction cone C of seed 000 eq. 31
 /// with coefficients `c` (all ≥ 0), by the closed form of seed 000 App. C /
 /// seed 001 Prop. 5.2 derived in the module docs.
@@ -152,22 +178,7 @@ pub fn project(x: &Vec6, c: &ConeCoeffs) -> Vec6 {
         (tu * tu + tw * tw).sqrt(),
     ];
 
-    // Saturated set from the sign of ψ′ at each breakpoint (no sorting), and
-    // the closed form y₀* = (x₀ + Σ_A μ_k n_k) / (1 + Σ_A μ_k²).
-    let mut num = x0;
-    let mut den = 1.0;
-    for k in 0..3 {
-        let mut phi = n[k] - mu[k] * x0;
-        for j in 0..3 {
-            if j != k {
-                phi += mu[j] * (mu[j] * n[k] - mu[k] * n[j]).min(0.0);
-            }
-        }
-        if phi > 0.0 {
-            num += mu[k] * n[k];
-            den += mu[k] * mu[k];
-        }
-    }
+    let (_, num, den) = saturated_set(x0, &n, &mu);
     let y0 = if num > 0.0 { num / den } else { 0.0 };
 
     let t0 = shrink(mu[0] * y0, n[0]) * inv;
@@ -198,27 +209,18 @@ pub fn project_jacobian(x: &Vec6, c: &ConeCoeffs) -> [[f64; 6]; 6] {
     let xs: Vec6 = std::array::from_fn(|k| x[k] * s);
     let mu = [c.mu, c.sigma, c.rho];
     let rows: [&[usize]; 3] = [&[1, 2], &[3], &[4, 5]];
-    let n = [xs[1].hypot(xs[2]), xs[3].abs(), xs[4].hypot(xs[5])];
-    let mut saturated = [false; 3];
-    let (mut num, mut den) = (xs[0], 1.0);
-    for k in 0..3 {
-        let mut phi = n[k] - mu[k] * xs[0];
-        for j in 0..3 {
-            if j != k {
-                phi += mu[j] * (mu[j] * n[k] - mu[k] * n[j]).min(0.0);
-            }
-        }
-        if phi > 0.0 {
-            saturated[k] = true;
-            num += mu[k] * n[k];
-            den += mu[k] * mu[k];
-        }
-    }
+    let n = [
+        (xs[1] * xs[1] + xs[2] * xs[2]).sqrt(),
+        xs[3].abs(),
+        (xs[4] * xs[4] + xs[5] * xs[5]).sqrt(),
+    ];
+    let (saturated, num, den) = saturated_set(xs[0], &n, &mu);
     if num <= 0.0 {
         return d; // the polar cone: Π = 0 nearby
     }
-    let p0 = num / den; // of the scaled x; p₀ of x is p0 / s
-                        // ∂p₀/∂x (scale-free: p₀ is homogeneous of degree 1).
+    // p₀ of the scaled x (that of x is p0 / s); its gradient is scale-free,
+    // p₀ being homogeneous of degree 1.
+    let p0 = num / den;
     let mut dp0 = [0.0; 6];
     dp0[0] = 1.0 / den;
     let unit = |k: usize, r: usize| if n[k] > 0.0 { xs[r] / n[k] } else { 0.0 };

@@ -318,6 +318,27 @@ pub fn modified_velocity(y: &Vec6, c: &ConeCoeffs, law: FrictionLaw) -> Vec6 {
     }
 }
 
+/// The gradient ∇g(y) of De Saxcé's shift g(y) = μ‖y_T‖ + σ|y_s| + ρ‖y_R‖
+/// ([`modified_velocity`]: Dŷ = I + e_n ∇gᵀ), 0 in a block whose part of y
+/// is zero (where g has a kink).
+#[inline]
+pub fn shift_gradient(y: &Vec6, c: &ConeCoeffs) -> Vec6 {
+    let (t, r) = (y[1].hypot(y[2]), y[4].hypot(y[5]));
+    let mut grad = [0.0; 6];
+    if t > 0.0 {
+        grad[1] = c.mu * y[1] / t;
+        grad[2] = c.mu * y[2] / t;
+    }
+    if y[3] != 0.0 {
+        grad[3] = c.sigma * y[3].signum();
+    }
+    if r > 0.0 {
+        grad[4] = c.rho * y[4] / r;
+        grad[5] = c.rho * y[5] / r;
+    }
+    grad
+}
+
 /// Natural-map residual ‖γ − Π_Y(γ − ŷ)‖ over all contacts, with y = Nγ + r
 /// and ŷ the velocity of the operator's law ([`modified_velocity`]).
 pub fn residual<D: Delassus + Sync + ?Sized>(op: &D, gamma: &[Vec6], y: &[Vec6]) -> f64 {

@@ -290,31 +290,20 @@ fn newton_local(
         // Dŷ W: W with the shift's gradient row added to the normal row.
         let mut dyw = *w;
         if desaxce {
-            let (t, s, rr) = (y[1].hypot(y[2]), y[3].abs(), y[4].hypot(y[5]));
-            let mut grad = [0.0; 6];
-            if t > 0.0 {
-                grad[1] = cone.mu * y[1] / t;
-                grad[2] = cone.mu * y[2] / t;
-            }
-            if s > 0.0 {
-                grad[3] = cone.sigma * y[3].signum();
-            }
-            if rr > 0.0 {
-                grad[4] = cone.rho * y[4] / rr;
-                grad[5] = cone.rho * y[5] / rr;
-            }
+            let grad = super::shift_gradient(&y, cone);
             for col in 0..6 {
                 dyw[0][col] += (0..6).map(|k| grad[k] * w[k][col]).sum::<f64>();
             }
         }
-        // Dx = I − B Dŷ W; J = I − DΠ_B Dx.
+        // Dx = I − B Dŷ W, then J = I − DΠ_B Dx.
+        let dx: [[f64; 6]; 6] = std::array::from_fn(|k| {
+            std::array::from_fn(|col| (if k == col { 1.0 } else { 0.0 }) - b[k] * dyw[k][col])
+        });
         let jac = nalgebra::Matrix6::<f64>::from_fn(|row, col| {
-            let mut v = 0.0;
-            for k in 0..6 {
-                let dpi_b = dpi[row][k] * sc[k] * if row >= 3 { inv_r } else { 1.0 };
-                let eye = if k == col { 1.0 } else { 0.0 };
-                v += dpi_b * (eye - b[k] * dyw[k][col]);
-            }
+            let unscale = if row >= 3 { inv_r } else { 1.0 };
+            let v: f64 = (0..6)
+                .map(|k| dpi[row][k] * sc[k] * unscale * dx[k][col])
+                .sum();
             (if row == col { 1.0 } else { 0.0 }) - v
         });
         let rhs = nalgebra::Vector6::<f64>::from_fn(|k, _| -f[k]);
