@@ -13,16 +13,15 @@ use crate::bodies::{Bodies, SPHERE};
 use crate::collision::{ContactGeom, NO_BODY};
 use crate::material::Material;
 
-/// The forces and torques of one contact on its two ends (A, then B; B's
-/// are ignored for a wall).
+/// The forces and torques of one contact on its two ends (B's are ignored
+/// for a wall). A's force is −`force_b`, exactly: a sum adds it by
+/// subtracting `force_b`, the same bits as adding its negation.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Loads {
-    /// Force on A (N).
-    pub force_a: DVec3,
+    /// Force on B (N); A takes its opposite.
+    pub force_b: DVec3,
     /// Torque on A about its centre (N m).
     pub torque_a: DVec3,
-    /// Force on B (N).
-    pub force_b: DVec3,
     /// Torque on B about its centre (N m).
     pub torque_b: DVec3,
 }
@@ -176,7 +175,6 @@ pub fn contact_loads(cx: &Context, c: &ContactGeom, hist: &mut ContactHistory) -
     let spin_b = n * roll_spin::spin(&mut hist.spin, &spin_rp, turn, spin_curvature, nf.force, dt);
     let on_b = n * nf.force + friction;
     Loads {
-        force_a: -on_b,
         torque_a: ra.cross(-on_b) + roll_a - spin_b,
         force_b: on_b,
         torque_b: rb.cross(on_b) + roll_b + spin_b,

@@ -436,7 +436,7 @@ fn forces(
     next.clear();
     for (c, (l, h)) in contacts.iter().zip(&ws.loads) {
         let a = c.a as usize;
-        ws.force[a] += l.force_a;
+        ws.force[a] -= l.force_b;
         ws.torque[a] += l.torque_a;
         if c.b != NO_BODY {
             let j = c.b as usize;
@@ -482,6 +482,7 @@ fn listed_forces(
             } else {
                 if *touching {
                     *hist = ContactHistory::default();
+                    *out = Loads::default();
                     *touching = false;
                 }
                 0
@@ -520,22 +521,20 @@ fn listed_forces(
         .for_each(|(k, (f, t))| {
             let (mut fk, mut tk) = (DVec3::ZERO, DVec3::ZERO);
             let ends = &list.ends[list.offsets[k] as usize..list.offsets[k + 1] as usize];
+            // Pairs that do not touch hold zero loads: adding them leaves
+            // the sum's bits as they are, and saves an unpredictable branch.
             for &e in ends {
-                let p = (e >> 1) as usize;
-                if !list.touching[p] {
-                    continue;
-                }
-                let l = &list.loads[p];
+                let l = &list.loads[(e >> 1) as usize];
                 if e & 1 == 1 {
                     fk += l.force_b;
                     tk += l.torque_b;
                 } else {
-                    fk += l.force_a;
+                    fk -= l.force_b;
                     tk += l.torque_a;
                 }
             }
             for (l, _) in &wall_loads[starts[k] as usize..starts[k + 1] as usize] {
-                fk += l.force_a;
+                fk -= l.force_b;
                 tk += l.torque_a;
             }
             (*f, *t) = (fk, tk);

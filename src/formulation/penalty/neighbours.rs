@@ -60,7 +60,8 @@ pub struct NeighbourList {
     /// Per pair, whether it touched at the last sub-step (its history is
     /// the default where it did not).
     pub(super) touching: Vec<bool>,
-    /// Per pair, its loads of the current sub-step (valid where it touches).
+    /// Per pair, its loads of the current sub-step; zero where it does not
+    /// touch (the sums add every listed pair).
     pub(super) loads: Vec<Loads>,
     /// Per body, its ends in `ends[offsets[k]..offsets[k + 1]]`: pair index
     /// × 2, + 1 where the body is the pair's B.
@@ -150,6 +151,7 @@ impl NeighbourList {
                 cursor[body] += 1;
             }
         }
+        self.loads.clear();
         self.loads.resize(pairs.len(), Loads::default());
         self.pairs = pairs;
         self.history = history;
@@ -173,6 +175,9 @@ impl NeighbourList {
                 let found = map.get(&pair_key(i, j));
                 (*h, *t) = (found.copied().unwrap_or_default(), found.is_some());
             });
+        // A pair that touched before the import may not touch now: its
+        // loads must read zero (touching ones are written before use).
+        self.loads.iter_mut().for_each(|l| *l = Loads::default());
         self.wall_history.clear();
         self.wall_history.extend(
             map.iter()
