@@ -231,81 +231,207 @@ pub fn spheres_within(bodies: &Bodies, i: usize, j: usize, envelope: f64) -> boo
     (bodies.pos[j] - bodies.pos[i]).length_squared() < reach * reach
 }
 
-/// Sphere–sphere contacts via a uniform grid whose cell is the largest
-/// possible interaction distance (2 r_max + envelope), so every pair within
-/// reach lies in the same or an adjacent cell. Errors: [`Crowded`].
+/// The broadphase's uniform grid: cells of the largest possible
+/// interaction distance (2 r_max + envelope), so every pair within reach
+/// lies in the same or an adjacent cell.
+///
+/// Where the bodies' cells span a box of at most [`DENSE_CELLS_PER_BODY`]
+/// cells per body, the grid is dense: a counting sort by cell index, and a
+/// table of where each cell's bodies begin, so a neighbour column is two
+/// lookups. Elsewhere (bodies flung far apart) the bodies are sorted by
+/// (cell, id) and each column found by binary search. Both give the same
+/// neighbours, visited in the same order (by cell, then id).
+struct Grid {
+    /// The bodies by (cell, id).
+    order: Vec<u32>,
+    index: CellIndex,
+    inv_cell: f64,
+    envelope: f64,
+    r_max: f64,
+    r_min: f64,
+}
+
+/// How [`Grid`] finds a cell's bodies.
+enum CellIndex {
+    /// Cell (x, y, z) has linear index ((x − lo.x) · dims.y + y − lo.y) ·
+    /// dims.z + z − lo.z, `lo` one cell below the bodies' lowest (so that
+    /// every neighbour cell is in the box); its bodies are
+    /// `order[start[k]..start[k + 1]]`.
+    Dense {
+        lo: [i64; 3],
+        dims: [i64; 3],
+        start: Vec<u32>,
+    },
+    /// Each body's cell, in `order`'s order.
+    Sorted(Vec<[i32; 3]>),
+}
+
+/// The most cells per body (and at least 4,096) a dense [`Grid`] may hold.
+const DENSE_CELLS_PER_BODY: i64 = 8;
+
+impl Grid {
+    fn new(bodies: &Bodies, envelope: f64) -> Grid {
+        Self::with_dense_limit(bodies, envelope, DENSE_CELLS_PER_BODY)
+    }
+
+    /// As [`Grid::new`], dense where the box holds at most
+    /// `per_body` cells per body (0: always sorted; for tests).
+    fn with_dense_limit(bodies: &Bodies, envelope: f64, per_body: i64) -> Grid {
+        let r_max = bodies.max_radius();
+        let r_min = bodies.radius.iter().copied().fold(f64::INFINITY, f64::min);
+        let inv_cell = 1.0 / (2.0 * r_max + envelope.max(0.0));
+        let cells: Vec<[i32; 3]> = bodies
+            .pos
+            .par_iter()
+            .map(|&x| cell_of(x, inv_cell))
+            .collect();
+        let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
+        for c in &cells {
+            for a in 0..3 {
+                lo[a] = lo[a].min(i64::from(c[a]));
+                hi[a] = hi[a].max(i64::from(c[a]));
+            }
+        }
+        let n = bodies.len() as i64;
+        let dims = [0, 1, 2].map(|a| (hi[a] - lo[a] + 3).max(3));
+        let lo = lo.map(|l| l - 1);
+        let total = dims[0].saturating_mul(dims[1]).saturating_mul(dims[2]);
+        let grid = |order, index| Grid {
+            order,
+            index,
+            inv_cell,
+            envelope,
+            r_max,
+            r_min,
+        };
+        if per_body > 0 && total <= (per_body * n).max(4096) {
+            let linear = |c: &[i32; 3]| -> usize {
+                let [x, y, z] = [0, 1, 2].map(|a| i64::from(c[a]) - lo[a]);
+                ((x * dims[1] + y) * dims[2] + z) as usize
+            };
+            // Counting sort, stable in id: bodies by (cell, id).
+            let mut start = vec![0u32; total as usize + 1];
+            for c in &cells {
+                start[linear(c) + 1] += 1;
+            }
+            for k in 0..total as usize {
+                start[k + 1] += start[k];
+            }
+            let mut cursor = start.clone();
+            let mut order = vec![0u32; cells.len()];
+            for (i, c) in cells.iter().enumerate() {
+                let k = linear(c);
+                order[cursor[k] as usize] = i as u32;
+                cursor[k] += 1;
+            }
+            grid(order, CellIndex::Dense { lo, dims, start })
+        } else {
+            let mut sorted: Vec<([i32; 3], u32)> = cells.into_iter().zip(0..).collect();
+            sorted.par_sort_unstable();
+            let order = sorted.iter().map(|e| e.1).collect();
+            grid(
+                order,
+                CellIndex::Sorted(sorted.into_iter().map(|e| e.0).collect()),
+            )
+        }
+    }
+
+    /// The most neighbours sphere of radius `ri` may have within reach
+    /// (module docs, "A bound on crowding").
+    fn crowding_limit(&self, ri: f64) -> usize {
+        let outer = ri + self.r_max + self.envelope.max(0.0) + self.r_min;
+        let fit = (outer.powi(3) - ri.powi(3)) / self.r_min.powi(3);
+        // At least a handful, however the radii compare.
+        (CROWDING_SLACK * fit).ceil().clamp(32.0, 1e9) as usize
+    }
+
+    /// The bodies of cells (x, y, z − 1), (x, y, z), (x, y, z + 1) for the
+    /// cell c = (x, y, z): one run of `order`, as cells sort by (x, y, z).
+    fn column(&self, c: [i32; 3]) -> &[u32] {
+        match &self.index {
+            CellIndex::Dense { lo, dims, start } => {
+                let [x, y, z] = [0, 1, 2].map(|a| i64::from(c[a]) - lo[a]);
+                if x < 0 || y < 0 || x >= dims[0] || y >= dims[1] {
+                    return &[];
+                }
+                let k = ((x * dims[1] + y) * dims[2] + z - 1) as usize;
+                &self.order[start[k] as usize..start[k + 3] as usize]
+            }
+            CellIndex::Sorted(keys) => {
+                let first = [c[0], c[1], c[2] - 1];
+                let last = [c[0], c[1], c[2] + 1];
+                let from = keys.partition_point(|q| *q < first);
+                let to = from + keys[from..].partition_point(|q| *q <= last);
+                &self.order[from..to]
+            }
+        }
+    }
+
+    /// Calls `visit(j)` for every body j > i whose bounding ball comes
+    /// within the envelope of body i's (by cell, then id); stops at the
+    /// first `Err` `visit` returns.
+    fn within<E>(
+        &self,
+        bodies: &Bodies,
+        i: usize,
+        mut visit: impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let xi = bodies.pos[i];
+        let ri = bodies.radius[i];
+        let c = cell_of(xi, self.inv_cell);
+        // Nine neighbour columns of three cells each.
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                for &j in self.column([c[0] + dx, c[1] + dy, c[2]]) {
+                    let j = j as usize;
+                    if j <= i {
+                        continue;
+                    }
+                    let reach = ri + bodies.radius[j] + self.envelope;
+                    if (bodies.pos[j] - xi).length_squared() < reach * reach {
+                        visit(j)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sphere–sphere contacts via the uniform grid ([`Grid`]). Errors:
+/// [`Crowded`].
 pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>, Crowded> {
     let n = bodies.len();
     if n < 2 {
         return Ok(Vec::new());
     }
-    let r_max = bodies.max_radius();
-    let r_min = bodies.radius.iter().copied().fold(f64::INFINITY, f64::min);
-    let limit = |ri: f64| -> usize {
-        let outer = ri + r_max + envelope.max(0.0) + r_min;
-        let fit = (outer.powi(3) - ri.powi(3)) / r_min.powi(3);
-        // At least a handful, however the radii compare.
-        (CROWDING_SLACK * fit).ceil().clamp(32.0, 1e9) as usize
-    };
-    let cell = 2.0 * r_max + envelope.max(0.0);
-    let inv_cell = 1.0 / cell;
+    let grid = Grid::new(bodies, envelope);
     let shaped = bodies.has_shapes();
-    // Counting-sort-like bucketing: sort (cell, id) once; cells are runs.
-    let mut order: Vec<([i32; 3], u32)> = (0..n)
-        .into_par_iter()
-        .map(|i| (cell_of(bodies.pos[i], inv_cell), i as u32))
-        .collect();
-    order.par_sort_unstable();
-    let keys: Vec<[i32; 3]> = order.iter().map(|e| e.0).collect();
     let per_body: Vec<Result<Vec<ContactGeom>, Crowded>> = (0..n)
         .into_par_iter()
         .map(|i| {
-            let xi = bodies.pos[i];
             let ri = bodies.radius[i];
-            let c = cell_of(xi, inv_cell);
             // Only neighbours with larger ids are listed (and counted):
             // in a crowd, the one with the smallest id sees all the others.
-            let most = limit(ri);
+            let most = grid.crowding_limit(ri);
             let mut found = Vec::new();
             let mut spheres_found = 0;
-            for dx in -1..=1 {
-                for dy in -1..=1 {
-                    for dz in -1..=1 {
-                        let k = [c[0] + dx, c[1] + dy, c[2] + dz];
-                        let start = keys.partition_point(|q| *q < k);
-                        for &(kk, j) in &order[start..] {
-                            if kk != k {
-                                break;
-                            }
-                            let j = j as usize;
-                            if j <= i {
-                                continue;
-                            }
-                            let d = bodies.pos[j] - xi;
-                            let reach = ri + bodies.radius[j] + envelope;
-                            let dist2 = d.length_squared();
-                            if dist2 >= reach * reach {
-                                continue;
-                            }
-                            if shaped
-                                && (bodies.shape_of(i).is_some() || bodies.shape_of(j).is_some())
-                            {
-                                shape_pair(bodies, i, j, envelope, &mut found);
-                                continue;
-                            }
-                            spheres_found += 1;
-                            if spheres_found > most {
-                                return Err(Crowded {
-                                    body: i,
-                                    radius: ri,
-                                    limit: most,
-                                });
-                            }
-                            found.push(sphere_pair(bodies, i, j));
-                        }
-                    }
+            grid.within(bodies, i, |j| {
+                if shaped && (bodies.shape_of(i).is_some() || bodies.shape_of(j).is_some()) {
+                    shape_pair(bodies, i, j, envelope, &mut found);
+                    return Ok(());
                 }
-            }
+                spheres_found += 1;
+                if spheres_found > most {
+                    return Err(Crowded {
+                        body: i,
+                        radius: ri,
+                        limit: most,
+                    });
+                }
+                found.push(sphere_pair(bodies, i, j));
+                Ok(())
+            })?;
             // Stable: a manifold's points keep parry's order.
             found.sort_by_key(|g| g.b);
             Ok(found)
@@ -320,6 +446,54 @@ pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>,
     );
     for list in per_body {
         out.extend(list?);
+    }
+    Ok(out)
+}
+
+/// The pairs (i, j), i < j, of spheres closer than `envelope` (surface to
+/// surface), ascending: the pairs of [`sphere_sphere`] without their
+/// geometry, for scenes of spheres only (the penalty formulation's
+/// neighbour list). Errors: [`Crowded`], as [`sphere_sphere`] gives it.
+pub fn sphere_pairs_within(bodies: &Bodies, envelope: f64) -> Result<Vec<(u32, u32)>, Crowded> {
+    let n = bodies.len();
+    if n < 2 {
+        return Ok(Vec::new());
+    }
+    pairs_in(&Grid::new(bodies, envelope), bodies)
+}
+
+/// [`sphere_pairs_within`] on a grid built.
+fn pairs_in(grid: &Grid, bodies: &Bodies) -> Result<Vec<(u32, u32)>, Crowded> {
+    let n = bodies.len();
+    // Bodies in blocks: one vector per block, not per body.
+    const BLOCK: usize = 256;
+    let blocks: Vec<Result<Vec<(u32, u32)>, Crowded>> = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let mut found = Vec::new();
+            for i in b * BLOCK..n.min((b + 1) * BLOCK) {
+                let ri = bodies.radius[i];
+                let most = grid.crowding_limit(ri);
+                let first = found.len();
+                grid.within(bodies, i, |j| {
+                    if found.len() - first == most {
+                        return Err(Crowded {
+                            body: i,
+                            radius: ri,
+                            limit: most,
+                        });
+                    }
+                    found.push((i as u32, j as u32));
+                    Ok(())
+                })?;
+                found[first..].sort_unstable();
+            }
+            Ok(found)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(blocks.iter().map(|l| l.as_ref().map_or(0, Vec::len)).sum());
+    for block in blocks {
+        out.extend(block?);
     }
     Ok(out)
 }
@@ -544,6 +718,12 @@ mod tests {
         assert!(pairs.contains(&(0, 1)), "{pairs:?}");
         assert!(pairs.contains(&(3, 4)), "{pairs:?}");
         assert_eq!(pairs.len(), 2, "{pairs:?}");
+        // The box of their cells is far too big to be dense: sorted.
+        assert!(matches!(
+            Grid::new(&bodies, 0.001).index,
+            CellIndex::Sorted(_)
+        ));
+        assert_eq!(sphere_pairs_within(&bodies, 0.001).unwrap(), pairs);
     }
 
     /// 200 equal spheres piled into one spot (every pair a contact: 19,900)
@@ -564,6 +744,8 @@ mod tests {
             msg.contains("sphere 0") && msg.contains("more than 58 neighbours"),
             "{msg}"
         );
+        let err = sphere_pairs_within(&Bodies::from_inits(&piled), 0.1 * r).unwrap_err();
+        assert_eq!((err.body, err.limit), (0, 58), "pairs only");
         let lattice: Vec<SphereInit> = (0..216)
             .map(|k| {
                 let (i, j, l) = (k % 6, (k / 6) % 6, k / 36);
@@ -572,6 +754,8 @@ mod tests {
             .collect();
         let found = sphere_sphere(&Bodies::from_inits(&lattice), 0.1 * r).unwrap();
         assert_eq!(found.len(), 3 * 5 * 36, "the lattice's touching pairs");
+        let pairs = sphere_pairs_within(&Bodies::from_inits(&lattice), 0.1 * r).unwrap();
+        assert_eq!(pairs.len(), 3 * 5 * 36, "pairs only");
     }
 
     /// The grid finds exactly the pairs a brute-force O(n²) search finds.
@@ -613,6 +797,17 @@ mod tests {
             got.len(),
             want.len()
         );
+        // The pairs-only search, on the dense grid and on the sorted one.
+        for (what, per_body) in [("dense", DENSE_CELLS_PER_BODY), ("sorted", 0)] {
+            let grid = Grid::with_dense_limit(&bodies, env, per_body);
+            assert_eq!(
+                matches!(grid.index, CellIndex::Dense { .. }),
+                per_body > 0,
+                "{what}"
+            );
+            let pairs = pairs_in(&grid, &bodies).unwrap();
+            assert_eq!(pairs, want, "{what}: {} pairs", pairs.len());
+        }
     }
 
     /// Gap, normal and contact point of two spheres match the geometry.

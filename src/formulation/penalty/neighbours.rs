@@ -4,7 +4,7 @@
 //! sub-steps per scene step; rebuilding the grid each time was 85 % of a
 //! run (`repose_small` under `Penalty`: 55.5 s of 65 s in `collide`). The
 //! list keeps every pair of spheres closer than a *skin* (found by the
-//! same grid, [`collision::sphere_sphere`] with the skin as envelope) and
+//! same grid, [`collision::sphere_pairs_within`] with the skin as envelope) and
 //! the positions at that moment; a sub-step only checks the listed pairs,
 //! until some sphere has moved half the skin since (two spheres then may
 //! have closed the whole skin between them), or bodies were added, when it
@@ -115,10 +115,7 @@ impl NeighbourList {
             near.dedup();
             near
         });
-        let pairs: Vec<(u32, u32)> = collision::sphere_sphere(bodies, skin)?
-            .iter()
-            .map(|g| (g.a, g.b))
-            .collect();
+        let pairs = collision::sphere_pairs_within(bodies, skin)?;
         // Both lists ascend in (i, j): carry histories by one merge.
         let mut history = vec![ContactHistory::default(); pairs.len()];
         let mut touching = vec![false; pairs.len()];
