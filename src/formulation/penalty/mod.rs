@@ -67,7 +67,7 @@ use crate::collision::{self, ContactGeom, NO_BODY};
 use crate::material::Material;
 use crate::step::{NonFiniteError, StageTimers, StepError, StepReport};
 use crate::world::World;
-use loads::{contact_loads, Context, Loads};
+use loads::{contact_loads, Context, Loads, PairConstants};
 
 /// The penalty formulation's settings (`formulation: Penalty(…)` in a scene).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -227,7 +227,9 @@ impl PenaltyWorkspace {
                         (x, None) | (None, x) => x,
                     },
                     eta_r: ma.roll_eta.min(mb.roll_eta),
+                    root_eta_r: ma.roll_eta.min(mb.roll_eta).sqrt(),
                     eta_psi: ma.spin_eta.min(mb.spin_eta),
+                    root_eta_psi: ma.spin_eta.min(mb.spin_eta).sqrt(),
                 });
             }
         }
@@ -251,8 +253,12 @@ pub(crate) struct PairCoefficients {
     pub slide_stiffness: Option<f64>,
     /// η_r, the smaller.
     pub eta_r: f64,
+    /// √η_r.
+    pub root_eta_r: f64,
     /// η_ψ, the smaller.
     pub eta_psi: f64,
+    /// √η_ψ.
+    pub root_eta_psi: f64,
 }
 
 /// The largest stable sub-step (module docs) for the world's bodies and
@@ -416,13 +422,15 @@ fn forces(
         pairs: &ws.pair_table,
         settings,
         dt,
+        inv_dt: 1.0 / dt,
     };
     let history = &world.contact_history;
     contacts
         .par_iter()
         .map(|c| {
             let mut hist = history.get(&c.key).copied().unwrap_or_default();
-            (contact_loads(&cx, c, &mut hist), hist)
+            let k = PairConstants::of_contact(&cx, c);
+            (contact_loads(&cx, c, &k, &mut hist), hist)
         })
         .collect_into_vec(&mut ws.loads);
     let nb = world.bodies.len();
@@ -465,18 +473,21 @@ fn listed_forces(
         pairs: &ws.pair_table,
         settings,
         dt,
+        inv_dt: 1.0 / dt,
     };
     let list = &mut ws.neighbours;
+    list.refresh_constants(&cx);
     let touching: usize = list
         .pairs
         .par_iter()
+        .zip(list.constants.par_iter())
         .zip(list.history.par_iter_mut())
         .zip(list.touching.par_iter_mut())
         .zip(list.loads.par_iter_mut())
-        .map(|(((&(i, j), hist), touching), out)| {
+        .map(|((((&(i, j), k), hist), touching), out)| {
             let (i, j) = (i as usize, j as usize);
             if collision::spheres_within(b, i, j, 0.0) {
-                *out = contact_loads(&cx, &collision::sphere_pair(b, i, j), hist);
+                *out = contact_loads(&cx, &collision::sphere_pair(b, i, j), k, hist);
                 *touching = true;
                 1
             } else {
@@ -495,7 +506,8 @@ fn listed_forces(
         .par_iter()
         .map(|c| {
             let mut hist = list.wall_history_of(c.key);
-            (contact_loads(&cx, c, &mut hist), hist)
+            let k = PairConstants::of_contact(&cx, c);
+            (contact_loads(&cx, c, &k, &mut hist), hist)
         })
         .collect_into_vec(&mut ws.loads);
     let nb = b.len();

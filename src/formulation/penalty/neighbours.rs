@@ -40,8 +40,8 @@ use std::collections::HashMap;
 use glam::DVec3;
 use rayon::prelude::*;
 
-use super::loads::Loads;
-use super::ContactHistory;
+use super::loads::{Context, Loads, PairConstants};
+use super::{ContactHistory, NormalModel, PairCoefficients};
 use crate::bodies::Bodies;
 use crate::boundary::Boundary;
 use crate::collision::{self, pair_key, Crowded};
@@ -60,6 +60,12 @@ pub struct NeighbourList {
     /// Per pair, whether it touched at the last sub-step (its history is
     /// the default where it did not).
     pub(super) touching: Vec<bool>,
+    /// Per pair, its law's constants ([`PairConstants`]), for the pair
+    /// coefficients and normal law in `constants_of`.
+    pub(super) constants: Vec<PairConstants>,
+    /// What `constants` were computed for: the rebuild count, the normal
+    /// law and the pair coefficients (`None`: not yet).
+    constants_of: Option<(u64, NormalModel, Vec<PairCoefficients>)>,
     /// Per pair, its loads of the current sub-step; zero where it does not
     /// touch (the sums add every listed pair).
     pub(super) loads: Vec<Loads>,
@@ -159,6 +165,32 @@ impl NeighbourList {
         self.skin = skin;
         self.rebuilds += 1;
         Ok(())
+    }
+
+    /// Computes every listed pair's constants unless they are those of
+    /// this list, normal law and pair coefficients already.
+    pub(super) fn refresh_constants(&mut self, cx: &Context) {
+        let model = cx.settings.normal;
+        if let Some((rebuild, m, table)) = &self.constants_of {
+            if *rebuild == self.rebuilds && *m == model && table.as_slice() == cx.pairs {
+                return;
+            }
+        }
+        let b = cx.bodies;
+        self.pairs
+            .par_iter()
+            .map(|&(i, j)| {
+                let (i, j) = (i as usize, j as usize);
+                PairConstants::new(
+                    cx.pair_of(b.material[i], b.material[j]),
+                    model,
+                    [1.0 / b.radius[i], 1.0 / b.radius[j]],
+                    1.0 / (b.inv_mass[i] + b.inv_mass[j]),
+                    1.0 / (b.inv_inertia[i] + b.inv_inertia[j]),
+                )
+            })
+            .collect_into_vec(&mut self.constants);
+        self.constants_of = Some((self.rebuilds, model, cx.pairs.to_vec()));
     }
 
     /// Takes the histories from the world's map (every pair and boundary

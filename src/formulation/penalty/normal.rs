@@ -53,35 +53,54 @@ pub struct NormalForce {
     pub force: f64,
     /// dF_n/dδ of the elastic part (N/m), for the default slide stiffness.
     pub stiffness: f64,
+    /// δ^{1/4} for Hertz (the damping's shape factor), 1 for Hooke: the
+    /// stiffness's square root varies with δ as this does, and so do the
+    /// friction springs' dampers, √(m K_E), where K_E is 2/7 of it.
+    pub quarter: f64,
 }
 
-/// What a contact's normal law needs: E*, R*, m* and ζ (module docs).
+/// What a contact's normal law needs, for a pair whose E*, R*, m* and ζ
+/// stay the same: the spring coefficient k and the damping coefficient
+/// ζ √(k m*) (module docs' table).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NormalParams {
-    /// Effective modulus E* (Pa); unused by Hooke.
-    pub e_star: f64,
-    /// Effective radius R* (m); unused by Hooke.
-    pub r_star: f64,
-    /// Reduced mass m* (kg).
-    pub m_star: f64,
-    /// Damping ratio ζ of the model for the contact's restitution.
-    pub zeta: f64,
+    /// k: (4/3) E* √R* for Hertz, the set stiffness for Hooke.
+    pub k: f64,
+    /// ζ √(k m*).
+    pub damping: f64,
+}
+
+impl NormalParams {
+    /// The coefficients of `model` for effective modulus `e_star` (Pa;
+    /// unused by Hooke), effective radius `r_star` (m; unused by Hooke),
+    /// reduced mass `m_star` (kg) and damping ratio `zeta`.
+    pub fn new(model: NormalModel, e_star: f64, r_star: f64, m_star: f64, zeta: f64) -> Self {
+        let k = match model {
+            NormalModel::Hertz => 4.0 / 3.0 * e_star * r_star.sqrt(),
+            NormalModel::Hooke { stiffness } => stiffness,
+        };
+        NormalParams {
+            k,
+            damping: zeta * (k * m_star).sqrt(),
+        }
+    }
 }
 
 /// The normal force at overlap `delta` (> 0) closing at `rate` = δ̇.
+#[inline]
 pub fn normal_force(model: NormalModel, p: &NormalParams, delta: f64, rate: f64) -> NormalForce {
-    let (k, elastic, stiffness, shape) = match model {
+    let (elastic, stiffness, quarter) = match model {
         NormalModel::Hertz => {
-            let k = 4.0 / 3.0 * p.e_star * p.r_star.sqrt();
             let root = delta.sqrt();
-            (k, k * delta * root, 1.5 * k * root, root.sqrt())
+            (p.k * delta * root, 1.5 * p.k * root, root.sqrt())
         }
-        NormalModel::Hooke { stiffness } => (stiffness, stiffness * delta, stiffness, 1.0),
+        NormalModel::Hooke { .. } => (p.k * delta, p.k, 1.0),
     };
-    let damping = p.zeta * (k * p.m_star).sqrt() * shape * rate;
+    let damping = p.damping * quarter * rate;
     NormalForce {
         force: (elastic + damping).max(0.0),
         stiffness,
+        quarter,
     }
 }
 

@@ -67,18 +67,55 @@ pub struct SpinHistory {
 /// A contact's resistance coefficients.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ResistanceParams {
-    /// Static and kinetic friction μ_s, μ_k.
+    /// Static friction μ_s.
     pub mu_s: f64,
     /// Kinetic friction μ_k.
     pub mu_k: f64,
     /// The slide stiffness K_E (N/m).
     pub k_e: f64,
+    /// 1/K_E (m/N).
+    pub inv_k_e: f64,
+    /// √(I* K_E) (kg^{1/2} m N^{1/2}), I* the reduced moment of inertia:
+    /// the dampers are 2 √(I* K) with K a multiple of K_E.
+    pub root_inertia_k_e: f64,
     /// Rolling resistance η_r.
     pub eta_r: f64,
+    /// √η_r.
+    pub root_eta_r: f64,
     /// Spinning resistance η_ψ.
     pub eta_psi: f64,
-    /// Reduced moment of inertia I* (kg m²).
-    pub i_star: f64,
+    /// √η_ψ.
+    pub root_eta_psi: f64,
+    /// 1/Δt (1/s).
+    pub inv_dt: f64,
+}
+
+impl ResistanceParams {
+    /// The coefficients for μ_s, μ_k, K_E, η_r, η_ψ, the reduced moment of
+    /// inertia `i_star` (kg m²) and the step `dt` (what the contact law
+    /// computes from its pair's constants instead).
+    pub fn new(
+        mu_s: f64,
+        mu_k: f64,
+        k_e: f64,
+        eta_r: f64,
+        eta_psi: f64,
+        i_star: f64,
+        dt: f64,
+    ) -> Self {
+        ResistanceParams {
+            mu_s,
+            mu_k,
+            k_e,
+            inv_k_e: 1.0 / k_e,
+            root_inertia_k_e: (i_star * k_e).sqrt(),
+            eta_r,
+            root_eta_r: eta_r.sqrt(),
+            eta_psi,
+            root_eta_psi: eta_psi.sqrt(),
+            inv_dt: 1.0 / dt,
+        }
+    }
 }
 
 /// A contact's rolling springs (module docs' table), the same for both of
@@ -96,20 +133,19 @@ pub struct RollSprings {
 }
 
 impl RollSprings {
-    /// The springs of a contact of total curvature κ = `total` under the
-    /// normal force `load` over a step `dt`; `None` where it has no rolling
-    /// resistance (η_r = 0, K_E = 0 or κ = 0).
-    pub fn new(p: &ResistanceParams, total: f64, load: f64, dt: f64) -> Option<Self> {
+    /// The springs of a contact of total curvature κ = `total` (and
+    /// `inv_total` = 1/κ) under the normal force `load`; `None` where it
+    /// has no rolling resistance (η_r = 0, K_E = 0 or κ = 0).
+    #[inline]
+    pub fn new(p: &ResistanceParams, total: f64, inv_total: f64, load: f64) -> Option<Self> {
         if p.eta_r <= 0.0 || total <= 0.0 || p.k_e <= 0.0 {
             return None;
         }
-        // 1/κ and N/K_E once: one division each instead of one per term.
-        let inv_total = 1.0 / total;
-        let scale = 0.5 * total * load / p.k_e;
-        let stiffness = 4.0 * p.eta_r * p.k_e * inv_total * inv_total;
+        let scale = 0.5 * total * load * p.inv_k_e;
+        // D_R = 2 √(I* K_R) = 4 √η_r √(I* K_E) / κ.
         Some(RollSprings {
-            stiffness,
-            damping: 2.0 * (p.i_star * stiffness).sqrt() / dt,
+            stiffness: 4.0 * p.eta_r * p.k_e * inv_total * inv_total,
+            damping: 4.0 * p.root_eta_r * p.root_inertia_k_e * inv_total * p.inv_dt,
             caps: (p.mu_s * scale, p.mu_k * scale),
             limit: 2.0 * p.eta_r * p.mu_s * load * inv_total,
         })
@@ -172,14 +208,17 @@ pub fn roll(
     torque
 }
 
-/// Advances a contact's spin history over a step (module docs): `turn` is
-/// φ = Δt (ω_B − ω_A)·n, `curvature` 𝒦 = 1/R*; returns the torque on B
+/// Advances a contact's spin history over a step of length `dt` (module
+/// docs): `rate` is (ω_B − ω_A)·n, so the turn is φ = Δt · rate;
+/// `curvature` 𝒦 = 1/R* and `inv_curvature` = R*. Returns the torque on B
 /// about n (A gets its opposite).
+#[inline]
 pub fn spin(
     h: &mut SpinHistory,
     p: &ResistanceParams,
-    turn: f64,
+    rate: f64,
     curvature: f64,
+    inv_curvature: f64,
     load: f64,
     dt: f64,
 ) -> f64 {
@@ -187,18 +226,19 @@ pub fn spin(
         *h = SpinHistory::default();
         return 0.0;
     }
+    let turn = dt * rate;
     let mut phi = h.deflection + turn;
-    let inv_curvature = 1.0 / curvature;
     let k_psi = p.eta_psi * p.k_e * inv_curvature * inv_curvature;
-    let scale = |mu: f64| curvature * mu * load / p.k_e;
-    let (f, slipping) = cap(phi.abs(), h.slipping, scale(p.mu_s), scale(p.mu_k));
+    let scale = curvature * load * p.inv_k_e;
+    let (f, slipping) = cap(phi.abs(), h.slipping, p.mu_s * scale, p.mu_k * scale);
     phi *= f;
     h.deflection = phi;
     h.slipping = slipping;
     let mut torque = -k_psi * phi;
     if !slipping {
-        let d_psi = 2.0 * (p.i_star * k_psi).sqrt();
-        torque -= d_psi * turn / dt;
+        // D_ψ = 2 √(I* K_ψ) = 2 √η_ψ √(I* K_E) / 𝒦, on the rate φ/Δt.
+        let d_psi = 2.0 * p.root_eta_psi * p.root_inertia_k_e * inv_curvature;
+        torque -= d_psi * rate;
         let limit = p.eta_psi * p.mu_s * load * inv_curvature;
         torque = torque.clamp(-limit, limit);
     }
@@ -210,14 +250,7 @@ mod tests {
     use super::*;
 
     fn params() -> ResistanceParams {
-        ResistanceParams {
-            mu_s: 0.25,
-            mu_k: 0.2,
-            k_e: 1e5,
-            eta_r: 0.3,
-            eta_psi: 0.006,
-            i_star: 0.08,
-        }
+        ResistanceParams::new(0.25, 0.2, 1e5, 0.3, 0.006, 0.08, 1e-4)
     }
 
     /// A sphere (R = 0.2 m) rolling on a floor at 0.5 m/s: its rocking
@@ -231,7 +264,7 @@ mod tests {
         let outward = -DVec3::Z; // the sphere is above the floor
         let travel = DVec3::new(0.5 * dt, 0.0, 0.0);
         let mut t = DVec3::ZERO;
-        let springs = RollSprings::new(&p, 1.0 / r, load, dt);
+        let springs = RollSprings::new(&p, 1.0 / r, r, load);
         for _ in 0..2000 {
             t = roll(&mut h, springs.as_ref(), outward, travel, 1.0 / r);
         }
@@ -254,7 +287,7 @@ mod tests {
         let mut h = SpinHistory::default();
         let mut t = 0.0;
         for _ in 0..5000 {
-            t = spin(&mut h, &p, 1.0 * dt, 1.0 / r, load, dt);
+            t = spin(&mut h, &p, 1.0, 1.0 / r, r, load, dt);
         }
         assert!(h.slipping);
         assert!((t + 0.01176).abs() < 1e-9, "spin torque {t}");

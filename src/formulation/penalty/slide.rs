@@ -77,14 +77,32 @@ pub struct SlideParams {
     pub mu_k: f64,
     /// Spring stiffness K_E (N/m).
     pub stiffness: f64,
-    /// Reduced mass m* (kg), for K_D.
-    pub m_star: f64,
+    /// 1/K_E (m/N).
+    pub inv_stiffness: f64,
+    /// The damper K_D = 2 √(m* K_E) (N s/m), m* the reduced mass.
+    pub damping: f64,
+}
+
+impl SlideParams {
+    /// The coefficients for μ_s, μ_k, K_E = `stiffness` and the reduced
+    /// mass `m_star` (what the contact law computes from its pair's
+    /// constants instead).
+    pub fn new(mu_s: f64, mu_k: f64, stiffness: f64, m_star: f64) -> Self {
+        SlideParams {
+            mu_s,
+            mu_k,
+            stiffness,
+            inv_stiffness: 1.0 / stiffness,
+            damping: 2.0 * (m_star * stiffness).sqrt(),
+        }
+    }
 }
 
 /// Advances one contact's history over a step of length `dt` (module docs,
 /// steps 1–3) and returns the friction force on body B (step 4).
 /// `normal` is the unit normal, `rel` the relative velocity u, `load` the
 /// normal force N ≥ 0.
+#[inline]
 pub fn slide(
     h: &mut SlideHistory,
     p: &SlideParams,
@@ -93,18 +111,19 @@ pub fn slide(
     load: f64,
     dt: f64,
 ) -> DVec3 {
-    let step = (rel - normal * rel.dot(normal)) * dt;
+    // P(u): ΔS/Δt, the damper's rate.
+    let rate = rel - normal * rel.dot(normal);
+    let step = rate * dt;
     let s = super::roll_spin::carry(h.deflection, normal) + step;
     let k = p.stiffness;
-    let reach = load / k;
+    let reach = load * p.inv_stiffness;
     let (scale, slipping) = cap(s.length(), h.slipping, p.mu_s * reach, p.mu_k * reach);
     h.slipping = slipping;
     h.deflection = s * scale;
     let s = h.deflection;
     let mut force = s * k;
     if !h.slipping {
-        let damping = 2.0 * (p.m_star * k).sqrt();
-        force += step * (damping / dt);
+        force += rate * p.damping;
         // Spring and damper together stay within μ_s N (module docs, 5).
         let limit = p.mu_s * load;
         let f2 = force.length_squared();
@@ -120,12 +139,7 @@ mod tests {
     use super::*;
 
     fn params() -> SlideParams {
-        SlideParams {
-            mu_s: 0.25,
-            mu_k: 0.2,
-            stiffness: 1e5,
-            m_star: 1.0,
-        }
+        SlideParams::new(0.25, 0.2, 1e5, 1.0)
     }
 
     /// A contact dragged steadily sticks until the spring reaches μ_s N,
