@@ -361,7 +361,12 @@ pub fn step(
                     Ok(())
                 })
                 .map_err(crowded)?;
-            contacts_last = timers.time("forces", || listed_forces(world, ws, settings, dt));
+            contacts_last = timers.time("forces", || {
+                let contacts = listed_forces(world, ws, settings, dt);
+                listed_sums(world, ws);
+                contacts
+            });
+            timers.time("integrate", || integrate(world, ws, dt, time));
         } else {
             let contacts = timers
                 .time("collide", || {
@@ -370,8 +375,8 @@ pub fn step(
                 .map_err(crowded)?;
             contacts_last = contacts.len();
             timers.time("forces", || forces(world, ws, settings, &contacts, dt));
+            timers.time("integrate", || integrate(world, ws, dt, time));
         }
-        timers.time("integrate", || integrate(world, ws, dt, time));
         world.time = time + dt;
     }
     world.time = t0 + h;
@@ -456,10 +461,10 @@ fn forces(
 }
 
 /// The neighbour list's driver (spheres only): every listed pair is tested
-/// and, where it touches, loaded with the history it holds; the boundary
-/// contacts `walls` take theirs from the list's sorted vector; then each
-/// body sums its ends in parallel, in the order [`forces`] adds them (the
-/// same bits). Returns the number of contacts.
+/// and, where it touches, loaded with the history it holds, while the
+/// boundary contacts `walls` take theirs from the list's sorted vector (the
+/// two in one parallel region); the loads stay per pair and per boundary
+/// contact for [`listed_sums`]. Returns the number of contacts.
 fn listed_forces(
     world: &World,
     ws: &mut PenaltyWorkspace,
@@ -477,40 +482,70 @@ fn listed_forces(
     };
     let list = &mut ws.neighbours;
     list.refresh_constants(&cx);
-    let touching: usize = list
-        .pairs
-        .par_iter()
-        .zip(list.constants.par_iter())
-        .zip(list.history.par_iter_mut())
-        .zip(list.touching.par_iter_mut())
-        .zip(list.loads.par_iter_mut())
-        .map(|((((&(i, j), k), hist), touching), out)| {
-            let (i, j) = (i as usize, j as usize);
-            if collision::spheres_within(b, i, j, 0.0) {
-                *out = contact_loads(&cx, &collision::sphere_pair(b, i, j), k, hist);
-                *touching = true;
-                1
-            } else {
-                if *touching {
-                    *hist = ContactHistory::default();
-                    *out = Loads::default();
-                    *touching = false;
-                }
-                0
-            }
-        })
-        .sum();
-    let list = &ws.neighbours;
-    let walls = &ws.walls;
-    walls
-        .par_iter()
-        .map(|c| {
-            let mut hist = list.wall_history_of(c.key);
-            let k = PairConstants::of_contact(&cx, c);
-            (contact_loads(&cx, c, &k, &mut hist), hist)
-        })
-        .collect_into_vec(&mut ws.loads);
-    let nb = b.len();
+    let neighbours::NeighbourList {
+        pairs,
+        constants,
+        history,
+        touching,
+        loads,
+        wall_history,
+        ..
+    } = list;
+    let (walls, wall_loads) = (&ws.walls, &mut ws.loads);
+    let wall_history = &*wall_history;
+    // One region, not two: the boundary contacts are too few to pay for
+    // a parallel region of their own (2 threads: 1.0× one thread's time).
+    let (touching, ()) = rayon::join(
+        || {
+            pairs
+                .par_iter()
+                .zip(constants.par_iter())
+                .zip(history.par_iter_mut())
+                .zip(touching.par_iter_mut())
+                .zip(loads.par_iter_mut())
+                .map(|((((&(i, j), k), hist), touching), out)| {
+                    let (i, j) = (i as usize, j as usize);
+                    if collision::spheres_within(b, i, j, 0.0) {
+                        *out = contact_loads(&cx, &collision::sphere_pair(b, i, j), k, hist);
+                        *touching = true;
+                        1
+                    } else {
+                        if *touching {
+                            *hist = ContactHistory::default();
+                            *out = Loads::default();
+                            *touching = false;
+                        }
+                        0
+                    }
+                })
+                .sum::<usize>()
+        },
+        || {
+            walls
+                .par_iter()
+                .map(|c| {
+                    let mut hist = neighbours::wall_history_in(wall_history, c.key);
+                    let k = PairConstants::of_contact(&cx, c);
+                    (contact_loads(&cx, c, &k, &mut hist), hist)
+                })
+                .collect_into_vec(wall_loads);
+        },
+    );
+    let list = &mut ws.neighbours;
+    list.wall_history.clear();
+    list.wall_history
+        .extend(walls.iter().zip(&ws.loads).map(|(c, &(_, h))| (c.key, h)));
+    if list.wall_history.windows(2).any(|w| w[0].0 > w[1].0) {
+        list.wall_history.sort_unstable_by_key(|&(k, _)| k);
+    }
+    touching + walls.len()
+}
+
+/// The list driver's per-body sums of its loads (its ends of listed pairs,
+/// in the order [`forces`] adds them, so the same bits, then its boundary
+/// contacts), in parallel over the bodies.
+fn listed_sums(world: &World, ws: &mut PenaltyWorkspace) {
+    let nb = world.bodies.len();
     ws.force.resize(nb, DVec3::ZERO);
     ws.torque.resize(nb, DVec3::ZERO);
     // Body k's boundary contacts are walls[wall_start[k]..wall_start[k + 1]]
@@ -518,23 +553,22 @@ fn listed_forces(
     let starts = &mut ws.wall_start;
     starts.clear();
     starts.resize(nb + 1, 0);
-    for c in walls {
+    for c in &ws.walls {
         starts[c.a as usize + 1] += 1;
     }
     for k in 0..nb {
         starts[k + 1] += starts[k];
     }
-    let starts = &ws.wall_start;
-    let wall_loads = &ws.loads;
+    let (list, starts, wall_loads) = (&ws.neighbours, &ws.wall_start, &ws.loads);
     ws.force
         .par_iter_mut()
         .zip(ws.torque.par_iter_mut())
         .enumerate()
         .for_each(|(k, (f, t))| {
             let (mut fk, mut tk) = (DVec3::ZERO, DVec3::ZERO);
-            let ends = &list.ends[list.offsets[k] as usize..list.offsets[k + 1] as usize];
             // Pairs that do not touch hold zero loads: adding them leaves
             // the sum's bits as they are, and saves an unpredictable branch.
+            let ends = &list.ends[list.offsets[k] as usize..list.offsets[k + 1] as usize];
             for &e in ends {
                 let l = &list.loads[(e >> 1) as usize];
                 if e & 1 == 1 {
@@ -551,14 +585,6 @@ fn listed_forces(
             }
             (*f, *t) = (fk, tk);
         });
-    let list = &mut ws.neighbours;
-    list.wall_history.clear();
-    list.wall_history
-        .extend(walls.iter().zip(&ws.loads).map(|(c, &(_, h))| (c.key, h)));
-    if list.wall_history.windows(2).any(|w| w[0].0 > w[1].0) {
-        list.wall_history.sort_unstable_by_key(|&(k, _)| k);
-    }
-    touching + walls.len()
 }
 
 /// Symplectic Euler over `dt` from time `t` (module docs).

@@ -227,12 +227,13 @@ impl NeighbourList {
         }
         map.extend(self.wall_history.iter().copied());
     }
+}
 
-    /// The history a boundary contact of key `key` had at the last sub-step.
-    pub(super) fn wall_history_of(&self, key: u64) -> ContactHistory {
-        match self.wall_history.binary_search_by_key(&key, |&(k, _)| k) {
-            Ok(at) => self.wall_history[at].1,
-            Err(_) => ContactHistory::default(),
-        }
+/// The history a boundary contact of key `key` had at the last sub-step,
+/// from a list's `wall_history` (sorted by key).
+pub(super) fn wall_history_in(wall_history: &[(u64, ContactHistory)], key: u64) -> ContactHistory {
+    match wall_history.binary_search_by_key(&key, |&(k, _)| k) {
+        Ok(at) => wall_history[at].1,
+        Err(_) => ContactHistory::default(),
     }
 }
