@@ -398,7 +398,7 @@ impl Grid {
     }
 }
 
-/// Sphere–sphere contacts via the uniform grid ([`Grid`]). Errors:
+/// Sphere–sphere contacts via the uniform grid (`Grid`). Errors:
 /// [`Crowded`].
 pub fn sphere_sphere(bodies: &Bodies, envelope: f64) -> Result<Vec<ContactGeom>, Crowded> {
     let n = bodies.len();

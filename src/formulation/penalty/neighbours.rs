@@ -17,7 +17,7 @@
 //! The list also holds what the sub-steps need per listed pair, so that no
 //! map is searched or filled per contact: each pair's contact history (the
 //! default while the pair does not touch), the law's constants of the pair
-//! ([`PairConstants`]: made once per rebuild), its loads of the sub-step
+//! (`loads::PairConstants`: made once per rebuild), its loads of the sub-step
 //! (zero while it does not touch, so the sums need not ask), and
 //! per body the pairs it is an end of, in the order a serial pass over the
 //! contacts would add them to the body (as B of pairs with smaller ids,
