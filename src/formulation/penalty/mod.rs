@@ -341,54 +341,44 @@ pub fn step(
         step: next_step,
         error,
     };
-    // The sub-steps run on a thread of rayon's pool: each parallel loop
-    // then starts from a worker, which takes its own share at once, instead
-    // of handing the loop to the pool and sleeping until it is done (the
-    // bench bed's seven loops a sub-step, each such a hand-over).
     let mut contacts_last = 0;
-    let mut substeps = || -> Result<(), StepError> {
-        for k in 0..n {
-            let time = t0 + k as f64 * dt;
-            if listed {
-                let (list, walls) = (&mut ws.neighbours, &mut ws.walls);
-                timers
-                    .time("collide", || -> Result<(), collision::Crowded> {
-                        list.refresh(&world.bodies, &world.boundaries, skin, time)?;
-                        if list.synced != Some(world.step_index) {
-                            list.import(&world.contact_history);
-                            list.synced = Some(world.step_index);
-                        }
-                        let (b, walls_of) = (&world.bodies, &world.boundaries);
-                        *walls = match &list.near_walls {
-                            Some(near) => {
-                                collision::sphere_boundary_of(b, walls_of, near, 0.0, time)
-                            }
-                            None => collision::sphere_boundary(b, walls_of, 0.0, time),
-                        };
-                        Ok(())
-                    })
-                    .map_err(crowded)?;
-                contacts_last = timers.time("forces", || {
-                    let contacts = listed_forces(world, ws, settings, dt);
-                    listed_sums(world, ws);
-                    contacts
-                });
-                timers.time("integrate", || integrate(world, ws, dt, time));
-            } else {
-                let contacts = timers
-                    .time("collide", || {
-                        collision::detect(&world.bodies, &world.boundaries, 0.0, time)
-                    })
-                    .map_err(crowded)?;
-                contacts_last = contacts.len();
-                timers.time("forces", || forces(world, ws, settings, &contacts, dt));
-                timers.time("integrate", || integrate(world, ws, dt, time));
-            }
-            world.time = time + dt;
+    for k in 0..n {
+        let time = t0 + k as f64 * dt;
+        if listed {
+            let (list, walls) = (&mut ws.neighbours, &mut ws.walls);
+            timers
+                .time("collide", || -> Result<(), collision::Crowded> {
+                    list.refresh(&world.bodies, &world.boundaries, skin, time)?;
+                    if list.synced != Some(world.step_index) {
+                        list.import(&world.contact_history);
+                        list.synced = Some(world.step_index);
+                    }
+                    let (b, walls_of) = (&world.bodies, &world.boundaries);
+                    *walls = match &list.near_walls {
+                        Some(near) => collision::sphere_boundary_of(b, walls_of, near, 0.0, time),
+                        None => collision::sphere_boundary(b, walls_of, 0.0, time),
+                    };
+                    Ok(())
+                })
+                .map_err(crowded)?;
+            contacts_last = timers.time("forces", || {
+                let contacts = listed_forces(world, ws, settings, dt);
+                listed_sums(world, ws);
+                contacts
+            });
+            timers.time("integrate", || integrate(world, ws, dt, time));
+        } else {
+            let contacts = timers
+                .time("collide", || {
+                    collision::detect(&world.bodies, &world.boundaries, 0.0, time)
+                })
+                .map_err(crowded)?;
+            contacts_last = contacts.len();
+            timers.time("forces", || forces(world, ws, settings, &contacts, dt));
+            timers.time("integrate", || integrate(world, ws, dt, time));
         }
-        Ok(())
-    };
-    rayon::scope(|_| substeps())?;
+        world.time = time + dt;
+    }
     world.time = t0 + h;
     world.step_index += 1;
     if listed {
