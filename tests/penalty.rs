@@ -101,41 +101,93 @@ fn disk_at_rest_stays_still_under_the_tracked_model_and_chatters_under_the_legac
 
 /// The Verlet neighbour list changes nothing but the speed: `repose_small`'s
 /// pour under the penalty formulation gives the same bits with the list
-/// (default skin) as with a full detection every sub-step (`skin: 0`),
-/// over 150 steps of the inlet pouring.
+/// (default skin, its pair constants made once per listed pair) as with a
+/// full detection every sub-step (`skin: 0`, constants per contact), over
+/// 150 steps of the inlet pouring; under Hertz with the beads' default
+/// (no rolling or spinning resistance), under Hertz with seed 003's rolling
+/// and spinning springs and the Hertzian spin model, and under Hooke with a
+/// set slide stiffness and a second bead material poured beside the first.
 #[test]
 fn neighbour_list_gives_the_bits_of_a_full_detection_every_sub_step() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/repose_small.ron");
     let text = std::fs::read_to_string(&path).expect("scenes/repose_small.ron");
-    let run = |skin: &str| {
-        let t = text.replace(
-            "    time_step: 2e-3,",
-            &format!("    time_step: 2e-3,\n    formulation: Penalty(normal: Hertz{skin}),"),
+    let bead = r#"(name: "bead", friction: 0.6, rolling: 0.0, spinning: 0.0, density: 2500.0),"#;
+    assert!(text.contains(bead), "repose_small's bead material changed");
+    let resisting = r#"(name: "bead", friction: 0.6, rolling: 0.0, spinning: 0.0, density: 2500.0,
+         static_friction: 0.6, kinetic_friction: 0.5, roll_eta: 0.1, spin_eta: 0.05),"#;
+    let two_beads = r#"(name: "bead", friction: 0.6, rolling: 0.0, spinning: 0.0, density: 2500.0,
+         slide_stiffness: 3e3, roll_eta: 0.1, spin_eta: 0.05),
+        (name: "bead2", friction: 0.4, rolling: 0.0, spinning: 0.0, density: 1500.0,
+         young_modulus: 5e7, restitution: 0.3, roll_eta: 0.3, spin_eta: 0.02),"#;
+    let inlet = "seed: 1),";
+    assert!(text.contains(inlet), "repose_small's inlet changed");
+    let second_inlet = "seed: 1),
+        Inlet(region: Disk(center: (0.03, 0.0, 0.15), normal: (0.0, 0.0, 1.0), radius: 0.02),
+              rate: 500, count: 500, radius: 0.004, material: 2,
+              velocity: (0.0, 0.0, -0.5), velocity_jitter: 0.02, seed: 2),";
+    let variants = [
+        (
+            "Hertz, beads without resistance",
+            "normal: Hertz",
+            bead,
+            inlet,
+        ),
+        (
+            "Hertz, rolling and Hertzian spin springs",
+            "normal: Hertz, spinning: Hertz",
+            resisting,
+            inlet,
+        ),
+        (
+            "Hooke, set slide stiffness, two bead materials",
+            "normal: Hooke(stiffness: 2e4)",
+            two_beads,
+            second_inlet,
+        ),
+    ];
+    for (what, settings, materials, inlets) in variants {
+        let run = |skin: &str| {
+            let t = text
+                .replace(
+                    "    time_step: 2e-3,",
+                    &format!("    time_step: 2e-3,\n    formulation: Penalty({settings}{skin}),"),
+                )
+                .replace(bead, materials)
+                .replace(inlet, inlets);
+            let mut w = world(&t);
+            let mut st = Stepper::new();
+            for k in 0..150 {
+                st.step(&mut w)
+                    .unwrap_or_else(|e| panic!("{what}: step {k}: {e:#}"));
+            }
+            (w, st)
+        };
+        let (listed, st) = run("");
+        let (full, _) = run(", skin: 0.0");
+        assert!(
+            listed.bodies.len() > 100,
+            "{what}: only {} bodies poured",
+            listed.bodies.len()
         );
-        let mut w = world(&t);
-        let mut st = Stepper::new();
-        for k in 0..150 {
-            st.step(&mut w)
-                .unwrap_or_else(|e| panic!("step {k}: {e:#}"));
-        }
-        (w, st)
-    };
-    let (listed, st) = run("");
-    let (full, _) = run(", skin: 0.0");
-    assert!(
-        listed.bodies.len() > 100,
-        "only {} bodies poured",
-        listed.bodies.len()
-    );
-    assert_eq!(listed.bodies.pos, full.bodies.pos, "positions differ");
-    assert_eq!(listed.bodies.vel, full.bodies.vel, "velocities differ");
-    assert_eq!(listed.bodies.omega, full.bodies.omega, "spins differ");
-    eprintln!(
-        "OBSERVED {} bodies, {} contacts in history, identical; the list was rebuilt {} times",
-        listed.bodies.len(),
-        listed.contact_history.len(),
-        st.penalty_rebuilds()
-    );
+        assert_eq!(
+            listed.bodies.pos, full.bodies.pos,
+            "{what}: positions differ"
+        );
+        assert_eq!(
+            listed.bodies.vel, full.bodies.vel,
+            "{what}: velocities differ"
+        );
+        assert_eq!(
+            listed.bodies.omega, full.bodies.omega,
+            "{what}: spins differ"
+        );
+        eprintln!(
+            "OBSERVED {what}: {} bodies, {} contacts in history, identical; the list was rebuilt {} times",
+            listed.bodies.len(),
+            listed.contact_history.len(),
+            st.penalty_rebuilds()
+        );
+    }
 }
 
 /// `repose bench --formulation penalty`'s measurement: particle-steps per

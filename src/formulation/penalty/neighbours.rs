@@ -170,7 +170,10 @@ impl NeighbourList {
     }
 
     /// Computes every listed pair's constants unless they are those of
-    /// this list, normal law and pair coefficients already.
+    /// this list, normal law and pair coefficients already. (Bodies keep
+    /// their radius, mass and material for life and are only appended,
+    /// which rebuilds the list: a pair's constants change with nothing
+    /// else.)
     pub(super) fn refresh_constants(&mut self, cx: &Context) {
         let model = cx.settings.normal;
         if let Some((rebuild, m, table)) = &self.constants_of {
