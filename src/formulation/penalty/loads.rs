@@ -79,9 +79,6 @@ pub struct PairConstants {
     pub inv_kappa: f64,
     /// The normal law's k and damping ζ √(k m*) ([`normal::NormalParams`]).
     pub normal: normal::NormalParams,
-    /// K_E where the materials set it; else 2/7 of the normal stiffness
-    /// at each sub-step.
-    pub slide_stiffness: Option<f64>,
     /// √(m* K₀) and √(I* K₀), K₀ = K_E where set, else K_E's coefficient
     /// (K_E = K₀ for Hooke, K₀ √δ for Hertz, so √K_E = √K₀ δ^{1/4}).
     pub root_k: [f64; 2],
@@ -111,7 +108,6 @@ impl PairConstants {
             kappa,
             inv_kappa,
             normal,
-            slide_stiffness: pc.slide_stiffness,
             root_k: [(m_star * k0).sqrt(), (i_star * k0).sqrt()],
         }
     }
@@ -172,8 +168,9 @@ pub fn contact_loads(
     let [kappa_a, kappa_b] = k.kappa;
     let kappa = kappa_a + kappa_b;
     let nf = normal::normal_force(settings.normal, &k.normal, delta, -rel.dot(n));
-    // K_E and the factor its square root carries (PairConstants::root_k).
-    let (k_e, root) = match k.slide_stiffness {
+    // K_E (the materials' where set, else 2/7 of the normal stiffness) and
+    // the factor its square root carries (PairConstants::root_k).
+    let (k_e, root) = match pc.slide_stiffness {
         Some(k_e) => (k_e, 1.0),
         None => (2.0 / 7.0 * nf.stiffness, nf.quarter),
     };

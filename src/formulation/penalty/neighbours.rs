@@ -211,7 +211,7 @@ impl NeighbourList {
             });
         // A pair that touched before the import may not touch now: its
         // loads must read zero (touching ones are written before use).
-        self.loads.iter_mut().for_each(|l| *l = Loads::default());
+        self.loads.fill(Loads::default());
         self.wall_history.clear();
         self.wall_history.extend(
             map.iter()

@@ -90,6 +90,7 @@ pub struct ResistanceParams {
     pub inv_dt: f64,
 }
 
+#[cfg(test)]
 impl ResistanceParams {
     /// The coefficients for μ_s, μ_k, K_E, η_r, η_ψ, the reduced moment of
     /// inertia `i_star` (kg m²) and the step `dt` (what the contact law

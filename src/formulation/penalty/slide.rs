@@ -83,6 +83,7 @@ pub struct SlideParams {
     pub damping: f64,
 }
 
+#[cfg(test)]
 impl SlideParams {
     /// The coefficients for μ_s, μ_k, K_E = `stiffness` and the reduced
     /// mass `m_star` (what the contact law computes from its pair's
