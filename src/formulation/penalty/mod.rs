@@ -342,13 +342,18 @@ pub fn step(
         error,
     };
     let mut contacts_last = 0;
+    // Whether some sphere has moved half the skin since the list's last
+    // rebuild, as the last sub-step's integration found (`None` before the
+    // first sub-step: inlets may have added spheres, a checkpoint been
+    // restored, so the list measures it itself).
+    let mut moved = None;
     for k in 0..n {
         let time = t0 + k as f64 * dt;
         if listed {
             let (list, walls) = (&mut ws.neighbours, &mut ws.walls);
             timers
                 .time("collide", || -> Result<(), collision::Crowded> {
-                    list.refresh(&world.bodies, &world.boundaries, skin, time)?;
+                    list.refresh(&world.bodies, &world.boundaries, skin, time, moved)?;
                     if list.synced != Some(world.step_index) {
                         list.import(&world.contact_history);
                         list.synced = Some(world.step_index);
@@ -366,7 +371,7 @@ pub fn step(
                 listed_sums(world, ws);
                 contacts
             });
-            timers.time("integrate", || integrate(world, ws, dt, time));
+            moved = timers.time("integrate", || integrate(world, ws, dt, time, true));
         } else {
             let contacts = timers
                 .time("collide", || {
@@ -375,7 +380,7 @@ pub fn step(
                 .map_err(crowded)?;
             contacts_last = contacts.len();
             timers.time("forces", || forces(world, ws, settings, &contacts, dt));
-            timers.time("integrate", || integrate(world, ws, dt, time));
+            timers.time("integrate", || integrate(world, ws, dt, time, false));
         }
         world.time = time + dt;
     }
@@ -587,8 +592,18 @@ fn listed_sums(world: &World, ws: &mut PenaltyWorkspace) {
         });
 }
 
-/// Symplectic Euler over `dt` from time `t` (module docs).
-fn integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) {
+/// Symplectic Euler over `dt` from time `t` (module docs). With `listed`
+/// (the neighbour list's driver), returns whether some sphere has moved
+/// half the skin since the list's last rebuild (measured in the position
+/// pass, so that the next sub-step's `refresh` need not pass over the
+/// spheres again); else `None`.
+fn integrate(
+    world: &mut World,
+    ws: &PenaltyWorkspace,
+    dt: f64,
+    t: f64,
+    listed: bool,
+) -> Option<bool> {
     let g = world.gravity;
     let b = &mut world.bodies;
     let crate::bodies::Bodies {
@@ -616,6 +631,18 @@ fn integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) {
                 *w += ws.torque[i] * (inv_inertia[i] * dt);
             }
         });
-    crate::integrate::positions(b, dt);
+    let list = &ws.neighbours;
+    let moved = if listed {
+        Some(crate::integrate::positions_watched(
+            b,
+            dt,
+            list.anchor(),
+            list.reach2(),
+        ))
+    } else {
+        crate::integrate::positions(b, dt);
+        None
+    };
     crate::integrate::boundaries(&mut world.boundaries, t, dt);
+    moved
 }

@@ -89,28 +89,46 @@ pub struct NeighbourList {
 
 impl NeighbourList {
     /// Whether the list no longer covers every pair that may touch.
-    fn stale(&self, bodies: &Bodies, skin: f64) -> bool {
+    /// `moved`: whether some sphere has moved half the skin since the
+    /// rebuild, where the caller knows it (from the last sub-step's
+    /// [`integrate::positions_watched`](crate::integrate::positions_watched));
+    /// `None`: measured here.
+    fn stale(&self, bodies: &Bodies, skin: f64, moved: Option<bool>) -> bool {
         if bodies.len() != self.anchor.len() || skin != self.skin {
             return true;
         }
-        let limit = 0.25 * skin * skin;
-        bodies
-            .pos
-            .par_iter()
-            .zip(self.anchor.par_iter())
-            .any(|(x, a)| (*x - *a).length_squared() >= limit)
+        moved.unwrap_or_else(|| {
+            let limit = self.reach2();
+            bodies
+                .pos
+                .par_iter()
+                .zip(self.anchor.par_iter())
+                .any(|(x, a)| (*x - *a).length_squared() >= limit)
+        })
+    }
+
+    /// The squared distance from its place at the last rebuild past which
+    /// a sphere makes the list stale: (skin/2)².
+    pub(super) fn reach2(&self) -> f64 {
+        0.25 * self.skin * self.skin
+    }
+
+    /// Where the spheres were at the last rebuild.
+    pub(super) fn anchor(&self) -> &[DVec3] {
+        &self.anchor
     }
 
     /// Rebuilds the list when it is stale (at simulated time `time`); a
-    /// pair listed before keeps its history.
+    /// pair listed before keeps its history. `moved`: as for `stale`.
     pub(super) fn refresh(
         &mut self,
         bodies: &Bodies,
         boundaries: &[Boundary],
         skin: f64,
         time: f64,
+        moved: Option<bool>,
     ) -> Result<(), Crowded> {
-        if !self.stale(bodies, skin) {
+        if !self.stale(bodies, skin, moved) {
             return Ok(());
         }
         // A sphere moves less than half the skin before the next rebuild,
