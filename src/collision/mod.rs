@@ -209,7 +209,11 @@ pub fn sphere_pair(bodies: &Bodies, i: usize, j: usize) -> ContactGeom {
     let ri = bodies.radius[i];
     let d = bodies.pos[j] - xi;
     let dist = d.length_squared().sqrt();
-    let normal = if dist > 0.0 { d / dist } else { DVec3::Z };
+    let normal = if dist > 0.0 {
+        d * (1.0 / dist)
+    } else {
+        DVec3::Z
+    };
     let gap = dist - ri - bodies.radius[j];
     ContactGeom {
         a: i as u32,

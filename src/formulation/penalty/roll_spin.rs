@@ -194,7 +194,7 @@ pub fn roll(
     let n = outward;
     let rock = travel * curvature;
     let mut theta = carry(h.deflection, n) + rock;
-    let (f, slipping) = cap(theta.length(), h.slipping, sp.caps.0, sp.caps.1);
+    let (f, slipping) = cap(theta.length_squared(), h.slipping, sp.caps.0, sp.caps.1);
     theta *= f;
     h.deflection = theta;
     h.slipping = slipping;
@@ -231,7 +231,7 @@ pub fn spin(
     let mut phi = h.deflection + turn;
     let k_psi = p.eta_psi * p.k_e * inv_curvature * inv_curvature;
     let scale = curvature * load * p.inv_k_e;
-    let (f, slipping) = cap(phi.abs(), h.slipping, p.mu_s * scale, p.mu_k * scale);
+    let (f, slipping) = cap(phi * phi, h.slipping, p.mu_s * scale, p.mu_k * scale);
     phi *= f;
     h.deflection = phi;
     h.slipping = slipping;

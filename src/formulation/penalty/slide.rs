@@ -40,20 +40,18 @@
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
-/// Seed 003's stick/slip rule on a micro-deflection of length `len`
-/// (step 3 of the module docs; the rolling and spinning springs use it
-/// too): in stick, past the static cap it is scaled to that cap and slips;
-/// in slip, past the kinetic cap it is scaled to that cap, else it sticks.
-/// Returns the scale to apply (≤ 1) and whether it slips.
-pub(super) fn cap(len: f64, slipping: bool, static_cap: f64, kinetic_cap: f64) -> (f64, bool) {
-    if !slipping {
-        if len > static_cap {
-            (static_cap / len, true)
-        } else {
-            (1.0, false)
-        }
-    } else if len > kinetic_cap {
-        (kinetic_cap / len, true)
+/// Seed 003's stick/slip rule on a micro-deflection of squared length
+/// `len2` (step 3 of the module docs; the rolling and spinning springs use
+/// it too): in stick, past the static cap it is scaled to that cap and
+/// slips; in slip, past the kinetic cap it is scaled to that cap, else it
+/// sticks. Returns the scale to apply (≤ 1) and whether it slips. The
+/// lengths are compared squared: a deflection within its cap (most
+/// contacts of a settled bed) takes no square root.
+#[inline]
+pub(super) fn cap(len2: f64, slipping: bool, static_cap: f64, kinetic_cap: f64) -> (f64, bool) {
+    let limit = if slipping { kinetic_cap } else { static_cap };
+    if len2 > limit * limit {
+        (limit / len2.sqrt(), true)
     } else {
         (1.0, false)
     }
@@ -118,7 +116,12 @@ pub fn slide(
     let s = super::roll_spin::carry(h.deflection, normal) + step;
     let k = p.stiffness;
     let reach = load * p.inv_stiffness;
-    let (scale, slipping) = cap(s.length(), h.slipping, p.mu_s * reach, p.mu_k * reach);
+    let (scale, slipping) = cap(
+        s.length_squared(),
+        h.slipping,
+        p.mu_s * reach,
+        p.mu_k * reach,
+    );
     h.slipping = slipping;
     h.deflection = s * scale;
     let s = h.deflection;
