@@ -17,9 +17,10 @@
 //!   envelope: a contact is an overlap δ = −Φ > 0; bodies of other shapes
 //!   give one contact per manifold point. Scenes of spheres keep a Verlet
 //!   neighbour list ([`neighbours`]) instead: this stage then only rebuilds
-//!   it when stale and finds the boundary contacts of the spheres it lists
-//!   near a boundary (all spheres if a boundary moves), and the pairs are
-//!   tested in `forces` — the same contacts as a full detection.
+//!   it when stale; `forces` tests the listed pairs and, beside them in the
+//!   same parallel region, finds the boundary contacts of the spheres the
+//!   list has near a boundary (all spheres if a boundary moves) — the same
+//!   contacts as a full detection.
 //! * **forces**: per contact, the normal force from δ and its rate, then the
 //!   friction force and the rolling and spinning torques from the
 //!   contact's history (keyed as warm starts are: pair and manifold point;
@@ -350,7 +351,7 @@ pub fn step(
     for k in 0..n {
         let time = t0 + k as f64 * dt;
         if listed {
-            let (list, walls) = (&mut ws.neighbours, &mut ws.walls);
+            let list = &mut ws.neighbours;
             timers
                 .time("collide", || -> Result<(), collision::Crowded> {
                     list.refresh(&world.bodies, &world.boundaries, skin, time, moved)?;
@@ -358,16 +359,11 @@ pub fn step(
                         list.import(&world.contact_history);
                         list.synced = Some(world.step_index);
                     }
-                    let (b, walls_of) = (&world.bodies, &world.boundaries);
-                    *walls = match &list.near_walls {
-                        Some(near) => collision::sphere_boundary_of(b, walls_of, near, 0.0, time),
-                        None => collision::sphere_boundary(b, walls_of, 0.0, time),
-                    };
                     Ok(())
                 })
                 .map_err(crowded)?;
             contacts_last = timers.time("forces", || {
-                let contacts = listed_forces(world, ws, settings, dt);
+                let contacts = listed_forces(world, ws, settings, dt, time);
                 listed_sums(world, ws);
                 contacts
             });
@@ -467,14 +463,17 @@ fn forces(
 
 /// The neighbour list's driver (spheres only): every listed pair is tested
 /// and, where it touches, loaded with the history it holds, while the
-/// boundary contacts `walls` take theirs from the list's sorted vector (the
-/// two in one parallel region); the loads stay per pair and per boundary
-/// contact for [`listed_sums`]. Returns the number of contacts.
+/// boundary contacts at time `time` are found (into `ws.walls`, the spheres
+/// the list has near a boundary, or all where one moves) and take their
+/// histories from the list's sorted vector (the two in one parallel
+/// region); the loads stay per pair and per boundary contact for
+/// [`listed_sums`]. Returns the number of contacts.
 fn listed_forces(
     world: &World,
     ws: &mut PenaltyWorkspace,
     settings: &PenaltySettings,
     dt: f64,
+    time: f64,
 ) -> usize {
     let b = &world.bodies;
     let cx = Context {
@@ -494,12 +493,15 @@ fn listed_forces(
         touching,
         loads,
         wall_history,
+        near_walls,
         ..
     } = list;
-    let (walls, wall_loads) = (&ws.walls, &mut ws.loads);
-    let wall_history = &*wall_history;
-    // One region, not two: the boundary contacts are too few to pay for
-    // a parallel region of their own (2 threads: 1.0× one thread's time).
+    let (walls, wall_loads) = (&mut ws.walls, &mut ws.loads);
+    let (wall_history, near_walls) = (&*wall_history, &*near_walls);
+    // One region, not three: the boundary contacts, their search and
+    // their loads, are too few to pay for parallel regions of their own
+    // (2 threads: 1.0–1.2× one thread's time); beside the pairs they run on
+    // whichever thread is free.
     let (touching, ()) = rayon::join(
         || {
             pairs
@@ -526,6 +528,11 @@ fn listed_forces(
                 .sum::<usize>()
         },
         || {
+            let bounds = &world.boundaries;
+            *walls = match near_walls {
+                Some(near) => collision::sphere_boundary_of(b, bounds, near, 0.0, time),
+                None => collision::sphere_boundary(b, bounds, 0.0, time),
+            };
             walls
                 .par_iter()
                 .map(|c| {
