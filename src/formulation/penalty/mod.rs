@@ -578,18 +578,19 @@ fn listed_sums(world: &World, ws: &mut PenaltyWorkspace) {
         .enumerate()
         .for_each(|(k, (f, t))| {
             let (mut fk, mut tk) = (DVec3::ZERO, DVec3::ZERO);
-            // Pairs that do not touch hold zero loads: adding them leaves
+            // B of pairs with smaller ids (ascending), then A of pairs with
+            // larger ones (a run of the pairs): the order `forces` adds them
+            // in. Pairs that do not touch hold zero loads: adding them leaves
             // the sum's bits as they are, and saves an unpredictable branch.
-            let ends = &list.ends[list.offsets[k] as usize..list.offsets[k + 1] as usize];
-            for &e in ends {
-                let l = &list.loads[(e >> 1) as usize];
-                if e & 1 == 1 {
-                    fk += l.force_b;
-                    tk += l.torque_b;
-                } else {
-                    fk -= l.force_b;
-                    tk += l.torque_a;
-                }
+            let as_b = &list.as_b[list.b_start[k] as usize..list.b_start[k + 1] as usize];
+            for &p in as_b {
+                let l = &list.loads[p as usize];
+                fk += l.force_b;
+                tk += l.torque_b;
+            }
+            for l in &list.loads[list.a_start[k] as usize..list.a_start[k + 1] as usize] {
+                fk -= l.force_b;
+                tk += l.torque_a;
             }
             for (l, _) in &wall_loads[starts[k] as usize..starts[k + 1] as usize] {
                 fk -= l.force_b;

@@ -71,10 +71,12 @@ pub struct NeighbourList {
     /// Per pair, its loads of the current sub-step; zero where it does not
     /// touch (the sums add every listed pair).
     pub(super) loads: Vec<Loads>,
-    /// Per body, its ends in `ends[offsets[k]..offsets[k + 1]]`: pair index
-    /// × 2, + 1 where the body is the pair's B.
-    pub(super) offsets: Vec<u32>,
-    pub(super) ends: Vec<u32>,
+    /// Per body k, the pairs it is B of: `as_b[b_start[k]..b_start[k + 1]]`
+    /// (pair indices, ascending in A). The pairs it is A of are
+    /// `a_start[k]..a_start[k + 1]`, a run of `pairs` (sorted by A).
+    pub(super) b_start: Vec<u32>,
+    pub(super) as_b: Vec<u32>,
+    pub(super) a_start: Vec<u32>,
     /// Sphere–boundary histories of the last sub-step, sorted by key.
     pub(super) wall_history: Vec<(u64, ContactHistory)>,
     /// The world step whose end the histories hold (`None`: not the world's).
@@ -155,32 +157,32 @@ impl NeighbourList {
                 (*h, *t) = (*old_h, old_t);
             }
         }
-        // Per body, its ends: as B first (pairs ascending in A), then as A.
+        // Per body, the pairs it is B of (in pair order, so ascending in A)
+        // and where its run of pairs as A begins.
         let n = bodies.len();
-        let mut offsets = vec![0u32; n + 1];
+        let (mut b_start, mut a_start) = (vec![0u32; n + 1], vec![0u32; n + 1]);
         for &(i, j) in &pairs {
-            offsets[i as usize + 1] += 1;
-            offsets[j as usize + 1] += 1;
+            a_start[i as usize + 1] += 1;
+            b_start[j as usize + 1] += 1;
         }
         for k in 0..n {
-            offsets[k + 1] += offsets[k];
+            a_start[k + 1] += a_start[k];
+            b_start[k + 1] += b_start[k];
         }
-        let mut cursor: Vec<u32> = offsets[..n].to_vec();
-        let mut ends = vec![0u32; 2 * pairs.len()];
-        for side in [1u32, 0] {
-            for (p, &(i, j)) in pairs.iter().enumerate() {
-                let body = if side == 1 { j } else { i } as usize;
-                ends[cursor[body] as usize] = 2 * p as u32 + side;
-                cursor[body] += 1;
-            }
+        let mut cursor: Vec<u32> = b_start[..n].to_vec();
+        let mut as_b = vec![0u32; pairs.len()];
+        for (p, &(_, j)) in pairs.iter().enumerate() {
+            as_b[cursor[j as usize] as usize] = p as u32;
+            cursor[j as usize] += 1;
         }
         self.loads.clear();
         self.loads.resize(pairs.len(), Loads::default());
         self.pairs = pairs;
         self.history = history;
         self.touching = touching;
-        self.offsets = offsets;
-        self.ends = ends;
+        self.b_start = b_start;
+        self.as_b = as_b;
+        self.a_start = a_start;
         self.anchor.clone_from(&bodies.pos);
         self.skin = skin;
         self.rebuilds += 1;
