@@ -33,7 +33,10 @@
 //! * **integrate**: half-implicit (symplectic) Euler, as seed 003 §4 uses:
 //!   v ← v + Δt (F/m + g), ω ← ω + Δt I⁻¹ T, then x ← x + Δt v and the
 //!   orientation by exp(Δt ω); bodies that are not spheres also take the
-//!   implicit torque-free gyroscopic step of [`crate::integrate`].
+//!   implicit torque-free gyroscopic step of [`crate::integrate`]. With
+//!   the neighbour list, the position pass also tells whether some sphere
+//!   has moved half the skin since the list was built, which the next
+//!   sub-step's `collide` reads instead of passing over the spheres again.
 //!
 //! **The sub-step.** Unless the scene sets `time_step`, Δt is a fifth of the
 //! smallest Rayleigh time T_R = π r √(ρ/G) / (0.1631 ν + 0.8766) (G the
@@ -345,8 +348,9 @@ pub fn step(
     let mut contacts_last = 0;
     // Whether some sphere has moved half the skin since the list's last
     // rebuild, as the last sub-step's integration found (`None` before the
-    // first sub-step: inlets may have added spheres, a checkpoint been
-    // restored, so the list measures it itself).
+    // first sub-step: between scene steps positions may change outside
+    // these sub-steps, a checkpoint be restored or the stepper be new, so
+    // the list measures it itself).
     let mut moved = None;
     for k in 0..n {
         let time = t0 + k as f64 * dt;
