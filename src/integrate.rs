@@ -77,17 +77,7 @@ pub fn free_velocities(bodies: &Bodies, gravity: DVec3, h: f64) -> (Vec<DVec3>, 
 
 /// Advances positions and orientations with the new velocities.
 pub fn positions(bodies: &mut Bodies, h: f64) {
-    let Bodies {
-        pos,
-        rot,
-        vel,
-        omega,
-        ..
-    } = bodies;
-    pos.par_iter_mut()
-        .zip(rot.par_iter_mut())
-        .zip(vel.par_iter().zip(omega.par_iter()))
-        .for_each(|((x, q), (v, w))| advance(x, q, *v, *w, h));
+    motion(bodies).for_each(|((x, q), (v, w))| advance(x, q, *v, *w, h));
 }
 
 /// As [`positions`], and whether some body ended at least √`reach2` from
@@ -96,6 +86,21 @@ pub fn positions(bodies: &mut Bodies, h: f64) {
 /// positions it has just written costs nothing more than this pass.
 pub fn positions_watched(bodies: &mut Bodies, h: f64, anchor: &[DVec3], reach2: f64) -> bool {
     assert_eq!(anchor.len(), bodies.len(), "one anchor per body");
+    motion(bodies)
+        .zip(anchor.par_iter())
+        .map(|(((x, q), (v, w)), a)| {
+            advance(x, q, *v, *w, h);
+            (*x - *a).length_squared() >= reach2
+        })
+        .reduce(|| false, |p, q| p | q)
+}
+
+/// Every body's ((position, orientation), (velocity, angular velocity)),
+/// the first two to advance.
+#[allow(clippy::type_complexity)]
+fn motion(
+    bodies: &mut Bodies,
+) -> impl IndexedParallelIterator<Item = ((&mut DVec3, &mut DQuat), (&DVec3, &DVec3))> {
     let Bodies {
         pos,
         rot,
@@ -106,12 +111,6 @@ pub fn positions_watched(bodies: &mut Bodies, h: f64, anchor: &[DVec3], reach2: 
     pos.par_iter_mut()
         .zip(rot.par_iter_mut())
         .zip(vel.par_iter().zip(omega.par_iter()))
-        .zip(anchor.par_iter())
-        .map(|(((x, q), (v, w)), a)| {
-            advance(x, q, *v, *w, h);
-            (*x - *a).length_squared() >= reach2
-        })
-        .reduce(|| false, |p, q| p | q)
 }
 
 /// One body's step: x ← x + h v, q ← exp(h ω/2) ⊗ q, renormalised.
