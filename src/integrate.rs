@@ -97,7 +97,6 @@ pub fn positions_watched(bodies: &mut Bodies, h: f64, anchor: &[DVec3], reach2: 
 
 /// Every body's ((position, orientation), (velocity, angular velocity)),
 /// the first two to advance.
-#[allow(clippy::type_complexity)]
 fn motion(
     bodies: &mut Bodies,
 ) -> impl IndexedParallelIterator<Item = ((&mut DVec3, &mut DQuat), (&DVec3, &DVec3))> {
