@@ -25,7 +25,9 @@
 //!   friction force and the rolling and spinning torques from the
 //!   contact's history (keyed as warm starts are: pair and manifold point;
 //!   dropped when the pair separates), both applied at the contact point
-//!   (`loads.rs`). Contacts are computed in parallel; each body's loads are
+//!   (`loads.rs`; the list's touching sphere pairs four at a time in SIMD
+//!   lanes, `lanes.rs`, with the same bits). Contacts are computed in
+//!   parallel; each body's loads are
 //!   added in the canonical contact order (serially from a history map in
 //!   general; per body in parallel from the list's per-pair histories for
 //!   spheres): the same bits for any number of threads, and the list gives
@@ -50,6 +52,7 @@
 //! the complementarity cone); K_E the smaller of the two materials' set
 //! values, else 2/7 of the contact's normal stiffness.
 
+mod lanes;
 mod loads;
 pub mod neighbours;
 pub mod normal;
@@ -508,26 +511,19 @@ fn listed_forces(
     // whichever thread is free.
     let (touching, ()) = rayon::join(
         || {
+            // Four touching pairs at a time through the lanes' law where the
+            // rolling model allows (lanes.rs); chunks of fixed length, so
+            // which pairs go together does not depend on the threads (nor
+            // do the bits: both laws give the same).
+            let quads = settings.rolling == RollingModel::Tracked;
             pairs
-                .par_iter()
-                .zip(constants.par_iter())
-                .zip(history.par_iter_mut())
-                .zip(touching.par_iter_mut())
-                .zip(loads.par_iter_mut())
-                .map(|((((&(i, j), k), hist), touching), out)| {
-                    let (i, j) = (i as usize, j as usize);
-                    if collision::spheres_within(b, i, j, 0.0) {
-                        *out = contact_loads(&cx, &collision::sphere_pair(b, i, j), k, hist);
-                        *touching = true;
-                        1
-                    } else {
-                        if *touching {
-                            *hist = ContactHistory::default();
-                            *out = Loads::default();
-                            *touching = false;
-                        }
-                        0
-                    }
+                .par_chunks(CHUNK)
+                .zip(constants.par_chunks(CHUNK))
+                .zip(history.par_chunks_mut(CHUNK))
+                .zip(touching.par_chunks_mut(CHUNK))
+                .zip(loads.par_chunks_mut(CHUNK))
+                .map(|((((pairs, constants), history), touching), loads)| {
+                    listed_chunk(&cx, quads, pairs, constants, history, touching, loads)
                 })
                 .sum::<usize>()
         },
@@ -555,6 +551,52 @@ fn listed_forces(
         list.wall_history.sort_unstable_by_key(|&(k, _)| k);
     }
     touching + walls.len()
+}
+
+/// Listed pairs per parallel task of [`listed_forces`].
+const CHUNK: usize = 256;
+
+/// One chunk of listed pairs (with their constants, histories, touching
+/// flags and loads): tests each pair, clears the ones that stopped
+/// touching, and computes the touching ones' loads, four at a time in
+/// lanes where `quads` (the rest by the scalar law). Returns how many
+/// touch.
+fn listed_chunk(
+    cx: &Context,
+    quads: bool,
+    pairs: &[(u32, u32)],
+    constants: &[PairConstants],
+    history: &mut [ContactHistory],
+    touching: &mut [bool],
+    loads: &mut [Loads],
+) -> usize {
+    let b = cx.bodies;
+    let mut found = [0u16; CHUNK];
+    let mut count = 0;
+    for (p, &(i, j)) in pairs.iter().enumerate() {
+        if collision::spheres_within(b, i as usize, j as usize, 0.0) {
+            found[count] = p as u16;
+            count += 1;
+            touching[p] = true;
+        } else if touching[p] {
+            history[p] = ContactHistory::default();
+            loads[p] = Loads::default();
+            touching[p] = false;
+        }
+    }
+    let found = &found[..count];
+    let (four, rest) = found.split_at(if quads { count - count % lanes::N } else { 0 });
+    for q in four.chunks_exact(lanes::N) {
+        let at = std::array::from_fn(|l| usize::from(q[l]));
+        lanes::four_pairs(cx, at, pairs, constants, history, loads);
+    }
+    for &p in rest {
+        let p = usize::from(p);
+        let (i, j) = (pairs[p].0 as usize, pairs[p].1 as usize);
+        let c = collision::sphere_pair(b, i, j);
+        loads[p] = contact_loads(cx, &c, &constants[p], &mut history[p]);
+    }
+    count
 }
 
 /// The list driver's per-body sums of its loads (its ends of listed pairs,

@@ -98,7 +98,13 @@ pub fn normal_force(model: NormalModel, p: &NormalParams, delta: f64, rate: f64)
     };
     let damping = p.damping * quarter * rate;
     NormalForce {
-        force: (elastic + damping).max(0.0),
+        // Not `max(0.0)`, whose sign of a zero is unspecified: the lanes'
+        // law (`lanes.rs`) selects the same +0.
+        force: if elastic + damping > 0.0 {
+            elastic + damping
+        } else {
+            0.0
+        },
         stiffness,
         quarter,
     }
