@@ -31,7 +31,7 @@ use wide::{f64x4, CmpEq, CmpGt, CmpLe, CmpLt};
 
 use super::loads::{Context, Loads, PairConstants};
 use super::normal::NormalModel;
-use super::{ContactHistory, SpinModel};
+use super::{ContactHistory, PairCoefficients, SpinModel};
 
 type F = f64x4;
 
@@ -227,6 +227,45 @@ fn roll(
     )
 }
 
+/// The lanes' pair coefficients ([`PairCoefficients`]) that the law reads.
+struct Coefficients {
+    /// Where K_E is set, and its value there (else 0).
+    has_k_e: F,
+    k_e: F,
+    mu_s: F,
+    mu_k: F,
+    eta_r: F,
+    root_eta_r: F,
+    eta_psi: F,
+    root_eta_psi: F,
+}
+
+impl Coefficients {
+    /// The coefficients of the lanes' material pairs: broadcast where all
+    /// four are one pair (as in a scene of one material), else gathered.
+    #[inline(always)]
+    fn of(pc: [&PairCoefficients; N]) -> Self {
+        let one = |f: &dyn Fn(&PairCoefficients) -> f64| -> F {
+            if pc.iter().all(|p| std::ptr::eq(*p, pc[0])) {
+                F::splat(f(pc[0]))
+            } else {
+                lanes(|l| f(pc[l]))
+            }
+        };
+        let on = f64::from_bits(u64::MAX);
+        Coefficients {
+            has_k_e: one(&|p| if p.slide_stiffness.is_some() { on } else { 0.0 }),
+            k_e: one(&|p| p.slide_stiffness.unwrap_or(0.0)),
+            mu_s: one(&|p| p.mu_s),
+            mu_k: one(&|p| p.mu_k),
+            eta_r: one(&|p| p.eta_r),
+            root_eta_r: one(&|p| p.root_eta_r),
+            eta_psi: one(&|p| p.eta_psi),
+            root_eta_psi: one(&|p| p.root_eta_psi),
+        }
+    }
+}
+
 /// `roll_spin::RollSprings` in lanes.
 struct Springs {
     stiffness: F,
@@ -254,8 +293,9 @@ pub(super) fn four_pairs(
     let hist = |l: usize| &history[at[l]];
     let (b, settings) = (cx.bodies, cx.settings);
     let (dt, inv_dt) = (F::splat(cx.dt), F::splat(cx.inv_dt));
-    let pc_of = |l: usize| cx.pair_of(b.material[ij[l].0], b.material[ij[l].1]);
-    let pc: [_; N] = std::array::from_fn(pc_of);
+    let pc = Coefficients::of(std::array::from_fn(|l| {
+        cx.pair_of(b.material[ij[l].0], b.material[ij[l].1])
+    }));
     // collision::sphere_pair.
     let xa = V::gather(|l| b.pos[ij[l].0]);
     let xb = V::gather(|l| b.pos[ij[l].1]);
@@ -296,12 +336,11 @@ pub(super) fn four_pairs(
     };
     let sum = elastic + ndamp * quarter * neg(rel.dot(n));
     let load = select(sum.cmp_gt(F::ZERO), sum, F::ZERO);
-    let has_k_e = mask(|l| pc[l].slide_stiffness.is_some());
-    let k_e_set = lanes(|l| pc[l].slide_stiffness.unwrap_or(0.0));
+    let (has_k_e, k_e_set) = (pc.has_k_e, pc.k_e);
     let k_e = select(has_k_e, k_e_set, F::splat(2.0 / 7.0) * stiffness);
     let root = select(has_k_e, F::ONE, quarter);
     let inv_k_e = F::ONE / k_e;
-    let (mu_s, mu_k) = (lanes(|l| pc[l].mu_s), lanes(|l| pc[l].mu_k));
+    let (mu_s, mu_k) = (pc.mu_s, pc.mu_k);
     // slide::slide, where K_E > 0.
     let slide_on = k_e.cmp_gt(F::ZERO);
     let slide_old = V::gather(|l| hist(l).slide.deflection);
@@ -328,7 +367,7 @@ pub(super) fn four_pairs(
     let dc = point.sub(last);
     let travel_a = V::select(had_point, dc.sub(ua.scale(dt)).tangential(n), V::ZERO);
     let travel_b = V::select(had_point, dc.sub(ub.scale(dt)).tangential(n), V::ZERO);
-    let eta_r = lanes(|l| pc[l].eta_r);
+    let eta_r = pc.eta_r;
     let root_inertia_k_e = lanes(|l| k[l].root_k[1]) * root;
     // RollSprings::new (rolling `Tracked`).
     let springs_on = !(eta_r.cmp_le(F::ZERO) | kappa.cmp_le(F::ZERO) | k_e.cmp_le(F::ZERO));
@@ -336,11 +375,7 @@ pub(super) fn four_pairs(
         let scale = F::splat(0.5) * kappa * load * inv_k_e;
         Springs {
             stiffness: F::splat(4.0) * eta_r * k_e * inv_kappa * inv_kappa,
-            damping: F::splat(4.0)
-                * lanes(|l| pc[l].root_eta_r)
-                * root_inertia_k_e
-                * inv_kappa
-                * inv_dt,
+            damping: F::splat(4.0) * pc.root_eta_r * root_inertia_k_e * inv_kappa * inv_dt,
             caps: (mu_s * scale, mu_k * scale),
             limit: F::splat(2.0) * eta_r * mu_s * load * inv_kappa,
         }
@@ -366,12 +401,7 @@ pub(super) fn four_pairs(
     // roll_spin::spin.
     let rate = omega_b.sub(omega_a).dot(n);
     let (eta_psi, root_eta_psi, curvature, inv_curvature) = match settings.spinning {
-        SpinModel::Heuristic => (
-            lanes(|l| pc[l].eta_psi),
-            lanes(|l| pc[l].root_eta_psi),
-            kappa,
-            inv_kappa,
-        ),
+        SpinModel::Heuristic => (pc.eta_psi, pc.root_eta_psi, kappa, inv_kappa),
         SpinModel::Hertz => {
             let radius = (delta * inv_kappa).sqrt();
             (
