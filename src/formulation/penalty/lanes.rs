@@ -4,7 +4,7 @@
 //! list's driver.
 //!
 //! The scalar law is bound by its instruction count: every `DVec3`
-//! operation there is three scalar ones (callgrind: ≈ 710 instructions a
+//! operation there is three scalar ones (callgrind: ≈ 800 instructions a
 //! contact, half a sub-step's time on the 6,000-bead bench bed). Here each
 //! operation is done for four contacts by one (AVX) or two (SSE2)
 //! instructions. The law's branches — stick or slip of each spring, caps
@@ -245,8 +245,9 @@ impl Coefficients {
     /// four are one pair (as in a scene of one material), else gathered.
     #[inline(always)]
     fn of(pc: [&PairCoefficients; N]) -> Self {
+        let same = pc.iter().all(|p| std::ptr::eq(*p, pc[0]));
         let one = |f: &dyn Fn(&PairCoefficients) -> f64| -> F {
-            if pc.iter().all(|p| std::ptr::eq(*p, pc[0])) {
+            if same {
                 F::splat(f(pc[0]))
             } else {
                 lanes(|l| f(pc[l]))
@@ -292,6 +293,7 @@ pub(super) fn four_pairs(
     let k: [&PairConstants; N] = std::array::from_fn(|l| &constants[at[l]]);
     let hist = |l: usize| &history[at[l]];
     let (b, settings) = (cx.bodies, cx.settings);
+    debug_assert_eq!(settings.rolling, super::RollingModel::Tracked);
     let (dt, inv_dt) = (F::splat(cx.dt), F::splat(cx.inv_dt));
     let pc = Coefficients::of(std::array::from_fn(|l| {
         cx.pair_of(b.material[ij[l].0], b.material[ij[l].1])
@@ -321,7 +323,7 @@ pub(super) fn four_pairs(
     let rb = point.sub(xb);
     let ub = V::gather(|l| b.vel[ij[l].1]).add(omega_b.cross(rb));
     let rel = ub.sub(ua);
-    let delta = neg(gap);
+    let delta = select(neg(gap).cmp_gt(F::ZERO), neg(gap), F::ZERO);
     let (kappa_a, kappa_b) = (lanes(|l| k[l].kappa[0]), lanes(|l| k[l].kappa[1]));
     let kappa = kappa_a + kappa_b;
     let inv_kappa = lanes(|l| k[l].inv_kappa);
@@ -523,11 +525,12 @@ mod tests {
     }
 
     /// The lanes' law gives the scalar law's bits — loads and advanced
-    /// histories — on random touching sphere pairs with random histories
-    /// (fresh, sticking, slipping, deflections beside and beyond their caps),
-    /// two materials (one without rolling resistance and with a set K_E),
-    /// under each normal and spin model; and the cases cover both modes of
-    /// each spring.
+    /// histories — on random touching sphere pairs (some touching only by
+    /// rounding: a gap of ±1 ulp) with random histories (fresh, sticking,
+    /// slipping, deflections within and beyond their caps, last contact
+    /// points near the new one), three materials (the third switches every
+    /// spring off: K_E set to 0), under each normal and spin model; and the
+    /// cases cover each spring sticking with a deflection, slipping and off.
     #[test]
     fn lanes_give_the_scalar_laws_bits() {
         let materials = vec![
@@ -540,15 +543,21 @@ mod tests {
             },
             Material {
                 slide_stiffness: Some(3e3),
+                roll_eta: 0.2,
                 spin_eta: 0.02,
                 young_modulus: 5e7,
                 ..Material::default()
             },
+            Material {
+                slide_stiffness: Some(0.0),
+                ..Material::default()
+            },
         ];
         let mut draw = Draw(7);
-        // Lanes where a spring slipped after the sub-step, and where it
-        // stuck: slide, roll A, roll B, spin.
-        let mut modes = [[0usize; 2]; 4];
+        // Lanes where a spring stuck with a deflection after the sub-step,
+        // where it slipped, and where it was off (no deflection, not
+        // slipping): slide, roll A, roll B, spin.
+        let mut modes = [[0usize; 3]; 4];
         for normal in [NormalModel::Hertz, NormalModel::Hooke { stiffness: 2e4 }] {
             for spinning in [SpinModel::Heuristic, SpinModel::Hertz] {
                 let settings = PenaltySettings {
@@ -566,7 +575,11 @@ mod tests {
                         let r = [draw.log(1e-3, 4e-3), draw.log(1e-3, 4e-3)];
                         let at = DVec3::new(l as f64, 0.0, 0.0);
                         let dir = draw.vec(1.0).normalize();
-                        let overlap = draw.log(1e-8, 1e-4);
+                        let overlap = if draw.next() < 0.05 {
+                            0.0
+                        } else {
+                            draw.log(1e-8, 1e-4)
+                        };
                         let ends = [at, at + dir * (r[0] + r[1] - overlap)];
                         let ids = [0, 1].map(|e| {
                             b.push(&SphereInit {
@@ -579,7 +592,11 @@ mod tests {
                                 ),
                                 vel: draw.vec(0.1),
                                 omega: draw.vec(50.0),
-                                material: (draw.next() < 0.3) as u32,
+                                material: match draw.next() {
+                                    x if x < 0.7 => 0,
+                                    x if x < 0.9 => 1,
+                                    _ => 2,
+                                },
                             }) as u32
                         });
                         pairs.push((ids[0], ids[1]));
@@ -608,7 +625,8 @@ mod tests {
                         .collect();
                     let history: Vec<ContactHistory> = pairs
                         .iter()
-                        .map(|&(i, _)| {
+                        .map(|&(i, j)| {
+                            let c = collision::sphere_pair(&b, i as usize, j as usize);
                             if draw.next() < 0.2 {
                                 return ContactHistory::default();
                             }
@@ -623,8 +641,8 @@ mod tests {
                             }
                             h.spin.deflection = draw.signed() * draw.log(1e-12, 1e-1);
                             h.spin.slipping = draw.next() < 0.5;
-                            h.point =
-                                (draw.next() < 0.9).then(|| b.pos[i as usize] + draw.vec(2e-3));
+                            let moved = draw.log(1e-10, 1e-5);
+                            h.point = (draw.next() < 0.9).then(|| c.point + draw.vec(moved));
                             h
                         })
                         .collect();
@@ -660,23 +678,29 @@ mod tests {
                             history[l]
                         );
                         let h = &scalar[l];
-                        let slipped = [
-                            h.slide.slipping,
-                            h.roll[0].slipping,
-                            h.roll[1].slipping,
-                            h.spin.slipping,
+                        let springs = [
+                            (h.slide.slipping, h.slide.deflection != DVec3::ZERO),
+                            (h.roll[0].slipping, h.roll[0].deflection != DVec3::ZERO),
+                            (h.roll[1].slipping, h.roll[1].deflection != DVec3::ZERO),
+                            (h.spin.slipping, h.spin.deflection != 0.0),
                         ];
-                        for (m, s) in modes.iter_mut().zip(slipped) {
-                            m[usize::from(s)] += 1;
+                        for (m, (slipping, deflected)) in modes.iter_mut().zip(springs) {
+                            m[match (slipping, deflected) {
+                                (false, true) => 0,
+                                (true, _) => 1,
+                                (false, false) => 2,
+                            }] += 1;
                         }
                     }
                 }
             }
         }
-        for (what, [stuck, slipped]) in ["slide", "roll A", "roll B", "spin"].iter().zip(modes) {
+        for (what, [stuck, slipped, off]) in ["slide", "roll A", "roll B", "spin"].iter().zip(modes)
+        {
             assert!(
-                stuck >= 100 && slipped >= 100,
-                "{what}: {stuck} lanes stuck, {slipped} slipped: the cases miss a mode"
+                stuck >= 200 && slipped >= 200 && off >= 200,
+                "{what}: {stuck} lanes stuck, {slipped} slipped, {off} off: \
+                 the cases miss a mode"
             );
         }
     }

@@ -164,7 +164,10 @@ pub fn contact_loads(
     };
     let rel = ub - ua;
     let n = c.normal;
-    let delta = -c.gap;
+    // The overlap, never negative: a pair counts as touching by its squared
+    // distance, and its gap, from the square root, can round to just above
+    // zero; a negative δ would give Hertz's √δ as NaN.
+    let delta = if -c.gap > 0.0 { -c.gap } else { 0.0 };
     let [kappa_a, kappa_b] = k.kappa;
     let kappa = kappa_a + kappa_b;
     let nf = normal::normal_force(settings.normal, &k.normal, delta, -rel.dot(n));

@@ -555,6 +555,8 @@ fn listed_forces(
 
 /// Listed pairs per parallel task of [`listed_forces`].
 const CHUNK: usize = 256;
+// A chunk's pairs are numbered by u16 (`listed_chunk`).
+const _: () = assert!(CHUNK <= 1 << 16);
 
 /// One chunk of listed pairs (with their constants, histories, touching
 /// flags and loads): tests each pair, clears the ones that stopped
