@@ -612,16 +612,7 @@ mod tests {
                     };
                     let constants: Vec<PairConstants> = pairs
                         .iter()
-                        .map(|&(i, j)| {
-                            let (i, j) = (i as usize, j as usize);
-                            PairConstants::new(
-                                cx.pair_of(b.material[i], b.material[j]),
-                                normal,
-                                [1.0 / b.radius[i], 1.0 / b.radius[j]],
-                                1.0 / (b.inv_mass[i] + b.inv_mass[j]),
-                                1.0 / (b.inv_inertia[i] + b.inv_inertia[j]),
-                            )
-                        })
+                        .map(|&(i, j)| PairConstants::of_spheres(&cx, i as usize, j as usize))
                         .collect();
                     let history: Vec<ContactHistory> = pairs
                         .iter()

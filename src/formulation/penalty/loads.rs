@@ -112,6 +112,19 @@ impl PairConstants {
         }
     }
 
+    /// The constants of a contact between spheres `i` and `j` of
+    /// `cx.bodies` (curvatures 1/r: the same wherever they touch).
+    pub fn of_spheres(cx: &Context, i: usize, j: usize) -> Self {
+        let b = cx.bodies;
+        Self::new(
+            cx.pair_of(b.material[i], b.material[j]),
+            cx.settings.normal,
+            [1.0 / b.radius[i], 1.0 / b.radius[j]],
+            1.0 / (b.inv_mass[i] + b.inv_mass[j]),
+            1.0 / (b.inv_inertia[i] + b.inv_inertia[j]),
+        )
+    }
+
     /// The constants of contact `c` in `cx` (at its contact point, for
     /// shapes whose curvature varies).
     pub fn of_contact(cx: &Context, c: &ContactGeom) -> Self {

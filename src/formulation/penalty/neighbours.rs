@@ -201,19 +201,9 @@ impl NeighbourList {
                 return;
             }
         }
-        let b = cx.bodies;
         self.pairs
             .par_iter()
-            .map(|&(i, j)| {
-                let (i, j) = (i as usize, j as usize);
-                PairConstants::new(
-                    cx.pair_of(b.material[i], b.material[j]),
-                    model,
-                    [1.0 / b.radius[i], 1.0 / b.radius[j]],
-                    1.0 / (b.inv_mass[i] + b.inv_mass[j]),
-                    1.0 / (b.inv_inertia[i] + b.inv_inertia[j]),
-                )
-            })
+            .map(|&(i, j)| PairConstants::of_spheres(cx, i as usize, j as usize))
             .collect_into_vec(&mut self.constants);
         self.constants_of = Some((self.rebuilds, model, cx.pairs.to_vec()));
     }
