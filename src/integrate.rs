@@ -113,7 +113,7 @@ fn motion(
 }
 
 /// One body's step: x ← x + h v, q ← exp(h ω/2) ⊗ q, renormalised.
-#[inline]
+#[inline(always)]
 fn advance(x: &mut DVec3, q: &mut DQuat, v: DVec3, w: DVec3, h: f64) {
     *x += v * h;
     *q = (turn(w * h) * *q).normalize();
