@@ -500,10 +500,11 @@ fn listed_forces(
         touching,
         loads,
         wall_history,
+        next_wall_history: next_walls,
         near_walls,
         ..
     } = list;
-    let (walls, wall_loads) = (&mut ws.walls, &mut ws.loads);
+    let (walls, wall_loads, wall_start) = (&mut ws.walls, &mut ws.loads, &mut ws.wall_start);
     let (wall_history, near_walls) = (&*wall_history, &*near_walls);
     // One region, not three: the boundary contacts, their search and
     // their loads, are too few to pay for parallel regions of their own
@@ -541,15 +542,32 @@ fn listed_forces(
                     (contact_loads(&cx, c, &k, &mut hist), hist)
                 })
                 .collect_into_vec(wall_loads);
+            // The boundary contacts' bookkeeping, here beside the pairs'
+            // loads rather than serial after them (2 threads: 10 % of a
+            // sub-step there): their new histories, sorted by key, and
+            // where each body's begin in `walls` (in body order).
+            next_walls.clear();
+            next_walls.extend(
+                walls
+                    .iter()
+                    .zip(&*wall_loads)
+                    .map(|(c, &(_, h))| (c.key, h)),
+            );
+            if next_walls.windows(2).any(|w| w[0].0 > w[1].0) {
+                next_walls.sort_unstable_by_key(|&(k, _)| k);
+            }
+            wall_start.clear();
+            wall_start.resize(b.len() + 1, 0);
+            for c in walls.iter() {
+                wall_start[c.a as usize + 1] += 1;
+            }
+            for k in 0..b.len() {
+                wall_start[k + 1] += wall_start[k];
+            }
         },
     );
     let list = &mut ws.neighbours;
-    list.wall_history.clear();
-    list.wall_history
-        .extend(walls.iter().zip(&ws.loads).map(|(c, &(_, h))| (c.key, h)));
-    if list.wall_history.windows(2).any(|w| w[0].0 > w[1].0) {
-        list.wall_history.sort_unstable_by_key(|&(k, _)| k);
-    }
+    std::mem::swap(&mut list.wall_history, &mut list.next_wall_history);
     touching + walls.len()
 }
 
@@ -603,22 +621,12 @@ fn listed_chunk(
 
 /// The list driver's per-body sums of its loads (its ends of listed pairs,
 /// in the order [`forces`] adds them, so the same bits, then its boundary
-/// contacts), in parallel over the bodies.
+/// contacts, `walls[wall_start[k]..wall_start[k + 1]]` for body k), in
+/// parallel over the bodies.
 fn listed_sums(world: &World, ws: &mut PenaltyWorkspace) {
     let nb = world.bodies.len();
     ws.force.resize(nb, DVec3::ZERO);
     ws.torque.resize(nb, DVec3::ZERO);
-    // Body k's boundary contacts are walls[wall_start[k]..wall_start[k + 1]]
-    // (`walls` comes in body order).
-    let starts = &mut ws.wall_start;
-    starts.clear();
-    starts.resize(nb + 1, 0);
-    for c in &ws.walls {
-        starts[c.a as usize + 1] += 1;
-    }
-    for k in 0..nb {
-        starts[k + 1] += starts[k];
-    }
     let (list, starts, wall_loads) = (&ws.neighbours, &ws.wall_start, &ws.loads);
     ws.force
         .par_iter_mut()

@@ -79,6 +79,8 @@ pub struct NeighbourList {
     pub(super) a_start: Vec<u32>,
     /// Sphere–boundary histories of the last sub-step, sorted by key.
     pub(super) wall_history: Vec<(u64, ContactHistory)>,
+    /// Where a sub-step puts the next `wall_history` (then swapped in).
+    pub(super) next_wall_history: Vec<(u64, ContactHistory)>,
     /// The world step whose end the histories hold (`None`: not the world's).
     pub(super) synced: Option<u64>,
     /// The spheres within the skin of a boundary at the last rebuild
