@@ -83,7 +83,7 @@ pub fn free_velocities(bodies: &Bodies, gravity: DVec3, h: f64) -> (Vec<DVec3>, 
 /// Advances positions and orientations with the new velocities.
 pub fn positions(bodies: &mut Bodies, h: f64) {
     motion(bodies).for_each(|((x, q), (v, w))| {
-        advance_chunk(x, q, v, w, h, None);
+        advance_chunk(Motion { x, q, v, w }, h, None);
     });
 }
 
@@ -95,7 +95,7 @@ pub fn positions_watched(bodies: &mut Bodies, h: f64, anchor: &[DVec3], reach2: 
     assert_eq!(anchor.len(), bodies.len(), "one anchor per body");
     motion(bodies)
         .zip(anchor.par_chunks(CHUNK))
-        .map(|(((x, q), (v, w)), a)| advance_chunk(x, q, v, w, h, Some((a, reach2))))
+        .map(|(((x, q), (v, w)), a)| advance_chunk(Motion { x, q, v, w }, h, Some((a, reach2))))
         .reduce(|| false, |p, q| p | q)
 }
 
@@ -120,32 +120,33 @@ fn motion(
         .zip(vel.par_chunks(CHUNK).zip(omega.par_chunks(CHUNK)))
 }
 
+/// Some bodies' positions and orientations, to advance, and their
+/// velocities and angular velocities (slices of one length).
+struct Motion<'a> {
+    x: &'a mut [DVec3],
+    q: &'a mut [DQuat],
+    v: &'a [DVec3],
+    w: &'a [DVec3],
+}
+
 /// One chunk of bodies' step, four at a time in SIMD lanes
 /// ([`advance_four`]) and the rest one by one ([`advance`]): the same bits
 /// either way. With `watch` (anchors, reach²), whether some body ended at
 /// least the reach from its anchor.
-fn advance_chunk(
-    x: &mut [DVec3],
-    q: &mut [DQuat],
-    v: &[DVec3],
-    w: &[DVec3],
-    h: f64,
-    watch: Option<(&[DVec3], f64)>,
-) -> bool {
+fn advance_chunk(m: Motion, h: f64, watch: Option<(&[DVec3], f64)>) -> bool {
+    let Motion { x, q, v, w } = m;
     let n = x.len();
     let four = n - n % 4;
     let mut moved = false;
     for k in (0..four).step_by(4) {
         let r = k..k + 4;
-        let watch = watch.map(|(a, reach2)| (&a[r.clone()], reach2));
-        moved |= advance_four(
-            &mut x[r.clone()],
-            &mut q[r.clone()],
-            &v[r.clone()],
-            &w[r],
-            h,
-            watch,
-        );
+        let lanes = Motion {
+            x: &mut x[r.clone()],
+            q: &mut q[r.clone()],
+            v: &v[r.clone()],
+            w: &w[r.clone()],
+        };
+        moved |= advance_four(lanes, h, watch.map(|(a, reach2)| (&a[r], reach2)));
     }
     for i in four..n {
         advance(&mut x[i], &mut q[i], v[i], w[i], h);
@@ -156,23 +157,16 @@ fn advance_chunk(
     moved
 }
 
-/// [`advance`] for four bodies (slices of four) over `wide::f64x4` lanes:
-/// each lane does the scalar step's IEEE operations in its order (glam's
-/// products and sums associate as written here; no fused multiply–add),
-/// so the bits are the scalar step's; a lane whose turn is past the
-/// series' range is stepped by [`advance`] itself. With `watch` (four
-/// anchors, reach²), whether some body ended at least the reach from its
-/// anchor.
+/// [`advance`] for four bodies over `wide::f64x4` lanes: each lane does
+/// the scalar step's IEEE operations in its order (glam's products and
+/// sums associate as written here; no fused multiply–add), so the bits
+/// are the scalar step's; a lane whose turn is past the series' range is
+/// stepped by [`advance`] itself. With `watch` (four anchors, reach²),
+/// whether some body ended at least the reach from its anchor.
 #[inline(always)]
-fn advance_four(
-    x: &mut [DVec3],
-    q: &mut [DQuat],
-    v: &[DVec3],
-    w: &[DVec3],
-    h: f64,
-    watch: Option<(&[DVec3], f64)>,
-) -> bool {
+fn advance_four(m: Motion, h: f64, watch: Option<(&[DVec3], f64)>) -> bool {
     use wide::{f64x4 as F, CmpGe};
+    let Motion { x, q, v, w } = m;
     let lanes = |f: &dyn Fn(usize) -> f64| F::new([f(0), f(1), f(2), f(3)]);
     let hh = F::splat(h);
     // x ← x + h v.
@@ -288,10 +282,12 @@ mod tests {
 
     /// The position pass (four bodies at a time in lanes, the rest one by
     /// one) gives each body the bits of the scalar step `advance`, and its
-    /// watch the scalar test's answer: 1,027 bodies (so chunks end in a
-    /// remainder) with random velocities, angular velocities from rest to
-    /// past the turn series' range (those lanes take the scalar step), and
-    /// random orientations.
+    /// watch sees every body: 1,031 bodies (chunks of 512, 512 and 7: the
+    /// last one lanes of four and three by the scalar step) with random
+    /// velocities, angular velocities from rest to past the turn series'
+    /// range (those lanes take the scalar step), and random orientations.
+    /// The watch is probed body by body: anchors at the new positions but
+    /// one, which lies beyond the reach, in each lane and the remainder.
     #[test]
     fn the_position_pass_gives_the_scalar_steps_bits() {
         let mut seed = 11u64;
@@ -306,7 +302,7 @@ mod tests {
         let h = 1e-3;
         let mut bodies = Bodies::default();
         let mut past = 0;
-        for k in 0..1027 {
+        for k in 0..1031 {
             let spin = [0.0, 1e-3, 1.0, 100.0, 500.0][k % 5];
             let omega = vec(spin);
             past += usize::from((omega * h).length_squared() >= 0.04);
@@ -322,29 +318,49 @@ mod tests {
             bodies.rot[i] = DQuat::from_scaled_axis(vec(3.0));
         }
         assert!(past >= 100, "{past} bodies past the series' range");
-        for reach in [0.0, 1e-3, 2e-3, 1.0] {
-            let anchor: Vec<DVec3> = bodies.pos.iter().map(|x| *x + vec(1e-3)).collect();
-            let mut expected = bodies.clone();
-            let mut moved = false;
-            for (i, a) in anchor.iter().enumerate() {
-                let (v, w) = (expected.vel[i], expected.omega[i]);
-                advance(&mut expected.pos[i], &mut expected.rot[i], v, w, h);
-                moved |= (expected.pos[i] - *a).length_squared() >= reach * reach;
+        let mut expected = bodies.clone();
+        for i in 0..bodies.len() {
+            let (v, w) = (expected.vel[i], expected.omega[i]);
+            advance(&mut expected.pos[i], &mut expected.rot[i], v, w, h);
+        }
+        let bits = |x: DVec3, q: DQuat| [x.x, x.y, x.z, q.x, q.y, q.z, q.w].map(f64::to_bits);
+        let mut plain = bodies.clone();
+        positions(&mut plain, h);
+        for i in 0..bodies.len() {
+            let want = bits(expected.pos[i], expected.rot[i]);
+            assert_eq!(bits(plain.pos[i], plain.rot[i]), want, "body {i}");
+        }
+        // Anchors at the new positions: no body is at the reach; then one
+        // body's anchor moved just past it (lanes 0–3 of groups in the
+        // first and last chunk, and the last chunk's scalar remainder).
+        let reach2 = 1e-6;
+        let probes = [
+            None,
+            Some(0),
+            Some(1),
+            Some(514),
+            Some(1027),
+            Some(1026),
+            Some(1030),
+        ];
+        for probe in probes {
+            let mut anchor = expected.pos.clone();
+            if let Some(i) = probe {
+                anchor[i] += DVec3::new(0.0, 1.0001e-3, 0.0);
             }
             let mut got = bodies.clone();
             assert_eq!(
-                positions_watched(&mut got, h, &anchor, reach * reach),
-                moved,
-                "reach {reach}"
+                positions_watched(&mut got, h, &anchor, reach2),
+                probe.is_some(),
+                "probe {probe:?}"
             );
-            let mut plain = bodies.clone();
-            positions(&mut plain, h);
             for i in 0..bodies.len() {
-                let bits =
-                    |x: DVec3, q: DQuat| [x.x, x.y, x.z, q.x, q.y, q.z, q.w].map(f64::to_bits);
                 let want = bits(expected.pos[i], expected.rot[i]);
-                assert_eq!(bits(got.pos[i], got.rot[i]), want, "body {i}: watched");
-                assert_eq!(bits(plain.pos[i], plain.rot[i]), want, "body {i}: plain");
+                assert_eq!(
+                    bits(got.pos[i], got.rot[i]),
+                    want,
+                    "body {i}, probe {probe:?}"
+                );
             }
         }
     }

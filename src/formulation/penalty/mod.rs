@@ -474,7 +474,9 @@ fn forces(
 /// the list has near a boundary, or all where one moves) and take their
 /// histories from the list's sorted vector (the two in one parallel
 /// region); the loads stay per pair and per boundary contact for
-/// [`listed_sums`]. Returns the number of contacts.
+/// [`listed_sums`], which also reads where each body's boundary contacts
+/// begin (`ws.wall_start`, made here, beside the pairs' law, as are the
+/// boundary contacts' next histories). Returns the number of contacts.
 fn listed_forces(
     world: &World,
     ws: &mut PenaltyWorkspace,
