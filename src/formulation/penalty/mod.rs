@@ -545,9 +545,9 @@ fn listed_forces(
                 })
                 .collect_into_vec(wall_loads);
             // The boundary contacts' bookkeeping, here beside the pairs'
-            // loads rather than serial after them (2 threads: 10 % of a
-            // sub-step there): their new histories, sorted by key, and
-            // where each body's begin in `walls` (in body order).
+            // loads rather than serial after them (2 threads: 5 % of the
+            // bench's sub-steps there): their new histories, sorted by
+            // key, and where each body's begin in `walls` (in body order).
             next_walls.clear();
             next_walls.extend(
                 walls
