@@ -182,13 +182,9 @@ fn advance_four(m: Motion, h: f64, watch: Option<(&[DVec3], f64)>) -> bool {
         lanes(&|l| w[l].z) * hh,
     ];
     let t2 = t[0] * t[0] + t[1] * t[1] + t[2] * t[2];
-    let y = F::splat(0.25) * t2;
-    let c = |k: f64| F::splat(k);
+    let c = F::splat;
     let one = F::ONE;
-    let cos =
-        one + y * (c(-1.0 / 2.0) + y * (c(1.0 / 24.0) + y * (c(-1.0 / 720.0) + y / c(40_320.0))));
-    let sinc = one
-        + y * (c(-1.0 / 6.0) + y * (c(1.0 / 120.0) + y * (c(-1.0 / 5_040.0) + y / c(362_880.0))));
+    let (cos, sinc) = series(c(0.25) * t2, c);
     let half = c(0.5) * sinc;
     let (x0, y0, z0, w0) = (t[0] * half, t[1] * half, t[2] * half, cos);
     // ⊗ q (glam's `mul_quat`), then normalised (q · 1/√(q·q)).
@@ -254,11 +250,25 @@ pub fn turn(theta: DVec3) -> DQuat {
     if t2 >= 0.04 {
         return DQuat::from_scaled_axis(theta);
     }
-    let y = 0.25 * t2; // x²
-    let cos = 1.0 + y * (-1.0 / 2.0 + y * (1.0 / 24.0 + y * (-1.0 / 720.0 + y / 40_320.0)));
-    let sinc = 1.0 + y * (-1.0 / 6.0 + y * (1.0 / 120.0 + y * (-1.0 / 5_040.0 + y / 362_880.0)));
+    let (cos, sinc) = series(0.25 * t2, |k| k); // in x² = |θ|²/4
     let v = theta * (0.5 * sinc); // sin x · θ/|θ|
     DQuat::from_xyzw(v.x, v.y, v.z, cos)
+}
+
+/// cos x and sin x / x by their Taylor series to x⁸, in y = x² (the
+/// constants made by `k`): one body's turn ([`turn`], f64) and four's
+/// ([`advance_four`], lanes) by the same operations, so the same bits.
+#[inline(always)]
+fn series<T>(y: T, k: impl Fn(f64) -> T) -> (T, T)
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Mul<Output = T> + std::ops::Div<Output = T>,
+{
+    let one = k(1.0);
+    let cos =
+        one + y * (k(-1.0 / 2.0) + y * (k(1.0 / 24.0) + y * (k(-1.0 / 720.0) + y / k(40_320.0))));
+    let sinc = one
+        + y * (k(-1.0 / 6.0) + y * (k(1.0 / 120.0) + y * (k(-1.0 / 5_040.0) + y / k(362_880.0))));
+    (cos, sinc)
 }
 
 /// Moves the kinematic boundaries over the step that starts at time `t` by
