@@ -91,12 +91,62 @@ pub fn positions(bodies: &mut Bodies, h: f64) {
 /// its place in `anchor` (one per body): the penalty formulation's
 /// neighbour list asks that after every sub-step, and reading the
 /// positions it has just written costs nothing more than this pass.
-pub fn positions_watched(bodies: &mut Bodies, h: f64, anchor: &[DVec3], reach2: f64) -> bool {
+/// Before a chunk of bodies is stepped, `kick` updates its velocities (the
+/// caller's velocity pass, fused with this one so that each body's motion
+/// is read and written once in the sub-step, in one parallel region).
+pub fn positions_watched(
+    bodies: &mut Bodies,
+    h: f64,
+    anchor: &[DVec3],
+    reach2: f64,
+    kick: impl Fn(Kick) + Sync,
+) -> bool {
     assert_eq!(anchor.len(), bodies.len(), "one anchor per body");
-    motion(bodies)
+    let Bodies {
+        pos,
+        rot,
+        vel,
+        omega,
+        inv_mass,
+        inv_inertia,
+        ..
+    } = bodies;
+    pos.par_chunks_mut(CHUNK)
+        .zip(rot.par_chunks_mut(CHUNK))
+        .zip(vel.par_chunks_mut(CHUNK).zip(omega.par_chunks_mut(CHUNK)))
+        .zip(
+            inv_mass
+                .par_chunks(CHUNK)
+                .zip(inv_inertia.par_chunks(CHUNK)),
+        )
         .zip(anchor.par_chunks(CHUNK))
-        .map(|(((x, q), (v, w)), a)| advance_chunk(Motion { x, q, v, w }, h, Some((a, reach2))))
+        .enumerate()
+        .map(|(c, ((((x, q), (v, w)), (inv_mass, inv_inertia)), a))| {
+            kick(Kick {
+                first: c * CHUNK,
+                inv_mass,
+                inv_inertia,
+                v,
+                w,
+            });
+            advance_chunk(Motion { x, q, v, w }, h, Some((a, reach2)))
+        })
         .reduce(|| false, |p, q| p | q)
+}
+
+/// A chunk of bodies whose velocities [`positions_watched`]'s `kick`
+/// updates before their step.
+pub struct Kick<'a> {
+    /// The index of the chunk's first body.
+    pub first: usize,
+    /// The bodies' inverse masses.
+    pub inv_mass: &'a [f64],
+    /// The bodies' inverse moments of inertia (spheres').
+    pub inv_inertia: &'a [f64],
+    /// The bodies' velocities, to update.
+    pub v: &'a mut [DVec3],
+    /// The bodies' angular velocities, to update.
+    pub w: &'a mut [DVec3],
 }
 
 /// Bodies per parallel task of the position pass.
@@ -360,7 +410,7 @@ mod tests {
             }
             let mut got = bodies.clone();
             assert_eq!(
-                positions_watched(&mut got, h, &anchor, reach2),
+                positions_watched(&mut got, h, &anchor, reach2, |_| ()),
                 probe.is_some(),
                 "probe {probe:?}"
             );

@@ -29,16 +29,18 @@
 //!   lanes, `lanes.rs`, with the same bits). Contacts are computed in
 //!   parallel; each body's loads are
 //!   added in the canonical contact order (serially from a history map in
-//!   general; per body in parallel from the list's per-pair histories for
-//!   spheres): the same bits for any number of threads, and the list gives
-//!   the bits of a full detection.
+//!   general; with the list, per body in parallel from its per-pair loads,
+//!   in the integration's pass over the bodies): the same bits for any
+//!   number of threads, and the list gives the bits of a full detection.
 //! * **integrate**: half-implicit (symplectic) Euler, as seed 003 §4 uses:
 //!   v ← v + Δt (F/m + g), ω ← ω + Δt I⁻¹ T, then x ← x + Δt v and the
 //!   orientation by exp(Δt ω); bodies that are not spheres also take the
 //!   implicit torque-free gyroscopic step of [`crate::integrate`]. With
-//!   the neighbour list, the position pass also tells whether some sphere
-//!   has moved half the skin since the list was built, which the next
-//!   sub-step's `collide` reads instead of passing over the spheres again.
+//!   the neighbour list, one pass over the spheres sums each one's loads,
+//!   advances its velocities and then its position (each sphere's motion
+//!   read and written once), and tells whether some sphere has moved half
+//!   the skin since the list was built, which the next sub-step's
+//!   `collide` reads instead of passing over the spheres again.
 //!
 //! **The sub-step.** Unless the scene sets `time_step`, Δt is a fifth of the
 //! smallest Rayleigh time T_R = π r √(ρ/G) / (0.1631 ν + 0.8766) (G the
@@ -369,12 +371,8 @@ pub fn step(
                     Ok(())
                 })
                 .map_err(crowded)?;
-            contacts_last = timers.time("forces", || {
-                let contacts = listed_forces(world, ws, settings, dt, time);
-                listed_sums(world, ws);
-                contacts
-            });
-            moved = timers.time("integrate", || integrate(world, ws, dt, time, true));
+            contacts_last = timers.time("forces", || listed_forces(world, ws, settings, dt, time));
+            moved = Some(timers.time("integrate", || listed_integrate(world, ws, dt, time)));
         } else {
             let contacts = timers
                 .time("collide", || {
@@ -383,7 +381,7 @@ pub fn step(
                 .map_err(crowded)?;
             contacts_last = contacts.len();
             timers.time("forces", || forces(world, ws, settings, &contacts, dt));
-            timers.time("integrate", || integrate(world, ws, dt, time, false));
+            timers.time("integrate", || integrate(world, ws, dt, time));
         }
         world.time = time + dt;
     }
@@ -474,7 +472,7 @@ fn forces(
 /// the list has near a boundary, or all where one moves) and take their
 /// histories from the list's sorted vector (the two in one parallel
 /// region); the loads stay per pair and per boundary contact for
-/// [`listed_sums`], which also reads where each body's boundary contacts
+/// [`listed_integrate`], which also reads where each body's boundary contacts
 /// begin (`ws.wall_start`, made here, beside the pairs' law, as are the
 /// boundary contacts' next histories). Returns the number of contacts.
 fn listed_forces(
@@ -621,55 +619,59 @@ fn listed_chunk(
     count
 }
 
-/// The list driver's per-body sums of its loads (its ends of listed pairs,
-/// in the order [`forces`] adds them, so the same bits, then its boundary
-/// contacts, `walls[wall_start[k]..wall_start[k + 1]]` for body k), in
-/// parallel over the bodies.
-fn listed_sums(world: &World, ws: &mut PenaltyWorkspace) {
-    let nb = world.bodies.len();
-    ws.force.resize(nb, DVec3::ZERO);
-    ws.torque.resize(nb, DVec3::ZERO);
+/// The list driver's integration (spheres only): per chunk of bodies, each
+/// body's loads summed (its ends of listed pairs, in the order [`forces`]
+/// adds them, so the same bits, then its boundary contacts,
+/// `walls[wall_start[k]..wall_start[k + 1]]` for body k) and its velocities
+/// advanced as [`integrate`] does, then its position and orientation
+/// (one parallel pass over the bodies, [`crate::integrate::positions_watched`]);
+/// returns whether some sphere has moved half the skin since the list's
+/// last rebuild.
+fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -> bool {
+    let g = world.gravity;
     let (list, starts, wall_loads) = (&ws.neighbours, &ws.wall_start, &ws.loads);
-    ws.force
-        .par_iter_mut()
-        .zip(ws.torque.par_iter_mut())
-        .enumerate()
-        .for_each(|(k, (f, t))| {
-            let (mut fk, mut tk) = (DVec3::ZERO, DVec3::ZERO);
-            // B of pairs with smaller ids (ascending), then A of pairs with
-            // larger ones (a run of the pairs): the order `forces` adds them
-            // in. Pairs that do not touch hold zero loads: adding them leaves
-            // the sum's bits as they are, and saves an unpredictable branch.
-            let as_b = &list.as_b[list.b_start[k] as usize..list.b_start[k + 1] as usize];
-            for &p in as_b {
-                let l = &list.loads[p as usize];
-                fk += l.force_b;
-                tk += l.torque_b;
+    let moved = crate::integrate::positions_watched(
+        &mut world.bodies,
+        dt,
+        list.anchor(),
+        list.reach2(),
+        |c| {
+            let bodies = c.v.iter_mut().zip(c.w.iter_mut());
+            for (o, (v, w)) in bodies.enumerate() {
+                let k = c.first + o;
+                let (mut fk, mut tk) = (DVec3::ZERO, DVec3::ZERO);
+                // B of pairs with smaller ids (ascending), then A of pairs
+                // with larger ones (a run of the pairs): the order `forces`
+                // adds them in. Pairs that do not touch hold zero loads:
+                // adding them leaves the sum's bits as they are, and saves
+                // an unpredictable branch.
+                let as_b = &list.as_b[list.b_start[k] as usize..list.b_start[k + 1] as usize];
+                for &p in as_b {
+                    let l = &list.loads[p as usize];
+                    fk += l.force_b;
+                    tk += l.torque_b;
+                }
+                for l in &list.loads[list.a_start[k] as usize..list.a_start[k + 1] as usize] {
+                    fk -= l.force_b;
+                    tk += l.torque_a;
+                }
+                for (l, _) in &wall_loads[starts[k] as usize..starts[k + 1] as usize] {
+                    fk -= l.force_b;
+                    tk += l.torque_a;
+                }
+                // As `integrate`'s velocity pass for a sphere.
+                *v += (fk * c.inv_mass[o] + g) * dt;
+                *w += tk * (c.inv_inertia[o] * dt);
             }
-            for l in &list.loads[list.a_start[k] as usize..list.a_start[k + 1] as usize] {
-                fk -= l.force_b;
-                tk += l.torque_a;
-            }
-            for (l, _) in &wall_loads[starts[k] as usize..starts[k + 1] as usize] {
-                fk -= l.force_b;
-                tk += l.torque_a;
-            }
-            (*f, *t) = (fk, tk);
-        });
+        },
+    );
+    crate::integrate::boundaries(&mut world.boundaries, t, dt);
+    moved
 }
 
-/// Symplectic Euler over `dt` from time `t` (module docs). With `listed`
-/// (the neighbour list's driver), returns whether some sphere has moved
-/// half the skin since the list's last rebuild (measured in the position
-/// pass, so that the next sub-step's `refresh` need not pass over the
-/// spheres again); else `None`.
-fn integrate(
-    world: &mut World,
-    ws: &PenaltyWorkspace,
-    dt: f64,
-    t: f64,
-    listed: bool,
-) -> Option<bool> {
+/// Symplectic Euler over `dt` from time `t` (module docs), from the loads
+/// summed in `ws.force` and `ws.torque` (the general driver's).
+fn integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) {
     let g = world.gravity;
     let b = &mut world.bodies;
     let crate::bodies::Bodies {
@@ -697,18 +699,6 @@ fn integrate(
                 *w += ws.torque[i] * (inv_inertia[i] * dt);
             }
         });
-    let list = &ws.neighbours;
-    let moved = if listed {
-        Some(crate::integrate::positions_watched(
-            b,
-            dt,
-            list.anchor(),
-            list.reach2(),
-        ))
-    } else {
-        crate::integrate::positions(b, dt);
-        None
-    };
+    crate::integrate::positions(b, dt);
     crate::integrate::boundaries(&mut world.boundaries, t, dt);
-    moved
 }
