@@ -1,7 +1,9 @@
-//! The penalty law of [`super::loads::contact_loads`] for four sphere
-//! pairs at once, in SIMD lanes (`wide::f64x4`: one AVX register where the
-//! build enables AVX, two SSE2 registers otherwise), for the neighbour
-//! list's driver.
+//! The penalty law of [`super::loads::contact_loads`] for four contacts at
+//! once, in SIMD lanes (`wide::f64x4`: one AVX register where the build
+//! enables AVX, two SSE2 registers otherwise), for the neighbour list's
+//! driver: four sphere pairs ([`four_pairs`], their geometry made in lanes
+//! too) or four sphere–boundary contacts as the detection gives them
+//! ([`four_walls`]), through one law.
 //!
 //! The scalar law is bound by its instruction count: every `DVec3`
 //! operation there is three scalar ones (callgrind: ≈ 800 instructions a
@@ -19,11 +21,11 @@
 //! exactly 1; where it returns zero, a lane selects +0. Negation flips the
 //! sign bit (not 0 − x, which would turn −0 into +0). So a list run gives
 //! the bits of a full detection, which uses the scalar law, and the unit
-//! test below compares the two on random contacts bit for bit.
+//! tests (`lanes/tests.rs`) compare the two on random contacts bit for bit.
 //!
-//! Only what varies per sub-step for every pair is in lanes; the rolling
+//! Only what varies per sub-step for every contact is in lanes; the rolling
 //! model must be `Tracked` (the legacy constant torque goes through the
-//! scalar law), and the normal and spin models, the same for all pairs,
+//! scalar law), and the normal and spin models, the same for all contacts,
 //! are branched on once.
 
 use glam::DVec3;
@@ -31,7 +33,8 @@ use wide::{f64x4, CmpEq, CmpGt, CmpLe, CmpLt};
 
 use super::loads::{Context, Loads, PairConstants};
 use super::normal::NormalModel;
-use super::{ContactHistory, PairCoefficients, SpinModel};
+use super::{ContactHistory, PairCoefficients, RollHistory, SlideHistory, SpinHistory, SpinModel};
+use crate::collision::{ContactGeom, NO_BODY};
 
 type F = f64x4;
 
@@ -290,14 +293,7 @@ pub(super) fn four_pairs(
 ) {
     let ij: [(usize, usize); N] =
         std::array::from_fn(|l| (pairs[at[l]].0 as usize, pairs[at[l]].1 as usize));
-    let k: [&PairConstants; N] = std::array::from_fn(|l| &constants[at[l]]);
-    let hist = |l: usize| &history[at[l]];
-    let (b, settings) = (cx.bodies, cx.settings);
-    debug_assert_eq!(settings.rolling, super::RollingModel::Tracked);
-    let (dt, inv_dt) = (F::splat(cx.dt), F::splat(cx.inv_dt));
-    let pc = Coefficients::of(std::array::from_fn(|l| {
-        cx.pair_of(b.material[ij[l].0], b.material[ij[l].1])
-    }));
+    let b = cx.bodies;
     // collision::sphere_pair.
     let xa = V::gather(|l| b.pos[ij[l].0]);
     let xb = V::gather(|l| b.pos[ij[l].1]);
@@ -315,13 +311,191 @@ pub(super) fn four_pairs(
     );
     let gap = dist - ra_len - rb_len;
     let point = xa.add(n.scale(ra_len + F::splat(0.5) * gap));
-    // loads::contact_loads.
+    // loads::contact_loads: the ends' motion at the contact point.
     let omega_a = V::gather(|l| b.omega[ij[l].0]);
     let omega_b = V::gather(|l| b.omega[ij[l].1]);
     let ra = point.sub(xa);
     let ua = V::gather(|l| b.vel[ij[l].0]).add(omega_a.cross(ra));
     let rb = point.sub(xb);
     let ub = V::gather(|l| b.vel[ij[l].1]).add(omega_b.cross(rb));
+    let ends = Ends {
+        n,
+        gap,
+        point,
+        ra,
+        rb,
+        ua,
+        ub,
+        omega_a,
+        omega_b,
+    };
+    let pc = Coefficients::of(std::array::from_fn(|l| {
+        cx.pair_of(b.material[ij[l].0], b.material[ij[l].1])
+    }));
+    let k: [&PairConstants; N] = std::array::from_fn(|l| &constants[at[l]]);
+    let out = law(cx, &ends, k, &pc, std::array::from_fn(|l| &history[at[l]]));
+    out.store(|l, h, loaded| {
+        history[at[l]] = h;
+        loads[at[l]] = loaded;
+    });
+}
+
+/// The loads of four sphere–boundary contacts `walls` (as the general
+/// detection gives them: B is no body) with their constants, into
+/// `loads`, advancing their histories `history` (each a key and its
+/// history) over the sub-step: the scalar law's bits (module docs). The
+/// rolling model must be `Tracked`.
+#[inline(never)]
+pub(super) fn four_walls(
+    cx: &Context,
+    walls: &[ContactGeom],
+    constants: &[PairConstants; N],
+    history: &mut [(u64, ContactHistory)],
+    loads: &mut [Loads],
+) {
+    let b = cx.bodies;
+    let c: [&ContactGeom; N] = std::array::from_fn(|l| &walls[l]);
+    let a: [usize; N] = std::array::from_fn(|l| c[l].a as usize);
+    debug_assert!(c.iter().all(|c| c.b == NO_BODY));
+    // loads::contact_loads with B a boundary: B's surface moves with the
+    // wall's velocity, turns with its angular velocity, and has no arm.
+    let point = V::gather(|l| c[l].point);
+    let omega_a = V::gather(|l| b.omega[a[l]]);
+    let ra = point.sub(V::gather(|l| b.pos[a[l]]));
+    let ua = V::gather(|l| b.vel[a[l]]).add(omega_a.cross(ra));
+    let ends = Ends {
+        n: V::gather(|l| c[l].normal),
+        gap: lanes(|l| c[l].gap),
+        point,
+        ra,
+        rb: V::ZERO,
+        ua,
+        ub: V::gather(|l| c[l].wall_velocity),
+        omega_a,
+        omega_b: V::gather(|l| c[l].wall_omega),
+    };
+    let pc = Coefficients::of(std::array::from_fn(|l| {
+        cx.pair_of(b.material[a[l]], c[l].material_b)
+    }));
+    let k: [&PairConstants; N] = std::array::from_fn(|l| &constants[l]);
+    let out = law(cx, &ends, k, &pc, std::array::from_fn(|l| &history[l].1));
+    out.store(|l, h, loaded| {
+        history[l].1 = h;
+        loads[l] = loaded;
+    });
+}
+
+/// Four contacts' geometry and their ends' motion at the contact point, in
+/// lanes (as `loads::contact_loads` names them).
+struct Ends {
+    /// The unit normal from A toward B.
+    n: V,
+    /// The signed gap (negative: overlap).
+    gap: F,
+    /// The contact point.
+    point: V,
+    /// The contact point from A's centre, and from B's (zero for a wall).
+    ra: V,
+    rb: V,
+    /// A's and B's velocities at the contact point.
+    ua: V,
+    ub: V,
+    /// A's and B's angular velocities.
+    omega_a: V,
+    omega_b: V,
+}
+
+/// The law's results for four contacts, in lanes: each contact's new
+/// history and loads ([`Out::store`]).
+struct Out {
+    slide: V,
+    slide_slips: F,
+    theta_a: V,
+    slips_a: F,
+    theta_b: V,
+    slips_b: F,
+    phi: F,
+    spin_slips: F,
+    point: V,
+    force_b: V,
+    torque_a: V,
+    torque_b: V,
+}
+
+impl Out {
+    /// Hands each lane's new history and loads to `put(lane, …)`.
+    #[inline(always)]
+    fn store(self, mut put: impl FnMut(usize, ContactHistory, Loads)) {
+        let (force_b, torque_a, torque_b) = (
+            self.force_b.lanes(),
+            self.torque_a.lanes(),
+            self.torque_b.lanes(),
+        );
+        let (slide, theta_a, theta_b, point) = (
+            self.slide.lanes(),
+            self.theta_a.lanes(),
+            self.theta_b.lanes(),
+            self.point.lanes(),
+        );
+        let phi = self.phi.to_array();
+        let bits = |m: F, l: usize| m.move_mask() >> l & 1 == 1;
+        for l in 0..N {
+            let h = ContactHistory {
+                slide: SlideHistory {
+                    deflection: slide[l],
+                    slipping: bits(self.slide_slips, l),
+                },
+                roll: [
+                    RollHistory {
+                        deflection: theta_a[l],
+                        slipping: bits(self.slips_a, l),
+                    },
+                    RollHistory {
+                        deflection: theta_b[l],
+                        slipping: bits(self.slips_b, l),
+                    },
+                ],
+                spin: SpinHistory {
+                    deflection: phi[l],
+                    slipping: bits(self.spin_slips, l),
+                },
+                point: Some(point[l]),
+            };
+            let loaded = Loads {
+                force_b: force_b[l],
+                torque_a: torque_a[l],
+                torque_b: torque_b[l],
+            };
+            put(l, h, loaded);
+        }
+    }
+}
+
+/// `loads::contact_loads` for four contacts with their ends `e`, constants
+/// `k`, pair coefficients `pc` and histories at the start of the sub-step
+/// `hist`: their new histories and loads.
+#[inline(always)]
+fn law(
+    cx: &Context,
+    e: &Ends,
+    k: [&PairConstants; N],
+    pc: &Coefficients,
+    hist: [&ContactHistory; N],
+) -> Out {
+    let settings = cx.settings;
+    debug_assert_eq!(settings.rolling, super::RollingModel::Tracked);
+    let (dt, inv_dt) = (F::splat(cx.dt), F::splat(cx.inv_dt));
+    let Ends {
+        n,
+        gap,
+        point,
+        ra,
+        rb,
+        ua,
+        ub,
+        omega_a,
+        omega_b,
+    } = *e;
     let rel = ub.sub(ua);
     let delta = select(neg(gap).cmp_gt(F::ZERO), neg(gap), F::ZERO);
     let (kappa_a, kappa_b) = (lanes(|l| k[l].kappa[0]), lanes(|l| k[l].kappa[1]));
@@ -345,8 +519,8 @@ pub(super) fn four_pairs(
     let (mu_s, mu_k) = (pc.mu_s, pc.mu_k);
     // slide::slide, where K_E > 0.
     let slide_on = k_e.cmp_gt(F::ZERO);
-    let slide_old = V::gather(|l| hist(l).slide.deflection);
-    let slide_slipping = mask(|l| hist(l).slide.slipping);
+    let slide_old = V::gather(|l| hist[l].slide.deflection);
+    let slide_slipping = mask(|l| hist[l].slide.slipping);
     let (slide_new, slide_slips, friction) = {
         let damping = F::splat(2.0) * lanes(|l| k[l].root_k[0]) * root;
         let rate = rel.tangential(n);
@@ -364,8 +538,8 @@ pub(super) fn four_pairs(
         )
     };
     // The contact point's travel over each body since the last sub-step.
-    let had_point = mask(|l| hist(l).point.is_some());
-    let last = V::gather(|l| hist(l).point.unwrap_or(DVec3::ZERO));
+    let had_point = mask(|l| hist[l].point.is_some());
+    let last = V::gather(|l| hist[l].point.unwrap_or(DVec3::ZERO));
     let dc = point.sub(last);
     let travel_a = V::select(had_point, dc.sub(ua.scale(dt)).tangential(n), V::ZERO);
     let travel_b = V::select(had_point, dc.sub(ub.scale(dt)).tangential(n), V::ZERO);
@@ -384,8 +558,8 @@ pub(super) fn four_pairs(
     };
     let (roll_a, theta_a, slips_a) = roll(
         springs_on,
-        V::gather(|l| hist(l).roll[0].deflection),
-        mask(|l| hist(l).roll[0].slipping),
+        V::gather(|l| hist[l].roll[0].deflection),
+        mask(|l| hist[l].roll[0].slipping),
         &springs,
         n,
         travel_a,
@@ -393,8 +567,8 @@ pub(super) fn four_pairs(
     );
     let (roll_b, theta_b, slips_b) = roll(
         springs_on,
-        V::gather(|l| hist(l).roll[1].deflection),
-        mask(|l| hist(l).roll[1].slipping),
+        V::gather(|l| hist[l].roll[1].deflection),
+        mask(|l| hist[l].roll[1].slipping),
         &springs,
         n.neg(),
         travel_b,
@@ -415,9 +589,9 @@ pub(super) fn four_pairs(
         }
     };
     let spin_on = !(eta_psi.cmp_le(F::ZERO) | curvature.cmp_le(F::ZERO) | k_e.cmp_le(F::ZERO));
-    let spin_slipping = mask(|l| hist(l).spin.slipping);
+    let spin_slipping = mask(|l| hist[l].spin.slipping);
     let (spin, phi, spin_slips) = {
-        let phi = lanes(|l| hist(l).spin.deflection) + dt * rate;
+        let phi = lanes(|l| hist[l].spin.deflection) + dt * rate;
         let k_psi = eta_psi * k_e * inv_curvature * inv_curvature;
         let scale = curvature * load * inv_k_e;
         let (f, slips) = cap(phi * phi, spin_slipping, mu_s * scale, mu_k * scale);
@@ -438,261 +612,21 @@ pub(super) fn four_pairs(
     let on_b = n.scale(load).add(friction);
     let torque_a = ra.cross(on_b.neg()).add(roll_a).sub(spin_b);
     let torque_b = rb.cross(on_b).add(roll_b).add(spin_b);
-    // Out of the lanes.
-    let (force_b, torque_a, torque_b) = (on_b.lanes(), torque_a.lanes(), torque_b.lanes());
-    let (slide_new, theta_a, theta_b, point) = (
-        slide_new.lanes(),
-        theta_a.lanes(),
-        theta_b.lanes(),
-        point.lanes(),
-    );
-    let phi = phi.to_array();
-    let bits = |m: F, l: usize| m.move_mask() >> l & 1 == 1;
-    for l in 0..N {
-        let h = &mut history[at[l]];
-        h.slide.deflection = slide_new[l];
-        h.slide.slipping = bits(slide_slips, l);
-        h.roll[0].deflection = theta_a[l];
-        h.roll[0].slipping = bits(slips_a, l);
-        h.roll[1].deflection = theta_b[l];
-        h.roll[1].slipping = bits(slips_b, l);
-        h.spin.deflection = phi[l];
-        h.spin.slipping = bits(spin_slips, l);
-        h.point = Some(point[l]);
-        loads[at[l]] = Loads {
-            force_b: force_b[l],
-            torque_a: torque_a[l],
-            torque_b: torque_b[l],
-        };
+    Out {
+        slide: slide_new,
+        slide_slips,
+        theta_a,
+        slips_a,
+        theta_b,
+        slips_b,
+        phi,
+        spin_slips,
+        point,
+        force_b: on_b,
+        torque_a,
+        torque_b,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::loads::contact_loads;
-    use super::super::{PenaltySettings, PenaltyWorkspace, RollingModel};
-    use super::*;
-    use crate::bodies::{Bodies, SphereInit};
-    use crate::collision;
-    use crate::material::Material;
-
-    /// A small deterministic generator (splitmix64), uniform in [0, 1).
-    struct Draw(u64);
-
-    impl Draw {
-        fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-        }
-        fn signed(&mut self) -> f64 {
-            2.0 * self.next() - 1.0
-        }
-        fn vec(&mut self, scale: f64) -> DVec3 {
-            DVec3::new(self.signed(), self.signed(), self.signed()) * scale
-        }
-        /// log-uniform in [lo, hi].
-        fn log(&mut self, lo: f64, hi: f64) -> f64 {
-            lo * (hi / lo).powf(self.next())
-        }
-    }
-
-    /// Every bit of a history and of loads, in one list.
-    fn bits(h: &ContactHistory, l: &Loads) -> Vec<u64> {
-        let v = |v: DVec3| [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()];
-        let mut out = Vec::new();
-        out.extend(v(h.slide.deflection));
-        out.extend(v(h.roll[0].deflection));
-        out.extend(v(h.roll[1].deflection));
-        out.push(h.spin.deflection.to_bits());
-        out.extend(
-            [
-                h.slide.slipping,
-                h.roll[0].slipping,
-                h.roll[1].slipping,
-                h.spin.slipping,
-                h.point.is_some(),
-            ]
-            .map(u64::from),
-        );
-        out.extend(v(h.point.unwrap_or_default()));
-        out.extend(v(l.force_b));
-        out.extend(v(l.torque_a));
-        out.extend(v(l.torque_b));
-        out
-    }
-
-    /// The lanes' law gives the scalar law's bits — loads and advanced
-    /// histories — on random touching sphere pairs (some touching only by
-    /// rounding: a gap of ±1 ulp) with random histories (fresh, sticking,
-    /// slipping, deflections within and beyond their caps, last contact
-    /// points near the new one), three materials (the third switches every
-    /// spring off: K_E set to 0), under each normal and spin model; and the
-    /// cases cover each spring sticking with a deflection, slipping and off.
-    #[test]
-    fn lanes_give_the_scalar_laws_bits() {
-        let materials = vec![
-            Material {
-                roll_eta: 0.1,
-                spin_eta: 0.05,
-                static_friction: Some(0.5),
-                kinetic_friction: Some(0.4),
-                ..Material::default()
-            },
-            Material {
-                slide_stiffness: Some(3e3),
-                roll_eta: 0.2,
-                spin_eta: 0.02,
-                young_modulus: 5e7,
-                ..Material::default()
-            },
-            Material {
-                slide_stiffness: Some(0.0),
-                ..Material::default()
-            },
-        ];
-        let mut draw = Draw(7);
-        // Lanes where a spring stuck with a deflection after the sub-step,
-        // where it slipped, and where it was off (no deflection, not
-        // slipping): slide, roll A, roll B, spin.
-        let mut modes = [[0usize; 3]; 4];
-        for normal in [NormalModel::Hertz, NormalModel::Hooke { stiffness: 2e4 }] {
-            for spinning in [SpinModel::Heuristic, SpinModel::Hertz] {
-                let settings = PenaltySettings {
-                    normal,
-                    spinning,
-                    rolling: RollingModel::Tracked,
-                    ..PenaltySettings::default()
-                };
-                let mut ws = PenaltyWorkspace::default();
-                ws.refresh_pair_table(normal, &materials);
-                for _ in 0..500 {
-                    let mut b = Bodies::default();
-                    let mut pairs = Vec::new();
-                    for l in 0..N {
-                        let r = [draw.log(1e-3, 4e-3), draw.log(1e-3, 4e-3)];
-                        let at = DVec3::new(l as f64, 0.0, 0.0);
-                        let dir = draw.vec(1.0).normalize();
-                        let overlap = if draw.next() < 0.05 {
-                            0.0
-                        } else {
-                            draw.log(1e-8, 1e-4)
-                        };
-                        let ends = [at, at + dir * (r[0] + r[1] - overlap)];
-                        let ids = [0, 1].map(|e| {
-                            b.push(&SphereInit {
-                                pos: ends[e],
-                                radius: r[e],
-                                mass: SphereInit::solid_mass(r[e], 2500.0),
-                                inertia: SphereInit::solid_inertia(
-                                    SphereInit::solid_mass(r[e], 2500.0),
-                                    r[e],
-                                ),
-                                vel: draw.vec(0.1),
-                                omega: draw.vec(50.0),
-                                material: match draw.next() {
-                                    x if x < 0.7 => 0,
-                                    x if x < 0.9 => 1,
-                                    _ => 2,
-                                },
-                            }) as u32
-                        });
-                        pairs.push((ids[0], ids[1]));
-                    }
-                    let dt = 1e-5;
-                    let cx = Context {
-                        bodies: &b,
-                        materials: &materials,
-                        pairs: &ws.pair_table,
-                        settings: &settings,
-                        dt,
-                        inv_dt: 1.0 / dt,
-                    };
-                    let constants: Vec<PairConstants> = pairs
-                        .iter()
-                        .map(|&(i, j)| PairConstants::of_spheres(&cx, i as usize, j as usize))
-                        .collect();
-                    let history: Vec<ContactHistory> = pairs
-                        .iter()
-                        .map(|&(i, j)| {
-                            let c = collision::sphere_pair(&b, i as usize, j as usize);
-                            if draw.next() < 0.2 {
-                                return ContactHistory::default();
-                            }
-                            let mut h = ContactHistory::default();
-                            let size = draw.log(1e-12, 1e-3);
-                            h.slide.deflection = draw.vec(size);
-                            h.slide.slipping = draw.next() < 0.5;
-                            for roll in &mut h.roll {
-                                let size = draw.log(1e-12, 1e-1);
-                                roll.deflection = draw.vec(size);
-                                roll.slipping = draw.next() < 0.5;
-                            }
-                            h.spin.deflection = draw.signed() * draw.log(1e-12, 1e-1);
-                            h.spin.slipping = draw.next() < 0.5;
-                            let moved = draw.log(1e-10, 1e-5);
-                            h.point = (draw.next() < 0.9).then(|| c.point + draw.vec(moved));
-                            h
-                        })
-                        .collect();
-                    let mut scalar = history.clone();
-                    let scalar_loads: Vec<Loads> = (0..N)
-                        .map(|l| {
-                            let (i, j) = pairs[l];
-                            let c = collision::sphere_pair(&b, i as usize, j as usize);
-                            contact_loads(&cx, &c, &constants[l], &mut scalar[l])
-                        })
-                        .collect();
-                    let mut lane_history = history.clone();
-                    let mut lane_loads = vec![Loads::default(); N];
-                    let at = std::array::from_fn(|l| l);
-                    four_pairs(
-                        &cx,
-                        at,
-                        &pairs,
-                        &constants,
-                        &mut lane_history,
-                        &mut lane_loads,
-                    );
-                    for l in 0..N {
-                        assert_eq!(
-                            bits(&lane_history[l], &lane_loads[l]),
-                            bits(&scalar[l], &scalar_loads[l]),
-                            "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
-                             scalar {:?} {:?}, from {:?}",
-                            lane_history[l],
-                            lane_loads[l],
-                            scalar[l],
-                            scalar_loads[l],
-                            history[l]
-                        );
-                        let h = &scalar[l];
-                        let springs = [
-                            (h.slide.slipping, h.slide.deflection != DVec3::ZERO),
-                            (h.roll[0].slipping, h.roll[0].deflection != DVec3::ZERO),
-                            (h.roll[1].slipping, h.roll[1].deflection != DVec3::ZERO),
-                            (h.spin.slipping, h.spin.deflection != 0.0),
-                        ];
-                        for (m, (slipping, deflected)) in modes.iter_mut().zip(springs) {
-                            m[match (slipping, deflected) {
-                                (false, true) => 0,
-                                (true, _) => 1,
-                                (false, false) => 2,
-                            }] += 1;
-                        }
-                    }
-                }
-            }
-        }
-        for (what, [stuck, slipped, off]) in ["slide", "roll A", "roll B", "spin"].iter().zip(modes)
-        {
-            assert!(
-                stuck >= 200 && slipped >= 200 && off >= 200,
-                "{what}: {stuck} lanes stuck, {slipped} slipped, {off} off: \
-                 the cases miss a mode"
-            );
-        }
-    }
-}
+mod tests;

@@ -25,9 +25,9 @@
 //!   friction force and the rolling and spinning torques from the
 //!   contact's history (keyed as warm starts are: pair and manifold point;
 //!   dropped when the pair separates), both applied at the contact point
-//!   (`loads.rs`; the list's touching sphere pairs four at a time in SIMD
-//!   lanes, `lanes.rs`, with the same bits). Contacts are computed in
-//!   parallel; each body's loads are
+//!   (`loads.rs`; with the list, its touching sphere pairs and the
+//!   boundary contacts four at a time in SIMD lanes, `lanes.rs`, with the
+//!   same bits). Contacts are computed in parallel; each body's loads are
 //!   added in the canonical contact order (serially from a history map in
 //!   general; with the list, per body in parallel from its per-pair loads,
 //!   in the integration's pass over the bodies): the same bits for any
@@ -192,11 +192,13 @@ pub struct PenaltyWorkspace {
     /// The coefficients of each pair of materials (row-major, materials ×
     /// materials) for the step's normal model, refreshed once per scene step.
     pair_table: Vec<PairCoefficients>,
-    /// The sub-step's per-contact loads and new histories (of every contact
-    /// in the general driver, of the boundary contacts in the list's).
+    /// The sub-step's per-contact loads and new histories (the general
+    /// driver's).
     loads: Vec<(Loads, ContactHistory)>,
     /// The list driver's sphere–boundary contacts of the sub-step.
     walls: Vec<ContactGeom>,
+    /// Their loads.
+    wall_loads: Vec<Loads>,
     /// Where each body's contacts begin in `walls` (one more entry than bodies).
     wall_start: Vec<u32>,
     /// The sphere pairs to check each sub-step.
@@ -504,7 +506,10 @@ fn listed_forces(
         near_walls,
         ..
     } = list;
-    let (walls, wall_loads, wall_start) = (&mut ws.walls, &mut ws.loads, &mut ws.wall_start);
+    let (walls, wall_loads, wall_start) = (&mut ws.walls, &mut ws.wall_loads, &mut ws.wall_start);
+    // Four contacts at a time through the lanes' law where the rolling
+    // model allows (lanes.rs).
+    let quads = settings.rolling == RollingModel::Tracked;
     let (wall_history, near_walls) = (&*wall_history, &*near_walls);
     // One region, not three: the boundary contacts, their search and
     // their loads, are too few to pay for parallel regions of their own
@@ -512,11 +517,9 @@ fn listed_forces(
     // whichever thread is free.
     let (touching, ()) = rayon::join(
         || {
-            // Four touching pairs at a time through the lanes' law where the
-            // rolling model allows (lanes.rs); chunks of fixed length, so
-            // which pairs go together does not depend on the threads (nor
-            // do the bits: both laws give the same).
-            let quads = settings.rolling == RollingModel::Tracked;
+            // Four touching pairs at a time through the lanes' law; chunks
+            // of fixed length, so which pairs go together does not depend
+            // on the threads (nor do the bits: both laws give the same).
             pairs
                 .par_chunks(CHUNK)
                 .zip(constants.par_chunks(CHUNK))
@@ -534,36 +537,52 @@ fn listed_forces(
                 Some(near) => collision::sphere_boundary_of(b, bounds, near, 0.0, time),
                 None => collision::sphere_boundary(b, bounds, 0.0, time),
             };
-            walls
-                .par_iter()
-                .map(|c| {
-                    let mut hist = neighbours::wall_history_in(wall_history, c.key);
-                    let k = PairConstants::of_contact(&cx, c);
-                    (contact_loads(&cx, c, &k, &mut hist), hist)
-                })
-                .collect_into_vec(wall_loads);
+            // Each contact's history of the last sub-step, then its loads
+            // (four at a time in lanes as the pairs', the rest by the
+            // scalar law), the history advanced in place: serially, on
+            // whichever thread takes this branch (the pairs' chunks balance
+            // the threads).
+            neighbours::wall_histories(wall_history, walls, next_walls);
+            wall_loads.clear();
+            wall_loads.resize(walls.len(), Loads::default());
+            let four = if quads {
+                walls.len() - walls.len() % lanes::N
+            } else {
+                0
+            };
+            let (quad_walls, rest) = walls.split_at(four);
+            let (quad_history, rest_history) = next_walls.split_at_mut(four);
+            let (quad_loads, rest_loads) = wall_loads.split_at_mut(four);
+            for ((c, h), out) in quad_walls
+                .chunks_exact(lanes::N)
+                .zip(quad_history.chunks_exact_mut(lanes::N))
+                .zip(quad_loads.chunks_exact_mut(lanes::N))
+            {
+                let k = std::array::from_fn(|l| PairConstants::of_contact(&cx, &c[l]));
+                lanes::four_walls(&cx, c, &k, h, out);
+            }
+            for ((c, (_, h)), out) in rest.iter().zip(rest_history).zip(rest_loads) {
+                let k = PairConstants::of_contact(&cx, c);
+                *out = contact_loads(&cx, c, &k, h);
+            }
             // The boundary contacts' bookkeeping, here beside the pairs'
             // loads rather than serial after them (2 threads: 5 % of the
             // bench's sub-steps there): their new histories, sorted by
             // key, and where each body's begin in `walls` (in body order).
-            next_walls.clear();
-            next_walls.extend(
-                walls
-                    .iter()
-                    .zip(&*wall_loads)
-                    .map(|(c, &(_, h))| (c.key, h)),
-            );
             if next_walls.windows(2).any(|w| w[0].0 > w[1].0) {
                 next_walls.sort_unstable_by_key(|&(k, _)| k);
             }
+            // (One scan of the contacts, which come in body order; a count
+            // per body and a running sum in place was 2 % of a sub-step,
+            // each sum waiting on the store before it.)
             wall_start.clear();
-            wall_start.resize(b.len() + 1, 0);
-            for c in walls.iter() {
-                wall_start[c.a as usize + 1] += 1;
-            }
-            for k in 0..b.len() {
-                wall_start[k + 1] += wall_start[k];
-            }
+            let mut at = 0;
+            wall_start.extend((0..=b.len() as u32).map(|k| {
+                while at < walls.len() && walls[at].a < k {
+                    at += 1;
+                }
+                at as u32
+            }));
         },
     );
     let list = &mut ws.neighbours;
@@ -629,7 +648,7 @@ fn listed_chunk(
 /// last rebuild.
 fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -> bool {
     let g = world.gravity;
-    let (list, starts, wall_loads) = (&ws.neighbours, &ws.wall_start, &ws.loads);
+    let (list, starts, wall_loads) = (&ws.neighbours, &ws.wall_start, &ws.wall_loads);
     let moved = crate::integrate::positions_watched(
         &mut world.bodies,
         dt,
@@ -655,7 +674,7 @@ fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -
                     fk -= l.force_b;
                     tk += l.torque_a;
                 }
-                for (l, _) in &wall_loads[starts[k] as usize..starts[k + 1] as usize] {
+                for l in &wall_loads[starts[k] as usize..starts[k + 1] as usize] {
                     fk -= l.force_b;
                     tk += l.torque_a;
                 }

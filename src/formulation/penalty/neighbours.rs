@@ -46,7 +46,7 @@ use super::loads::{Context, Loads, PairConstants};
 use super::{ContactHistory, NormalModel, PairCoefficients};
 use crate::bodies::Bodies;
 use crate::boundary::Boundary;
-use crate::collision::{self, pair_key, Crowded};
+use crate::collision::{self, pair_key, ContactGeom, Crowded};
 
 /// The listed pairs and where the spheres were when they were listed.
 #[derive(Default)]
@@ -246,11 +246,31 @@ impl NeighbourList {
     }
 }
 
-/// The history a boundary contact of key `key` had at the last sub-step,
-/// from a list's `wall_history` (sorted by key).
-pub(super) fn wall_history_in(wall_history: &[(u64, ContactHistory)], key: u64) -> ContactHistory {
-    match wall_history.binary_search_by_key(&key, |&(k, _)| k) {
-        Ok(at) => wall_history[at].1,
-        Err(_) => ContactHistory::default(),
-    }
+/// Each boundary contact of `walls` with the history it had at the last
+/// sub-step (from a list's `wall_history`, sorted by key; the default for a
+/// new contact), into `out` in the order of `walls`. The contacts come in
+/// body order, so their keys mostly ascend: one merge, searching afresh
+/// only where a key is smaller than the last.
+pub(super) fn wall_histories(
+    wall_history: &[(u64, ContactHistory)],
+    walls: &[ContactGeom],
+    out: &mut Vec<(u64, ContactHistory)>,
+) {
+    out.clear();
+    let mut at = 0;
+    let mut last = 0;
+    out.extend(walls.iter().map(|c| {
+        let key = c.key;
+        if key < last {
+            at = wall_history.partition_point(|&(k, _)| k < key);
+        }
+        last = key;
+        while at < wall_history.len() && wall_history[at].0 < key {
+            at += 1;
+        }
+        match wall_history.get(at) {
+            Some(&(k, h)) if k == key => (key, h),
+            _ => (key, ContactHistory::default()),
+        }
+    }));
 }

@@ -1,0 +1,348 @@
+//! The lanes' law against the scalar law, bit for bit: sphere pairs and
+//! sphere–boundary contacts.
+
+use super::super::loads::contact_loads;
+use super::super::{PenaltySettings, PenaltyWorkspace, RollingModel};
+use super::*;
+use crate::bodies::{Bodies, SphereInit};
+use crate::collision;
+use crate::material::Material;
+
+/// A small deterministic generator (splitmix64), uniform in [0, 1).
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn signed(&mut self) -> f64 {
+        2.0 * self.next() - 1.0
+    }
+    fn vec(&mut self, scale: f64) -> DVec3 {
+        DVec3::new(self.signed(), self.signed(), self.signed()) * scale
+    }
+    /// log-uniform in [lo, hi].
+    fn log(&mut self, lo: f64, hi: f64) -> f64 {
+        lo * (hi / lo).powf(self.next())
+    }
+}
+
+/// Every bit of a history and of loads, in one list.
+fn bits(h: &ContactHistory, l: &Loads) -> Vec<u64> {
+    let v = |v: DVec3| [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()];
+    let mut out = Vec::new();
+    out.extend(v(h.slide.deflection));
+    out.extend(v(h.roll[0].deflection));
+    out.extend(v(h.roll[1].deflection));
+    out.push(h.spin.deflection.to_bits());
+    out.extend(
+        [
+            h.slide.slipping,
+            h.roll[0].slipping,
+            h.roll[1].slipping,
+            h.spin.slipping,
+            h.point.is_some(),
+        ]
+        .map(u64::from),
+    );
+    out.extend(v(h.point.unwrap_or_default()));
+    out.extend(v(l.force_b));
+    out.extend(v(l.torque_a));
+    out.extend(v(l.torque_b));
+    out
+}
+
+/// A random history of a contact at `point`: fresh, or springs
+/// sticking or slipping with deflections within and beyond their caps,
+/// the last contact point near `point` or none.
+fn random_history(draw: &mut Draw, point: DVec3) -> ContactHistory {
+    if draw.next() < 0.2 {
+        return ContactHistory::default();
+    }
+    let mut h = ContactHistory::default();
+    let size = draw.log(1e-12, 1e-3);
+    h.slide.deflection = draw.vec(size);
+    h.slide.slipping = draw.next() < 0.5;
+    for roll in &mut h.roll {
+        let size = draw.log(1e-12, 1e-1);
+        roll.deflection = draw.vec(size);
+        roll.slipping = draw.next() < 0.5;
+    }
+    h.spin.deflection = draw.signed() * draw.log(1e-12, 1e-1);
+    h.spin.slipping = draw.next() < 0.5;
+    let moved = draw.log(1e-10, 1e-5);
+    h.point = (draw.next() < 0.9).then(|| point + draw.vec(moved));
+    h
+}
+
+/// The three materials of the tests: the third switches every spring
+/// off (K_E set to 0).
+fn test_materials() -> Vec<Material> {
+    vec![
+        Material {
+            roll_eta: 0.1,
+            spin_eta: 0.05,
+            static_friction: Some(0.5),
+            kinetic_friction: Some(0.4),
+            ..Material::default()
+        },
+        Material {
+            slide_stiffness: Some(3e3),
+            roll_eta: 0.2,
+            spin_eta: 0.02,
+            young_modulus: 5e7,
+            ..Material::default()
+        },
+        Material {
+            slide_stiffness: Some(0.0),
+            ..Material::default()
+        },
+    ]
+}
+
+/// A random material of [`test_materials`], mostly the first.
+fn random_material(draw: &mut Draw) -> u32 {
+    match draw.next() {
+        x if x < 0.7 => 0,
+        x if x < 0.9 => 1,
+        _ => 2,
+    }
+}
+
+/// The lanes' law gives the scalar law's bits on sphere–boundary
+/// contacts as on pairs: random spheres against walls of random normal,
+/// overlap (some touching only by rounding), surface velocity and
+/// angular velocity (none for a still wall), with random histories, the
+/// three materials on either end, under each normal and spin model.
+#[test]
+fn lanes_give_the_scalar_laws_bits_against_walls() {
+    let materials = test_materials();
+    let mut draw = Draw(13);
+    let mut slipping = 0;
+    for normal in [NormalModel::Hertz, NormalModel::Hooke { stiffness: 2e4 }] {
+        for spinning in [SpinModel::Heuristic, SpinModel::Hertz] {
+            let settings = PenaltySettings {
+                normal,
+                spinning,
+                rolling: RollingModel::Tracked,
+                ..PenaltySettings::default()
+            };
+            let mut ws = PenaltyWorkspace::default();
+            ws.refresh_pair_table(normal, &materials);
+            for _ in 0..500 {
+                let mut b = Bodies::default();
+                let mut walls = Vec::new();
+                for l in 0..N {
+                    let r = draw.log(1e-3, 4e-3);
+                    let mass = SphereInit::solid_mass(r, 2500.0);
+                    let pos = DVec3::new(l as f64, 0.0, 0.0) + draw.vec(0.1);
+                    let a = b.push(&SphereInit {
+                        pos,
+                        radius: r,
+                        mass,
+                        inertia: SphereInit::solid_inertia(mass, r),
+                        vel: draw.vec(0.1),
+                        omega: draw.vec(50.0),
+                        material: random_material(&mut draw),
+                    }) as u32;
+                    let normal = draw.vec(1.0).normalize();
+                    let gap = match draw.next() {
+                        x if x < 0.05 => 0.0,
+                        x if x < 0.1 => -f64::EPSILON * r,
+                        _ => -draw.log(1e-8, 1e-4),
+                    };
+                    let moving = draw.next() < 0.5;
+                    walls.push(ContactGeom {
+                        a,
+                        b: NO_BODY,
+                        key: collision::wall_key(a, l, 0),
+                        normal,
+                        point: pos + normal * (r + 0.5 * gap),
+                        gap,
+                        material_b: random_material(&mut draw),
+                        wall_velocity: if moving { draw.vec(0.2) } else { DVec3::ZERO },
+                        wall_omega: if moving { draw.vec(5.0) } else { DVec3::ZERO },
+                    });
+                }
+                let dt = 1e-5;
+                let cx = Context {
+                    bodies: &b,
+                    materials: &materials,
+                    pairs: &ws.pair_table,
+                    settings: &settings,
+                    dt,
+                    inv_dt: 1.0 / dt,
+                };
+                let constants: [PairConstants; N] =
+                    std::array::from_fn(|l| PairConstants::of_contact(&cx, &walls[l]));
+                let history: Vec<(u64, ContactHistory)> = walls
+                    .iter()
+                    .map(|c| (c.key, random_history(&mut draw, c.point)))
+                    .collect();
+                let mut scalar = history.clone();
+                let scalar_loads: Vec<Loads> = (0..N)
+                    .map(|l| contact_loads(&cx, &walls[l], &constants[l], &mut scalar[l].1))
+                    .collect();
+                let mut lane_history = history.clone();
+                let mut lane_loads = vec![Loads::default(); N];
+                four_walls(&cx, &walls, &constants, &mut lane_history, &mut lane_loads);
+                for l in 0..N {
+                    assert_eq!(lane_history[l].0, walls[l].key, "lane {l}: the key kept");
+                    assert_eq!(
+                        bits(&lane_history[l].1, &lane_loads[l]),
+                        bits(&scalar[l].1, &scalar_loads[l]),
+                        "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
+                         scalar {:?} {:?}, from {:?}, contact {:?}",
+                        lane_history[l],
+                        lane_loads[l],
+                        scalar[l],
+                        scalar_loads[l],
+                        history[l],
+                        walls[l]
+                    );
+                    slipping += usize::from(scalar[l].1.slide.slipping);
+                }
+            }
+        }
+    }
+    assert!(
+        slipping >= 500,
+        "{slipping} lanes slid: the cases miss slipping"
+    );
+}
+
+/// The lanes' law gives the scalar law's bits — loads and advanced
+/// histories — on random touching sphere pairs (some touching only by
+/// rounding: a gap of ±1 ulp) with random histories (fresh, sticking,
+/// slipping, deflections within and beyond their caps, last contact
+/// points near the new one), three materials (the third switches every
+/// spring off: K_E set to 0), under each normal and spin model; and the
+/// cases cover each spring sticking with a deflection, slipping and off.
+#[test]
+fn lanes_give_the_scalar_laws_bits() {
+    let materials = test_materials();
+    let mut draw = Draw(7);
+    // Lanes where a spring stuck with a deflection after the sub-step,
+    // where it slipped, and where it was off (no deflection, not
+    // slipping): slide, roll A, roll B, spin.
+    let mut modes = [[0usize; 3]; 4];
+    for normal in [NormalModel::Hertz, NormalModel::Hooke { stiffness: 2e4 }] {
+        for spinning in [SpinModel::Heuristic, SpinModel::Hertz] {
+            let settings = PenaltySettings {
+                normal,
+                spinning,
+                rolling: RollingModel::Tracked,
+                ..PenaltySettings::default()
+            };
+            let mut ws = PenaltyWorkspace::default();
+            ws.refresh_pair_table(normal, &materials);
+            for _ in 0..500 {
+                let mut b = Bodies::default();
+                let mut pairs = Vec::new();
+                for l in 0..N {
+                    let r = [draw.log(1e-3, 4e-3), draw.log(1e-3, 4e-3)];
+                    let at = DVec3::new(l as f64, 0.0, 0.0);
+                    let dir = draw.vec(1.0).normalize();
+                    let overlap = if draw.next() < 0.05 {
+                        0.0
+                    } else {
+                        draw.log(1e-8, 1e-4)
+                    };
+                    let ends = [at, at + dir * (r[0] + r[1] - overlap)];
+                    let ids = [0, 1].map(|e| {
+                        b.push(&SphereInit {
+                            pos: ends[e],
+                            radius: r[e],
+                            mass: SphereInit::solid_mass(r[e], 2500.0),
+                            inertia: SphereInit::solid_inertia(
+                                SphereInit::solid_mass(r[e], 2500.0),
+                                r[e],
+                            ),
+                            vel: draw.vec(0.1),
+                            omega: draw.vec(50.0),
+                            material: random_material(&mut draw),
+                        }) as u32
+                    });
+                    pairs.push((ids[0], ids[1]));
+                }
+                let dt = 1e-5;
+                let cx = Context {
+                    bodies: &b,
+                    materials: &materials,
+                    pairs: &ws.pair_table,
+                    settings: &settings,
+                    dt,
+                    inv_dt: 1.0 / dt,
+                };
+                let constants: Vec<PairConstants> = pairs
+                    .iter()
+                    .map(|&(i, j)| PairConstants::of_spheres(&cx, i as usize, j as usize))
+                    .collect();
+                let history: Vec<ContactHistory> = pairs
+                    .iter()
+                    .map(|&(i, j)| {
+                        let c = collision::sphere_pair(&b, i as usize, j as usize);
+                        random_history(&mut draw, c.point)
+                    })
+                    .collect();
+                let mut scalar = history.clone();
+                let scalar_loads: Vec<Loads> = (0..N)
+                    .map(|l| {
+                        let (i, j) = pairs[l];
+                        let c = collision::sphere_pair(&b, i as usize, j as usize);
+                        contact_loads(&cx, &c, &constants[l], &mut scalar[l])
+                    })
+                    .collect();
+                let mut lane_history = history.clone();
+                let mut lane_loads = vec![Loads::default(); N];
+                let at = std::array::from_fn(|l| l);
+                four_pairs(
+                    &cx,
+                    at,
+                    &pairs,
+                    &constants,
+                    &mut lane_history,
+                    &mut lane_loads,
+                );
+                for l in 0..N {
+                    assert_eq!(
+                        bits(&lane_history[l], &lane_loads[l]),
+                        bits(&scalar[l], &scalar_loads[l]),
+                        "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
+                         scalar {:?} {:?}, from {:?}",
+                        lane_history[l],
+                        lane_loads[l],
+                        scalar[l],
+                        scalar_loads[l],
+                        history[l]
+                    );
+                    let h = &scalar[l];
+                    let springs = [
+                        (h.slide.slipping, h.slide.deflection != DVec3::ZERO),
+                        (h.roll[0].slipping, h.roll[0].deflection != DVec3::ZERO),
+                        (h.roll[1].slipping, h.roll[1].deflection != DVec3::ZERO),
+                        (h.spin.slipping, h.spin.deflection != 0.0),
+                    ];
+                    for (m, (slipping, deflected)) in modes.iter_mut().zip(springs) {
+                        m[match (slipping, deflected) {
+                            (false, true) => 0,
+                            (true, _) => 1,
+                            (false, false) => 2,
+                        }] += 1;
+                    }
+                }
+            }
+        }
+    }
+    for (what, [stuck, slipped, off]) in ["slide", "roll A", "roll B", "spin"].iter().zip(modes) {
+        assert!(
+            stuck >= 200 && slipped >= 200 && off >= 200,
+            "{what}: {stuck} lanes stuck, {slipped} slipped, {off} off: \
+             the cases miss a mode"
+        );
+    }
+}
