@@ -81,6 +81,12 @@ pub struct NeighbourList {
     pub(super) wall_history: Vec<(u64, ContactHistory)>,
     /// Where a sub-step puts the next `wall_history` (then swapped in).
     pub(super) next_wall_history: Vec<(u64, ContactHistory)>,
+    /// The vectors of `history` and `touching` before the last rebuild,
+    /// kept for the next one to fill (contents meaningless).
+    spare_history: Vec<ContactHistory>,
+    spare_touching: Vec<bool>,
+    /// A rebuild's cursor per body while it fills `as_b`.
+    cursor: Vec<u32>,
     /// The world step whose end the histories hold (`None`: not the world's).
     pub(super) synced: Option<u64>,
     /// The spheres within the skin of a boundary at the last rebuild
@@ -90,6 +96,9 @@ pub struct NeighbourList {
     /// and every sphere is tested.
     pub(super) near_walls: Option<Vec<u32>>,
 }
+
+/// New listed pairs per parallel run of a rebuild's history merge.
+const MERGE_RUN: usize = 2048;
 
 impl NeighbourList {
     /// Whether the list no longer covers every pair that may touch.
@@ -146,45 +155,75 @@ impl NeighbourList {
             near
         });
         let pairs = collision::sphere_pairs_within(bodies, skin)?;
-        // Both lists ascend in (i, j): carry histories by one merge.
-        let mut history = vec![ContactHistory::default(); pairs.len()];
-        let mut touching = vec![false; pairs.len()];
-        let mut old = (self.pairs.iter())
-            .zip(&self.history)
-            .zip(&self.touching)
-            .peekable();
-        for ((p, h), t) in pairs.iter().zip(&mut history).zip(&mut touching) {
-            while old.next_if(|((q, _), _)| *q < p).is_some() {}
-            if let Some(((_, old_h), &old_t)) = old.next_if(|((q, _), _)| *q == p) {
-                (*h, *t) = (*old_h, old_t);
-            }
-        }
+        // Both lists ascend in (i, j): each run of new pairs takes its
+        // histories by a merge from where its first pair falls among the
+        // old ones, the runs in parallel, into the vectors of the list
+        // before last (their pages already mapped: fresh ones took a page
+        // fault per 4 KiB; the serial merge into them was half a rebuild).
+        let mut history = std::mem::take(&mut self.spare_history);
+        let mut touching = std::mem::take(&mut self.spare_touching);
+        history.resize(pairs.len(), ContactHistory::default());
+        touching.resize(pairs.len(), false);
+        let old = (&self.pairs, &self.history, &self.touching);
+        pairs
+            .par_chunks(MERGE_RUN)
+            .zip(history.par_chunks_mut(MERGE_RUN))
+            .zip(touching.par_chunks_mut(MERGE_RUN))
+            .for_each(|((new, history), touching)| {
+                let (old_pairs, old_history, old_touching) = old;
+                let mut at = old_pairs.partition_point(|q| *q < new[0]);
+                for ((p, h), t) in new.iter().zip(history).zip(touching) {
+                    while at < old_pairs.len() && old_pairs[at] < *p {
+                        at += 1;
+                    }
+                    (*h, *t) = if old_pairs.get(at) == Some(p) {
+                        (old_history[at], old_touching[at])
+                    } else {
+                        (ContactHistory::default(), false)
+                    };
+                }
+            });
         // Per body, the pairs it is B of (in pair order, so ascending in A)
-        // and where its run of pairs as A begins.
+        // and where its run of pairs as A begins (running sums kept in a
+        // register: summing in place waits on each store).
         let n = bodies.len();
-        let (mut b_start, mut a_start) = (vec![0u32; n + 1], vec![0u32; n + 1]);
-        for &(i, j) in &pairs {
-            a_start[i as usize + 1] += 1;
+        let (b_start, a_start, as_b) = (&mut self.b_start, &mut self.a_start, &mut self.as_b);
+        b_start.clear();
+        b_start.resize(n + 1, 0);
+        for &(_, j) in &pairs {
             b_start[j as usize + 1] += 1;
         }
-        for k in 0..n {
-            a_start[k + 1] += a_start[k];
-            b_start[k + 1] += b_start[k];
+        let mut sum = 0;
+        for s in b_start.iter_mut() {
+            sum += *s;
+            *s = sum;
         }
-        let mut cursor: Vec<u32> = b_start[..n].to_vec();
-        let mut as_b = vec![0u32; pairs.len()];
+        a_start.clear();
+        let mut at = 0;
+        a_start.extend((0..=n as u32).map(|k| {
+            while at < pairs.len() && pairs[at].0 < k {
+                at += 1;
+            }
+            at as u32
+        }));
+        let cursor = &mut self.cursor;
+        cursor.clear();
+        cursor.extend_from_slice(&b_start[..n]);
+        as_b.clear();
+        as_b.resize(pairs.len(), 0);
         for (p, &(_, j)) in pairs.iter().enumerate() {
             as_b[cursor[j as usize] as usize] = p as u32;
             cursor[j as usize] += 1;
         }
-        self.loads.clear();
+        // Zero loads for every pair (the touching ones' are written before
+        // they are read).
         self.loads.resize(pairs.len(), Loads::default());
+        self.loads
+            .par_iter_mut()
+            .for_each(|l| *l = Loads::default());
         self.pairs = pairs;
-        self.history = history;
-        self.touching = touching;
-        self.b_start = b_start;
-        self.as_b = as_b;
-        self.a_start = a_start;
+        self.spare_history = std::mem::replace(&mut self.history, history);
+        self.spare_touching = std::mem::replace(&mut self.touching, touching);
         self.anchor.clone_from(&bodies.pos);
         self.skin = skin;
         self.rebuilds += 1;
