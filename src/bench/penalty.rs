@@ -45,6 +45,9 @@ pub struct PenaltyBench {
     pub particle_steps_per_second: f64,
     /// Seconds per stage of the timed steps.
     pub stage_seconds: BTreeMap<String, f64>,
+    /// Times the neighbour list was rebuilt in the timed steps (0 where
+    /// the scene runs without one).
+    pub list_rebuilds: u64,
 }
 
 /// A benchmark scene's world after its warm-up.
@@ -84,6 +87,7 @@ pub fn warm_world(scene: &Path, warm: usize) -> Result<Warmed> {
 pub fn time_steps(w: &mut Warmed, steps: usize) -> Result<PenaltyBench> {
     let (world, st) = (&mut w.world, &mut w.stepper);
     st.timers = Default::default();
+    let rebuilds = st.penalty_rebuilds();
     let (mut substeps, mut contacts) = (0u64, 0usize);
     let t0 = Instant::now();
     for k in 0..steps {
@@ -107,6 +111,7 @@ pub fn time_steps(w: &mut Warmed, steps: usize) -> Result<PenaltyBench> {
         seconds,
         particle_steps_per_second: (particles as u64 * substeps) as f64 / seconds,
         stage_seconds: st.timers.seconds(),
+        list_rebuilds: st.penalty_rebuilds() - rebuilds,
     })
 }
 
@@ -122,7 +127,7 @@ impl std::fmt::Display for PenaltyBench {
         write!(
             f,
             "penalty, {}: {} particles, {:.0} contacts, {} steps after {} warm-up ({} sub-steps of {:.2e} s) \
-             in {:.2} s on {} threads: {:.3e} particle-steps/s ({})",
+             in {:.2} s on {} threads: {:.3e} particle-steps/s ({}; {} neighbour-list rebuilds)",
             self.scene,
             self.particles,
             self.mean_contacts,
@@ -133,7 +138,8 @@ impl std::fmt::Display for PenaltyBench {
             self.seconds,
             self.threads,
             self.particle_steps_per_second,
-            shares.join(", ")
+            shares.join(", "),
+            self.list_rebuilds
         )
     }
 }
