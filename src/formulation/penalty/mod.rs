@@ -92,8 +92,10 @@ pub struct PenaltySettings {
     pub rolling: RollingModel,
     /// The neighbour list's skin (m): sphere pairs closer than this are
     /// listed and checked every sub-step, the list rebuilt once a sphere
-    /// has moved half of it ([`neighbours`]). `None`: 0.25 × the largest
-    /// radius; `Some(0.0)`: no list, a full detection every sub-step.
+    /// has moved half of it ([`neighbours`]). `None`: adapted at each
+    /// rebuild to how fast the spheres move ([`neighbours`], "The adapted
+    /// skin"); `Some(0.0)`: no list, a full detection every sub-step. The
+    /// skin changes the speed only, never the results.
     pub skin: Option<f64>,
     /// The spin stiffness: `Heuristic` (the default, seed 003 eq. 3c,
     /// K_ψ = η_ψ K_E R*², from the materials' `spin_eta`) or `Hertz`
@@ -343,10 +345,7 @@ pub fn step(
     let n = (h / dt_max).ceil().max(1.0) as u64;
     let dt = h / n as f64;
     let t0 = world.time;
-    let skin = settings
-        .skin
-        .unwrap_or_else(|| 0.25 * world.bodies.max_radius());
-    let listed = skin > 0.0 && !world.bodies.has_shapes();
+    let listed = settings.skin != Some(0.0) && !world.bodies.has_shapes();
     let next_step = world.step_index + 1;
     let crowded = |error| StepError::Crowded {
         step: next_step,
@@ -365,7 +364,7 @@ pub fn step(
             let list = &mut ws.neighbours;
             timers
                 .time("collide", || -> Result<(), collision::Crowded> {
-                    list.refresh(&world.bodies, &world.boundaries, skin, time, moved)?;
+                    list.refresh(&world.bodies, &world.boundaries, settings.skin, time, moved)?;
                     if list.synced != Some(world.step_index) {
                         list.import(&world.contact_history);
                         list.synced = Some(world.step_index);
