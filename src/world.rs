@@ -81,8 +81,11 @@ pub struct World {
     /// The contact formulation the steps use.
     pub formulation: Formulation,
     /// The penalty formulation's per-contact history (friction
-    /// micro-deflections and modes) keyed by contact; empty otherwise.
-    pub contact_history: HashMap<u64, ContactHistory>,
+    /// micro-deflections and modes) by contact key, sorted by key (keys
+    /// unique); empty otherwise. A sorted vector, not a map: the neighbour
+    /// list writes it at the end of every step in key order without
+    /// hashing, and checkpoints store it as it is.
+    pub contact_history: Vec<(u64, ContactHistory)>,
 }
 
 impl World {
@@ -101,7 +104,7 @@ impl World {
             warm: HashMap::new(),
             inlets: Vec::new(),
             formulation: Formulation::Complementarity,
-            contact_history: HashMap::new(),
+            contact_history: Vec::new(),
         }
     }
 

@@ -181,6 +181,12 @@ fn neighbour_list_gives_the_bits_of_a_full_detection_every_sub_step() {
             listed.bodies.omega, full.bodies.omega,
             "{what}: spins differ"
         );
+        assert!(
+            listed.contact_history == full.contact_history,
+            "{what}: the contact histories differ ({} vs {} contacts)",
+            listed.contact_history.len(),
+            full.contact_history.len()
+        );
         eprintln!(
             "OBSERVED {what}: {} bodies, {} contacts in history, identical; the list was rebuilt {} times",
             listed.bodies.len(),

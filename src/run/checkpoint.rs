@@ -120,12 +120,6 @@ impl WorldState {
     pub fn of(world: &World) -> Self {
         let mut warm: Vec<(u64, WarmImpulse)> = world.warm.iter().map(|(&k, &v)| (k, v)).collect();
         warm.sort_unstable_by_key(|&(k, _)| k);
-        let mut contact_history: Vec<(u64, ContactHistory)> = world
-            .contact_history
-            .iter()
-            .map(|(&k, &v)| (k, v))
-            .collect();
-        contact_history.sort_unstable_by_key(|&(k, _)| k);
         WorldState {
             bodies: world.bodies.clone(),
             time: world.time,
@@ -133,7 +127,7 @@ impl WorldState {
             boundary_origins: world.boundaries.iter().map(|b| b.origin).collect(),
             boundary_rotations: world.boundaries.iter().map(|b| b.rotation()).collect(),
             warm,
-            contact_history,
+            contact_history: world.contact_history.clone(),
             inlets: world.inlets.iter().map(|i| i.progress()).collect(),
         }
     }
@@ -205,7 +199,10 @@ impl WorldState {
         world.time = self.time;
         world.step_index = self.step_index;
         world.warm = self.warm.into_iter().collect();
-        world.contact_history = self.contact_history.into_iter().collect();
+        // Sorted as the world keeps it (a file written by hand may not be).
+        world.contact_history = self.contact_history;
+        world.contact_history.sort_by_key(|&(k, _)| k);
+        world.contact_history.dedup_by_key(|&mut (k, _)| k);
         Ok(())
     }
 }

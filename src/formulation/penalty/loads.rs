@@ -2,9 +2,9 @@
 //! ([`super::normal`]), the sliding friction ([`super::slide`]) and the
 //! rolling and spinning torques ([`super::roll_spin`]) from the contact's
 //! geometry, the two bodies' motion and the contact's history, which is
-//! updated in place. Both drivers of [`super`] (the general one, with a
-//! history map, and the neighbour list's, with a history per listed pair)
-//! call this one function, so they give the same bits.
+//! updated in place. Both drivers of [`super`] (the general one, with the
+//! world's sorted histories, and the neighbour list's, with a history per
+//! listed pair) call this one function, so they give the same bits.
 //!
 //! What depends only on the two ends (curvatures, reduced mass and
 //! inertia, the normal law's coefficients: every division and square root

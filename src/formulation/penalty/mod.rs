@@ -28,7 +28,7 @@
 //!   (`loads.rs`; with the list, its touching sphere pairs and the
 //!   boundary contacts four at a time in SIMD lanes, `lanes.rs`, with the
 //!   same bits). Contacts are computed in parallel; each body's loads are
-//!   added in the canonical contact order (serially from a history map in
+//!   added in the canonical contact order (serially from the world's histories in
 //!   general; with the list, per body in parallel from its per-pair loads,
 //!   in the integration's pass over the bodies): the same bits for any
 //!   number of threads, and the list gives the bits of a full detection.
@@ -440,7 +440,7 @@ fn forces(
     contacts
         .par_iter()
         .map(|c| {
-            let mut hist = history.get(&c.key).copied().unwrap_or_default();
+            let mut hist = neighbours::history_in(history, c.key);
             let k = PairConstants::of_contact(&cx, c);
             (contact_loads(&cx, c, &k, &mut hist), hist)
         })
@@ -450,8 +450,8 @@ fn forces(
     ws.force.resize(nb, DVec3::ZERO);
     ws.torque.clear();
     ws.torque.resize(nb, DVec3::ZERO);
-    // This sub-step's histories replace the last (in place: the map keeps
-    // its allocation); pairs that separated drop out.
+    // This sub-step's histories replace the last (in place: the vector
+    // keeps its allocation), sorted by key; pairs that separated drop out.
     let next = &mut world.contact_history;
     next.clear();
     for (c, (l, h)) in contacts.iter().zip(&ws.loads) {
@@ -463,7 +463,10 @@ fn forces(
             ws.force[j] += l.force_b;
             ws.torque[j] += l.torque_b;
         }
-        next.insert(c.key, *h);
+        next.push((c.key, *h));
+    }
+    if next.windows(2).any(|w| w[0].0 > w[1].0) {
+        next.sort_unstable_by_key(|&(k, _)| k);
     }
 }
 

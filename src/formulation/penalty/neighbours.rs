@@ -46,12 +46,10 @@
 //! The contacts are again a full pass's, for spheres on the inner side of
 //! the surfaces; a sphere that tunnels through a one-sided surface (up
 //! through a plate, into a drum past its cap's rim) is met at the next
-//! rebuild instead of the sub-step its centre crosses. The world's history map
-//! ([`World::contact_history`](crate::world::World)) is written from them
-//! at the end of every scene step and read back when the list does not hold
+//! rebuild instead of the sub-step its centre crosses. The world's histories
+//! ([`World::contact_history`](crate::world::World), sorted by key) are
+//! written from the list's at the end of every scene step and read back when the list does not hold
 //! the world's last step (a new stepper, a restored checkpoint).
-
-use std::collections::HashMap;
 
 use glam::DVec3;
 use rayon::prelude::*;
@@ -303,39 +301,53 @@ impl NeighbourList {
         self.constants_of = Some((self.rebuilds, model, cx.pairs.to_vec()));
     }
 
-    /// Takes the histories from the world's map (every pair and boundary
-    /// contact in it; the others start afresh).
-    pub(super) fn import(&mut self, map: &HashMap<u64, ContactHistory>) {
+    /// Takes the histories from the world's (every pair and boundary
+    /// contact in it, sorted by key; the others start afresh).
+    pub(super) fn import(&mut self, world: &[(u64, ContactHistory)]) {
         self.pairs
             .par_iter()
             .zip(self.history.par_iter_mut())
             .zip(self.touching.par_iter_mut())
             .for_each(|((&(i, j), h), t)| {
-                let found = map.get(&pair_key(i, j));
-                (*h, *t) = (found.copied().unwrap_or_default(), found.is_some());
+                let key = pair_key(i, j);
+                let found = world.binary_search_by_key(&key, |&(k, _)| k).ok();
+                (*h, *t) = match found {
+                    Some(at) => (world[at].1, true),
+                    None => (ContactHistory::default(), false),
+                };
             });
         // A pair that touched before the import may not touch now: its
         // loads must read zero (touching ones are written before use).
         self.loads.fill(Loads::default());
+        // The boundary contacts' keys have the top bit: the sorted tail.
+        let walls = world.partition_point(|&(k, _)| k >> 63 == 0);
         self.wall_history.clear();
-        self.wall_history.extend(
-            map.iter()
-                .filter(|(k, _)| *k >> 63 == 1)
-                .map(|(&k, &h)| (k, h)),
-        );
-        self.wall_history.sort_unstable_by_key(|&(k, _)| k);
+        self.wall_history.extend_from_slice(&world[walls..]);
     }
 
     /// Writes the histories of the contacts of the last sub-step into the
-    /// world's map, replacing what it held.
-    pub(super) fn export(&self, map: &mut HashMap<u64, ContactHistory>) {
-        map.clear();
-        for ((&(i, j), h), &t) in self.pairs.iter().zip(&self.history).zip(&self.touching) {
-            if t {
-                map.insert(pair_key(i, j), *h);
-            }
-        }
-        map.extend(self.wall_history.iter().copied());
+    /// world's, replacing what it held: the touching pairs' in pair order,
+    /// which is key order, then the boundary contacts' (sorted, and after
+    /// every pair's by their keys' top bit).
+    pub(super) fn export(&self, world: &mut Vec<(u64, ContactHistory)>) {
+        world.clear();
+        world.par_extend(
+            (self.pairs.par_iter())
+                .zip(self.history.par_iter())
+                .zip(self.touching.par_iter())
+                .filter(|(_, &t)| t)
+                .map(|((&(i, j), h), _)| (pair_key(i, j), *h)),
+        );
+        world.extend_from_slice(&self.wall_history);
+    }
+}
+
+/// The history of the contact of key `key` in `histories` (sorted by
+/// key), or the default where it has none.
+pub(super) fn history_in(histories: &[(u64, ContactHistory)], key: u64) -> ContactHistory {
+    match histories.binary_search_by_key(&key, |&(k, _)| k) {
+        Ok(at) => histories[at].1,
+        Err(_) => ContactHistory::default(),
     }
 }
 
