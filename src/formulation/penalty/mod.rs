@@ -541,32 +541,22 @@ fn listed_forces(
             };
             // Each contact's history of the last sub-step, then its loads
             // (four at a time in lanes as the pairs', the rest by the
-            // scalar law), the history advanced in place: serially, on
-            // whichever thread takes this branch (the pairs' chunks balance
-            // the threads).
-            neighbours::wall_histories(wall_history, walls, next_walls);
+            // scalar law), the history advanced in place, in runs of fixed
+            // length (which contacts go together does not depend on the
+            // threads); on a floor of a few layers of spheres the boundary
+            // contacts outnumber the pairs.
+            next_walls.clear();
+            next_walls.resize(walls.len(), (0, ContactHistory::default()));
             wall_loads.clear();
             wall_loads.resize(walls.len(), Loads::default());
-            let four = if quads {
-                walls.len() - walls.len() % lanes::N
-            } else {
-                0
-            };
-            let (quad_walls, rest) = walls.split_at(four);
-            let (quad_history, rest_history) = next_walls.split_at_mut(four);
-            let (quad_loads, rest_loads) = wall_loads.split_at_mut(four);
-            for ((c, h), out) in quad_walls
-                .chunks_exact(lanes::N)
-                .zip(quad_history.chunks_exact_mut(lanes::N))
-                .zip(quad_loads.chunks_exact_mut(lanes::N))
-            {
-                let k = std::array::from_fn(|l| PairConstants::of_contact(&cx, &c[l]));
-                lanes::four_walls(&cx, c, &k, h, out);
-            }
-            for ((c, (_, h)), out) in rest.iter().zip(rest_history).zip(rest_loads) {
-                let k = PairConstants::of_contact(&cx, c);
-                *out = contact_loads(&cx, c, &k, h);
-            }
+            walls
+                .par_chunks(WALL_CHUNK)
+                .zip(next_walls.par_chunks_mut(WALL_CHUNK))
+                .zip(wall_loads.par_chunks_mut(WALL_CHUNK))
+                .for_each(|((walls, history), loads)| {
+                    neighbours::wall_histories(wall_history, walls, history);
+                    wall_chunk(&cx, quads, walls, history, loads);
+                });
             // The boundary contacts' bookkeeping, here beside the pairs'
             // loads rather than serial after them (2 threads: 5 % of the
             // bench's sub-steps there): their new histories, sorted by
@@ -591,6 +581,44 @@ fn listed_forces(
     let list = &mut ws.neighbours;
     std::mem::swap(&mut list.wall_history, &mut list.next_wall_history);
     touching + walls.len()
+}
+
+/// Boundary contacts per parallel task of [`listed_forces`] (a multiple of
+/// the lanes' four).
+const WALL_CHUNK: usize = 64;
+const _: () = assert!(WALL_CHUNK % lanes::N == 0);
+
+/// One run of boundary contacts `walls` with their histories of the last
+/// sub-step (`history`, each a key and its history, advanced in place):
+/// their loads into `loads`, four at a time in lanes where `quads` (the
+/// rest by the scalar law).
+fn wall_chunk(
+    cx: &Context,
+    quads: bool,
+    walls: &[ContactGeom],
+    history: &mut [(u64, ContactHistory)],
+    loads: &mut [Loads],
+) {
+    let four = if quads {
+        walls.len() - walls.len() % lanes::N
+    } else {
+        0
+    };
+    let (quad_walls, rest) = walls.split_at(four);
+    let (quad_history, rest_history) = history.split_at_mut(four);
+    let (quad_loads, rest_loads) = loads.split_at_mut(four);
+    for ((c, h), out) in quad_walls
+        .chunks_exact(lanes::N)
+        .zip(quad_history.chunks_exact_mut(lanes::N))
+        .zip(quad_loads.chunks_exact_mut(lanes::N))
+    {
+        let k = std::array::from_fn(|l| PairConstants::of_contact(cx, &c[l]));
+        lanes::four_walls(cx, c, &k, h, out);
+    }
+    for ((c, (_, h)), out) in rest.iter().zip(rest_history).zip(rest_loads) {
+        let k = PairConstants::of_contact(cx, c);
+        *out = contact_loads(cx, c, &k, h);
+    }
 }
 
 /// Listed pairs per parallel task of [`listed_forces`].

@@ -353,31 +353,30 @@ pub(super) fn history_in(histories: &[(u64, ContactHistory)], key: u64) -> Conta
 
 /// Each boundary contact of `walls` with the history it had at the last
 /// sub-step (from a list's `wall_history`, sorted by key; the default for a
-/// new contact), into `out` in the order of `walls`. The contacts come in
-/// body order, so their keys mostly ascend: one merge, searching afresh
-/// only where a key is smaller than the last.
+/// new contact), into `out` (as long as `walls`). The contacts come in body
+/// order, so their keys mostly ascend: one merge from where the first
+/// falls, searching afresh only where a key is smaller than the last.
 pub(super) fn wall_histories(
     wall_history: &[(u64, ContactHistory)],
     walls: &[ContactGeom],
-    out: &mut Vec<(u64, ContactHistory)>,
+    out: &mut [(u64, ContactHistory)],
 ) {
-    out.clear();
     let mut at = 0;
     let mut last = 0;
-    out.extend(walls.iter().map(|c| {
+    for (c, out) in walls.iter().zip(out) {
         let key = c.key;
-        if key < last {
+        if key < last || at == 0 {
             at = wall_history.partition_point(|&(k, _)| k < key);
         }
         last = key;
         while at < wall_history.len() && wall_history[at].0 < key {
             at += 1;
         }
-        match wall_history.get(at) {
+        *out = match wall_history.get(at) {
             Some(&(k, h)) if k == key => (key, h),
             _ => (key, ContactHistory::default()),
-        }
-    }));
+        };
+    }
 }
 
 #[cfg(test)]
