@@ -104,6 +104,26 @@ fn test_materials() -> Vec<Material> {
     ]
 }
 
+/// The settings of each normal and spin model (rolling `Tracked`), each
+/// with a workspace whose pair table is made for `materials`.
+fn models(materials: &[Material]) -> Vec<(PenaltySettings, PenaltyWorkspace)> {
+    let mut out = Vec::new();
+    for normal in [NormalModel::Hertz, NormalModel::Hooke { stiffness: 2e4 }] {
+        for spinning in [SpinModel::Heuristic, SpinModel::Hertz] {
+            let settings = PenaltySettings {
+                normal,
+                spinning,
+                rolling: RollingModel::Tracked,
+                ..PenaltySettings::default()
+            };
+            let mut ws = PenaltyWorkspace::default();
+            ws.refresh_pair_table(normal, materials);
+            out.push((settings, ws));
+        }
+    }
+    out
+}
+
 /// A random material of [`test_materials`], mostly the first.
 fn random_material(draw: &mut Draw) -> u32 {
     match draw.next() {
@@ -123,89 +143,80 @@ fn lanes_give_the_scalar_laws_bits_against_walls() {
     let materials = test_materials();
     let mut draw = Draw(13);
     let mut slipping = 0;
-    for normal in [NormalModel::Hertz, NormalModel::Hooke { stiffness: 2e4 }] {
-        for spinning in [SpinModel::Heuristic, SpinModel::Hertz] {
-            let settings = PenaltySettings {
-                normal,
-                spinning,
-                rolling: RollingModel::Tracked,
-                ..PenaltySettings::default()
-            };
-            let mut ws = PenaltyWorkspace::default();
-            ws.refresh_pair_table(normal, &materials);
-            for _ in 0..500 {
-                let mut b = Bodies::default();
-                let mut walls = Vec::new();
-                for l in 0..N {
-                    let r = draw.log(1e-3, 4e-3);
-                    let mass = SphereInit::solid_mass(r, 2500.0);
-                    let pos = DVec3::new(l as f64, 0.0, 0.0) + draw.vec(0.1);
-                    let a = b.push(&SphereInit {
-                        pos,
-                        radius: r,
-                        mass,
-                        inertia: SphereInit::solid_inertia(mass, r),
-                        vel: draw.vec(0.1),
-                        omega: draw.vec(50.0),
-                        material: random_material(&mut draw),
-                    }) as u32;
-                    let normal = draw.vec(1.0).normalize();
-                    let gap = match draw.next() {
-                        x if x < 0.05 => 0.0,
-                        x if x < 0.1 => -f64::EPSILON * r,
-                        _ => -draw.log(1e-8, 1e-4),
-                    };
-                    let moving = draw.next() < 0.5;
-                    walls.push(ContactGeom {
-                        a,
-                        b: NO_BODY,
-                        key: collision::wall_key(a, l, 0),
-                        normal,
-                        point: pos + normal * (r + 0.5 * gap),
-                        gap,
-                        material_b: random_material(&mut draw),
-                        wall_velocity: if moving { draw.vec(0.2) } else { DVec3::ZERO },
-                        wall_omega: if moving { draw.vec(5.0) } else { DVec3::ZERO },
-                    });
-                }
-                let dt = 1e-5;
-                let cx = Context {
-                    bodies: &b,
-                    materials: &materials,
-                    pairs: &ws.pair_table,
-                    settings: &settings,
-                    dt,
-                    inv_dt: 1.0 / dt,
+    for (settings, ws) in models(&materials) {
+        let (normal, spinning) = (settings.normal, settings.spinning);
+        for _ in 0..500 {
+            let mut b = Bodies::default();
+            let mut walls = Vec::new();
+            for l in 0..N {
+                let r = draw.log(1e-3, 4e-3);
+                let mass = SphereInit::solid_mass(r, 2500.0);
+                let pos = DVec3::new(l as f64, 0.0, 0.0) + draw.vec(0.1);
+                let a = b.push(&SphereInit {
+                    pos,
+                    radius: r,
+                    mass,
+                    inertia: SphereInit::solid_inertia(mass, r),
+                    vel: draw.vec(0.1),
+                    omega: draw.vec(50.0),
+                    material: random_material(&mut draw),
+                }) as u32;
+                let normal = draw.vec(1.0).normalize();
+                let gap = match draw.next() {
+                    x if x < 0.05 => 0.0,
+                    x if x < 0.1 => -f64::EPSILON * r,
+                    _ => -draw.log(1e-8, 1e-4),
                 };
-                let constants: [PairConstants; N] =
-                    std::array::from_fn(|l| PairConstants::of_contact(&cx, &walls[l]));
-                let history: Vec<(u64, ContactHistory)> = walls
-                    .iter()
-                    .map(|c| (c.key, random_history(&mut draw, c.point)))
-                    .collect();
-                let mut scalar = history.clone();
-                let scalar_loads: Vec<Loads> = (0..N)
-                    .map(|l| contact_loads(&cx, &walls[l], &constants[l], &mut scalar[l].1))
-                    .collect();
-                let mut lane_history = history.clone();
-                let mut lane_loads = vec![Loads::default(); N];
-                four_walls(&cx, &walls, &constants, &mut lane_history, &mut lane_loads);
-                for l in 0..N {
-                    assert_eq!(lane_history[l].0, walls[l].key, "lane {l}: the key kept");
-                    assert_eq!(
-                        bits(&lane_history[l].1, &lane_loads[l]),
-                        bits(&scalar[l].1, &scalar_loads[l]),
-                        "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
-                         scalar {:?} {:?}, from {:?}, contact {:?}",
-                        lane_history[l],
-                        lane_loads[l],
-                        scalar[l],
-                        scalar_loads[l],
-                        history[l],
-                        walls[l]
-                    );
-                    slipping += usize::from(scalar[l].1.slide.slipping);
-                }
+                let moving = draw.next() < 0.5;
+                walls.push(ContactGeom {
+                    a,
+                    b: NO_BODY,
+                    key: collision::wall_key(a, l, 0),
+                    normal,
+                    point: pos + normal * (r + 0.5 * gap),
+                    gap,
+                    material_b: random_material(&mut draw),
+                    wall_velocity: if moving { draw.vec(0.2) } else { DVec3::ZERO },
+                    wall_omega: if moving { draw.vec(5.0) } else { DVec3::ZERO },
+                });
+            }
+            let dt = 1e-5;
+            let cx = Context {
+                bodies: &b,
+                materials: &materials,
+                pairs: &ws.pair_table,
+                settings: &settings,
+                dt,
+                inv_dt: 1.0 / dt,
+            };
+            let constants: [PairConstants; N] =
+                std::array::from_fn(|l| PairConstants::of_contact(&cx, &walls[l]));
+            let history: Vec<(u64, ContactHistory)> = walls
+                .iter()
+                .map(|c| (c.key, random_history(&mut draw, c.point)))
+                .collect();
+            let mut scalar = history.clone();
+            let scalar_loads: Vec<Loads> = (0..N)
+                .map(|l| contact_loads(&cx, &walls[l], &constants[l], &mut scalar[l].1))
+                .collect();
+            let mut lane_history = history.clone();
+            let mut lane_loads = vec![Loads::default(); N];
+            four_walls(&cx, &walls, &constants, &mut lane_history, &mut lane_loads);
+            for l in 0..N {
+                assert_eq!(lane_history[l].0, walls[l].key, "lane {l}: the key kept");
+                assert_eq!(
+                    bits(&lane_history[l].1, &lane_loads[l]),
+                    bits(&scalar[l].1, &scalar_loads[l]),
+                    "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
+                     scalar {:?} {:?}, from {:?}, contact {:?}",
+                    lane_history[l],
+                    lane_loads[l],
+                    scalar[l],
+                    scalar_loads[l],
+                    history[l],
+                    walls[l]
+                );
+                slipping += usize::from(scalar[l].1.slide.slipping);
             }
         }
     }
@@ -230,110 +241,101 @@ fn lanes_give_the_scalar_laws_bits() {
     // where it slipped, and where it was off (no deflection, not
     // slipping): slide, roll A, roll B, spin.
     let mut modes = [[0usize; 3]; 4];
-    for normal in [NormalModel::Hertz, NormalModel::Hooke { stiffness: 2e4 }] {
-        for spinning in [SpinModel::Heuristic, SpinModel::Hertz] {
-            let settings = PenaltySettings {
-                normal,
-                spinning,
-                rolling: RollingModel::Tracked,
-                ..PenaltySettings::default()
-            };
-            let mut ws = PenaltyWorkspace::default();
-            ws.refresh_pair_table(normal, &materials);
-            for _ in 0..500 {
-                let mut b = Bodies::default();
-                let mut pairs = Vec::new();
-                for l in 0..N {
-                    let r = [draw.log(1e-3, 4e-3), draw.log(1e-3, 4e-3)];
-                    let at = DVec3::new(l as f64, 0.0, 0.0);
-                    let dir = draw.vec(1.0).normalize();
-                    let overlap = if draw.next() < 0.05 {
-                        0.0
-                    } else {
-                        draw.log(1e-8, 1e-4)
-                    };
-                    let ends = [at, at + dir * (r[0] + r[1] - overlap)];
-                    let ids = [0, 1].map(|e| {
-                        b.push(&SphereInit {
-                            pos: ends[e],
-                            radius: r[e],
-                            mass: SphereInit::solid_mass(r[e], 2500.0),
-                            inertia: SphereInit::solid_inertia(
-                                SphereInit::solid_mass(r[e], 2500.0),
-                                r[e],
-                            ),
-                            vel: draw.vec(0.1),
-                            omega: draw.vec(50.0),
-                            material: random_material(&mut draw),
-                        }) as u32
-                    });
-                    pairs.push((ids[0], ids[1]));
-                }
-                let dt = 1e-5;
-                let cx = Context {
-                    bodies: &b,
-                    materials: &materials,
-                    pairs: &ws.pair_table,
-                    settings: &settings,
-                    dt,
-                    inv_dt: 1.0 / dt,
+    for (settings, ws) in models(&materials) {
+        let (normal, spinning) = (settings.normal, settings.spinning);
+        for _ in 0..500 {
+            let mut b = Bodies::default();
+            let mut pairs = Vec::new();
+            for l in 0..N {
+                let r = [draw.log(1e-3, 4e-3), draw.log(1e-3, 4e-3)];
+                let at = DVec3::new(l as f64, 0.0, 0.0);
+                let dir = draw.vec(1.0).normalize();
+                let overlap = if draw.next() < 0.05 {
+                    0.0
+                } else {
+                    draw.log(1e-8, 1e-4)
                 };
-                let constants: Vec<PairConstants> = pairs
-                    .iter()
-                    .map(|&(i, j)| PairConstants::of_spheres(&cx, i as usize, j as usize))
-                    .collect();
-                let history: Vec<ContactHistory> = pairs
-                    .iter()
-                    .map(|&(i, j)| {
-                        let c = collision::sphere_pair(&b, i as usize, j as usize);
-                        random_history(&mut draw, c.point)
-                    })
-                    .collect();
-                let mut scalar = history.clone();
-                let scalar_loads: Vec<Loads> = (0..N)
-                    .map(|l| {
-                        let (i, j) = pairs[l];
-                        let c = collision::sphere_pair(&b, i as usize, j as usize);
-                        contact_loads(&cx, &c, &constants[l], &mut scalar[l])
-                    })
-                    .collect();
-                let mut lane_history = history.clone();
-                let mut lane_loads = vec![Loads::default(); N];
-                let at = std::array::from_fn(|l| l);
-                four_pairs(
-                    &cx,
-                    at,
-                    &pairs,
-                    &constants,
-                    &mut lane_history,
-                    &mut lane_loads,
+                let ends = [at, at + dir * (r[0] + r[1] - overlap)];
+                let ids = [0, 1].map(|e| {
+                    b.push(&SphereInit {
+                        pos: ends[e],
+                        radius: r[e],
+                        mass: SphereInit::solid_mass(r[e], 2500.0),
+                        inertia: SphereInit::solid_inertia(
+                            SphereInit::solid_mass(r[e], 2500.0),
+                            r[e],
+                        ),
+                        vel: draw.vec(0.1),
+                        omega: draw.vec(50.0),
+                        material: random_material(&mut draw),
+                    }) as u32
+                });
+                pairs.push((ids[0], ids[1]));
+            }
+            let dt = 1e-5;
+            let cx = Context {
+                bodies: &b,
+                materials: &materials,
+                pairs: &ws.pair_table,
+                settings: &settings,
+                dt,
+                inv_dt: 1.0 / dt,
+            };
+            let constants: Vec<PairConstants> = pairs
+                .iter()
+                .map(|&(i, j)| PairConstants::of_spheres(&cx, i as usize, j as usize))
+                .collect();
+            let history: Vec<ContactHistory> = pairs
+                .iter()
+                .map(|&(i, j)| {
+                    let c = collision::sphere_pair(&b, i as usize, j as usize);
+                    random_history(&mut draw, c.point)
+                })
+                .collect();
+            let mut scalar = history.clone();
+            let scalar_loads: Vec<Loads> = (0..N)
+                .map(|l| {
+                    let (i, j) = pairs[l];
+                    let c = collision::sphere_pair(&b, i as usize, j as usize);
+                    contact_loads(&cx, &c, &constants[l], &mut scalar[l])
+                })
+                .collect();
+            let mut lane_history = history.clone();
+            let mut lane_loads = vec![Loads::default(); N];
+            let at = std::array::from_fn(|l| l);
+            four_pairs(
+                &cx,
+                at,
+                &pairs,
+                &constants,
+                &mut lane_history,
+                &mut lane_loads,
+            );
+            for l in 0..N {
+                assert_eq!(
+                    bits(&lane_history[l], &lane_loads[l]),
+                    bits(&scalar[l], &scalar_loads[l]),
+                    "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
+                     scalar {:?} {:?}, from {:?}",
+                    lane_history[l],
+                    lane_loads[l],
+                    scalar[l],
+                    scalar_loads[l],
+                    history[l]
                 );
-                for l in 0..N {
-                    assert_eq!(
-                        bits(&lane_history[l], &lane_loads[l]),
-                        bits(&scalar[l], &scalar_loads[l]),
-                        "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
-                         scalar {:?} {:?}, from {:?}",
-                        lane_history[l],
-                        lane_loads[l],
-                        scalar[l],
-                        scalar_loads[l],
-                        history[l]
-                    );
-                    let h = &scalar[l];
-                    let springs = [
-                        (h.slide.slipping, h.slide.deflection != DVec3::ZERO),
-                        (h.roll[0].slipping, h.roll[0].deflection != DVec3::ZERO),
-                        (h.roll[1].slipping, h.roll[1].deflection != DVec3::ZERO),
-                        (h.spin.slipping, h.spin.deflection != 0.0),
-                    ];
-                    for (m, (slipping, deflected)) in modes.iter_mut().zip(springs) {
-                        m[match (slipping, deflected) {
-                            (false, true) => 0,
-                            (true, _) => 1,
-                            (false, false) => 2,
-                        }] += 1;
-                    }
+                let h = &scalar[l];
+                let springs = [
+                    (h.slide.slipping, h.slide.deflection != DVec3::ZERO),
+                    (h.roll[0].slipping, h.roll[0].deflection != DVec3::ZERO),
+                    (h.roll[1].slipping, h.roll[1].deflection != DVec3::ZERO),
+                    (h.spin.slipping, h.spin.deflection != 0.0),
+                ];
+                for (m, (slipping, deflected)) in modes.iter_mut().zip(springs) {
+                    m[match (slipping, deflected) {
+                        (false, true) => 0,
+                        (true, _) => 1,
+                        (false, false) => 2,
+                    }] += 1;
                 }
             }
         }
