@@ -124,6 +124,24 @@ fn models(materials: &[Material]) -> Vec<(PenaltySettings, PenaltyWorkspace)> {
     out
 }
 
+/// The law's context over the bodies `b`, at a sub-step of 10 µs.
+fn context<'a>(
+    b: &'a Bodies,
+    materials: &'a [Material],
+    ws: &'a PenaltyWorkspace,
+    settings: &'a PenaltySettings,
+) -> Context<'a> {
+    let dt = 1e-5;
+    Context {
+        bodies: b,
+        materials,
+        pairs: &ws.pair_table,
+        settings,
+        dt,
+        inv_dt: 1.0 / dt,
+    }
+}
+
 /// A random material of [`test_materials`], mostly the first.
 fn random_material(draw: &mut Draw) -> u32 {
     match draw.next() {
@@ -180,15 +198,7 @@ fn lanes_give_the_scalar_laws_bits_against_walls() {
                     wall_omega: if moving { draw.vec(5.0) } else { DVec3::ZERO },
                 });
             }
-            let dt = 1e-5;
-            let cx = Context {
-                bodies: &b,
-                materials: &materials,
-                pairs: &ws.pair_table,
-                settings: &settings,
-                dt,
-                inv_dt: 1.0 / dt,
-            };
+            let cx = context(&b, &materials, &ws, &settings);
             let constants: [PairConstants; N] =
                 std::array::from_fn(|l| PairConstants::of_contact(&cx, &walls[l]));
             let history: Vec<(u64, ContactHistory)> = walls
@@ -272,15 +282,7 @@ fn lanes_give_the_scalar_laws_bits() {
                 });
                 pairs.push((ids[0], ids[1]));
             }
-            let dt = 1e-5;
-            let cx = Context {
-                bodies: &b,
-                materials: &materials,
-                pairs: &ws.pair_table,
-                settings: &settings,
-                dt,
-                inv_dt: 1.0 / dt,
-            };
+            let cx = context(&b, &materials, &ws, &settings);
             let constants: Vec<PairConstants> = pairs
                 .iter()
                 .map(|&(i, j)| PairConstants::of_spheres(&cx, i as usize, j as usize))
