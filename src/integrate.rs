@@ -92,8 +92,9 @@ pub fn positions(bodies: &mut Bodies, h: f64) {
 /// neighbour list asks that after every sub-step, and reading the
 /// positions it has just written costs nothing more than this pass.
 /// Before a chunk of bodies is stepped, `kick` updates its velocities (the
-/// caller's velocity pass, fused with this one so that each body's motion
-/// is read and written once in the sub-step, in one parallel region).
+/// caller's whole velocity step, gyroscopic term included where the
+/// bodies need one; fused with this pass so that each body's motion is
+/// read and written once in the sub-step, in one parallel region).
 pub fn positions_watched(
     bodies: &mut Bodies,
     h: f64,
@@ -403,6 +404,46 @@ mod tests {
             Some(1026),
             Some(1030),
         ];
+        // The kick: each chunk's velocities changed by their bodies' ids
+        // before its step (1,031 bodies: three chunks), as a velocity pass
+        // over all bodies and then the position pass would.
+        let kick = |c: Kick| {
+            for (o, (v, w)) in c.v.iter_mut().zip(c.w.iter_mut()).enumerate() {
+                let k = (c.first + o) as f64;
+                *v += DVec3::new(k, -k, 0.5 * k) * (1e-3 * c.inv_mass[o]);
+                *w += DVec3::splat(1e-2 * k * c.inv_inertia[o]);
+            }
+        };
+        let mut want = bodies.clone();
+        for i in 0..want.len() {
+            let k = i as f64;
+            want.vel[i] += DVec3::new(k, -k, 0.5 * k) * (1e-3 * want.inv_mass[i]);
+            want.omega[i] += DVec3::splat(1e-2 * k * want.inv_inertia[i]);
+            let (v, w) = (want.vel[i], want.omega[i]);
+            advance(&mut want.pos[i], &mut want.rot[i], v, w, h);
+        }
+        let mut got = bodies.clone();
+        let far = vec![DVec3::splat(1e9); bodies.len()];
+        assert!(
+            positions_watched(&mut got, h, &far, 1e18, kick),
+            "every body is far from its anchor"
+        );
+        let motion = |b: &Bodies, i: usize| {
+            let (v, w) = (b.vel[i], b.omega[i]);
+            [v.x, v.y, v.z, w.x, w.y, w.z].map(f64::to_bits)
+        };
+        for i in 0..bodies.len() {
+            assert_eq!(
+                bits(got.pos[i], got.rot[i]),
+                bits(want.pos[i], want.rot[i]),
+                "kicked body {i}"
+            );
+            assert_eq!(
+                motion(&got, i),
+                motion(&want, i),
+                "kicked body {i}'s velocities"
+            );
+        }
         for probe in probes {
             let mut anchor = expected.pos.clone();
             if let Some(i) = probe {

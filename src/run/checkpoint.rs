@@ -135,6 +135,16 @@ impl WorldState {
     /// Puts this state into `world`, a world freshly built from the same
     /// scene. Errors when the inlets or the bodies' arrays do not match.
     pub fn restore(self, world: &mut World) -> Result<()> {
+        // Sorted as the world keeps it (a file written by hand may not be);
+        // a key twice is a damaged file, not a history.
+        let mut history = self.contact_history;
+        history.sort_by_key(|&(k, _)| k);
+        if let Some(w) = history.windows(2).find(|w| w[0].0 == w[1].0) {
+            anyhow::bail!(
+                "the checkpoint's contact histories hold key {:#x} twice",
+                w[0].0
+            );
+        }
         anyhow::ensure!(
             self.inlets.len() == world.inlets.len(),
             "the checkpoint has {} inlets but the scene {}",
@@ -199,10 +209,7 @@ impl WorldState {
         world.time = self.time;
         world.step_index = self.step_index;
         world.warm = self.warm.into_iter().collect();
-        // Sorted as the world keeps it (a file written by hand may not be).
-        world.contact_history = self.contact_history;
-        world.contact_history.sort_by_key(|&(k, _)| k);
-        world.contact_history.dedup_by_key(|&mut (k, _)| k);
+        world.contact_history = history;
         Ok(())
     }
 }
@@ -365,6 +372,24 @@ mod tests {
             frames: Some(vec![(0.0, "frame_00000.vtu".into())]),
             track_len: Some(1234),
         }
+    }
+
+    /// A contact key twice in a checkpoint's histories is named, not
+    /// restored (the world keeps one history per key, sorted).
+    #[test]
+    fn a_contact_history_key_twice_is_named() {
+        let mut state = sample().world;
+        state.boundary_origins.clear();
+        state.boundary_rotations.clear();
+        let again = state.contact_history[0];
+        state.contact_history.push(again);
+        let mut world = World::new(Bodies::default(), Vec::new(), Vec::new());
+        let err = state.restore(&mut world).expect_err("a key twice");
+        assert!(world.bodies.is_empty(), "nothing restored");
+        assert!(
+            err.to_string().contains("key 0x7 twice"),
+            "the error names the key: {err}"
+        );
     }
 
     #[test]

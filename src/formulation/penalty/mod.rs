@@ -345,7 +345,7 @@ pub fn step(
     let n = (h / dt_max).ceil().max(1.0) as u64;
     let dt = h / n as f64;
     let t0 = world.time;
-    let listed = settings.skin != Some(0.0) && !world.bodies.has_shapes();
+    let listed = settings.skin.map_or(true, |s| s > 0.0) && !world.bodies.has_shapes();
     let next_step = world.step_index + 1;
     let crowded = |error| StepError::Crowded {
         step: next_step,
@@ -468,6 +468,10 @@ fn forces(
     if next.windows(2).any(|w| w[0].0 > w[1].0) {
         next.sort_unstable_by_key(|&(k, _)| k);
     }
+    debug_assert!(
+        next.windows(2).all(|w| w[0].0 < w[1].0),
+        "contact keys repeat"
+    );
 }
 
 /// The neighbour list's driver (spheres only): every listed pair is tested

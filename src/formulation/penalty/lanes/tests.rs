@@ -142,6 +142,19 @@ fn context<'a>(
     }
 }
 
+/// A sphere far from the others, in random motion: a body no lane uses.
+fn push_spare(b: &mut Bodies, draw: &mut Draw) {
+    b.push(&SphereInit {
+        pos: DVec3::new(0.0, 100.0, 0.0) + draw.vec(1.0),
+        radius: 5e-3,
+        mass: 1.0,
+        inertia: 1e-5,
+        vel: draw.vec(1.0),
+        omega: draw.vec(100.0),
+        material: random_material(draw),
+    });
+}
+
 /// A random material of [`test_materials`], mostly the first.
 fn random_material(draw: &mut Draw) -> u32 {
     match draw.next() {
@@ -167,6 +180,9 @@ fn lanes_give_the_scalar_laws_bits_against_walls() {
             let mut b = Bodies::default();
             let mut walls = Vec::new();
             for l in 0..N {
+                // A body between the lanes' spheres: lane l's is body 2l + 1,
+                // so a lane that read body l would read the wrong one.
+                push_spare(&mut b, &mut draw);
                 let r = draw.log(1e-3, 4e-3);
                 let mass = SphereInit::solid_mass(r, 2500.0);
                 let pos = DVec3::new(l as f64, 0.0, 0.0) + draw.vec(0.1);
@@ -257,6 +273,7 @@ fn lanes_give_the_scalar_laws_bits() {
             let mut b = Bodies::default();
             let mut pairs = Vec::new();
             for l in 0..N {
+                push_spare(&mut b, &mut draw);
                 let r = [draw.log(1e-3, 4e-3), draw.log(1e-3, 4e-3)];
                 let at = DVec3::new(l as f64, 0.0, 0.0);
                 let dir = draw.vec(1.0).normalize();
@@ -302,17 +319,43 @@ fn lanes_give_the_scalar_laws_bits() {
                     contact_loads(&cx, &c, &constants[l], &mut scalar[l])
                 })
                 .collect();
-            let mut lane_history = history.clone();
-            let mut lane_loads = vec![Loads::default(); N];
-            let at = std::array::from_fn(|l| l);
+            // The lanes' pairs at slots `at` of eight, the other slots
+            // holding lane 0's pair with a history and loads of their own,
+            // which must stay as they are.
+            let at = [5, 2, 7, 0];
+            let slots = 2 * N;
+            let lane_of = |k: usize| at.iter().position(|&a| a == k);
+            let store_pairs: Vec<(u32, u32)> =
+                (0..slots).map(|k| pairs[lane_of(k).unwrap_or(0)]).collect();
+            let store_constants: Vec<PairConstants> = (0..slots)
+                .map(|k| constants[lane_of(k).unwrap_or(0)])
+                .collect();
+            let spare = random_history(&mut draw, DVec3::ZERO);
+            let mut lane_history: Vec<ContactHistory> = (0..slots)
+                .map(|k| lane_of(k).map_or(spare, |l| history[l]))
+                .collect();
+            let spare_loads = Loads {
+                force_b: DVec3::splat(1.0),
+                ..Loads::default()
+            };
+            let mut lane_loads = vec![spare_loads; slots];
             four_pairs(
                 &cx,
                 at,
-                &pairs,
-                &constants,
+                &store_pairs,
+                &store_constants,
                 &mut lane_history,
                 &mut lane_loads,
             );
+            for k in (0..slots).filter(|&k| lane_of(k).is_none()) {
+                assert_eq!(
+                    bits(&lane_history[k], &lane_loads[k]),
+                    bits(&spare, &spare_loads),
+                    "slot {k}, in no lane, was written"
+                );
+            }
+            let lane_history: Vec<ContactHistory> = at.iter().map(|&k| lane_history[k]).collect();
+            let lane_loads: Vec<Loads> = at.iter().map(|&k| lane_loads[k]).collect();
             for l in 0..N {
                 assert_eq!(
                     bits(&lane_history[l], &lane_loads[l]),
