@@ -33,10 +33,11 @@
 //! few sub-steps). A fixed fraction of the radius suits few scenes: on the
 //! 6,000-bead bench bed, settling at ≲ 0.3 m/s, 0.25 r lasted 90 sub-steps
 //! and every skin from 0.075 to 0.25 r gave the same speed within the
-//! machine's noise (0.05 r: 3 % slower); `repose_small`'s pour (beads falling at ≈ 1.7 m/s,
-//! new ones each scene step) rebuilt every 5 sub-steps at 0.25 r and ran
-//! 1.8× faster at 1.5 r. The skin changes which pairs are tested, never
-//! the contacts found, so the results do not depend on it.
+//! machine's noise (0.05 r: 3 % slower); `repose_small`'s pour (beads
+//! falling at ≈ 1.7 m/s, new ones each scene step) rebuilt every 5
+//! sub-steps at 0.25 r and ran 1.8× faster at 1.5 r. The skin changes
+//! which pairs are tested, never the contacts found, so the results do not
+//! depend on it.
 //!
 //! Boundaries are skinned the same way when none of them moves (a drum
 //! turning about its axis does not move its surfaces): a rebuild also
@@ -46,10 +47,11 @@
 //! The contacts are again a full pass's, for spheres on the inner side of
 //! the surfaces; a sphere that tunnels through a one-sided surface (up
 //! through a plate, into a drum past its cap's rim) is met at the next
-//! rebuild instead of the sub-step its centre crosses. The world's histories
-//! ([`World::contact_history`](crate::world::World), sorted by key) are
-//! written from the list's at the end of every scene step and read back when the list does not hold
-//! the world's last step (a new stepper, a restored checkpoint).
+//! rebuild instead of the sub-step its centre crosses. The world's
+//! histories ([`World::contact_history`](crate::world::World), sorted by
+//! key) are written from the list's at the end of every scene step and read
+//! back when the list does not hold the world's last step (a new stepper, a
+//! restored checkpoint).
 
 use glam::DVec3;
 use rayon::prelude::*;
