@@ -648,14 +648,17 @@ fn listed_chunk(
     let mut found = [0u16; CHUNK];
     let mut count = 0;
     for (p, &(i, j)) in pairs.iter().enumerate() {
-        if collision::spheres_within(b, i as usize, j as usize, 0.0) {
-            found[count] = p as u16;
-            count += 1;
-            touching[p] = true;
-        } else if touching[p] {
-            history[p] = ContactHistory::default();
-            loads[p] = Loads::default();
-            touching[p] = false;
+        let touches = collision::spheres_within(b, i as usize, j as usize, 0.0);
+        // Branch-free on whether a pair touches (60 % do, in no pattern a
+        // predictor learns); only a change, which is rare, branches.
+        found[count] = p as u16;
+        count += usize::from(touches);
+        if touches != touching[p] {
+            touching[p] = touches;
+            if !touches {
+                history[p] = ContactHistory::default();
+                loads[p] = Loads::default();
+            }
         }
     }
     let found = &found[..count];
