@@ -18,9 +18,14 @@ use repose::run::{run_scene, BackendChoice, RunOptions};
 use repose::scene::Scene;
 
 fn small_pour() -> Scene {
+    small_pour_with(&[])
+}
+
+/// [`small_pour`] with further `--set` overrides (path, value).
+fn small_pour_with(more: &[(&str, &str)]) -> Scene {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pour.ron");
     let set = |p: &str, v: &str| (p.to_string(), v.to_string());
-    let overrides = [
+    let mut overrides = vec![
         set("duration", "0.04"), // 20 steps of 2 ms
         set("spheres.0.count.0", "8"),
         set("spheres.0.count.1", "8"),
@@ -30,6 +35,7 @@ fn small_pour() -> Scene {
         set("spheres.0.origin.2", "0.0047"), // lowest layer on the floor
         set("output.track.1", "511"),
     ];
+    overrides.extend(more.iter().map(|&(p, v)| set(p, v)));
     let scene = Scene::load(&path, &overrides).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scene.steps(), 20);
     scene
@@ -117,23 +123,50 @@ fn gpu_runs_give_byte_identical_final_csv() {
     assert_reproducible(BackendChoice::Gpu);
 }
 
+/// Runs `scene` on the CPU in a pool of `threads` rayon threads.
+fn run_on_threads(scene: &Scene, threads: usize) -> (Summary, Vec<u8>) {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(|| {
+            assert_eq!(rayon::current_num_threads(), threads);
+            run_once(scene, BackendChoice::Cpu)
+        })
+}
+
 #[test]
 fn cpu_final_csv_does_not_depend_on_the_number_of_threads() {
     let scene = small_pour();
-    let run_on = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| {
-                assert_eq!(rayon::current_num_threads(), threads);
-                run_once(&scene, BackendChoice::Cpu)
-            })
-    };
-    let (s1, one) = run_on(1);
-    let (_, two) = run_on(2);
+    let (s1, one) = run_on_threads(&scene, 1);
+    let (_, two) = run_on_threads(&scene, 2);
     assert_nontrivial(&s1);
     assert_same_bytes(&one, &two, "1 thread (first) vs 2 threads (second)");
+}
+
+/// The same for the penalty formulation (its neighbour-list driver: pairs
+/// in parallel chunks of 256, four at a time in SIMD lanes, boundary
+/// contacts in runs of 64, per-body sums fused with the position pass):
+/// the pour's 512 beads list more pairs than one chunk and touch on every
+/// step, so a chunking or a sum order that followed the threads would
+/// show.
+#[test]
+fn penalty_final_csv_does_not_depend_on_the_number_of_threads() {
+    let scene = small_pour_with(&[("formulation", "Penalty")]);
+    let (s1, one) = run_on_threads(&scene, 1);
+    let (s2, two) = run_on_threads(&scene, 2);
+    assert_eq!(s1.steps, 20, "steps");
+    assert!(
+        s1.contacts.min > 0 && s1.contacts.max > 256,
+        "expected contacts on every step and more than 256 on some, got {:?}",
+        s1.contacts
+    );
+    assert_eq!(s1.contacts.max, s2.contacts.max, "contacts");
+    assert_same_bytes(
+        &one,
+        &two,
+        "penalty: 1 thread (first) vs 2 threads (second)",
+    );
 }
 
 /// The stepper's serial path (a one-thread pool for small steps) and its
