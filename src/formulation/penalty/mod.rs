@@ -568,18 +568,8 @@ fn listed_forces(
             if next_walls.windows(2).any(|w| w[0].0 > w[1].0) {
                 next_walls.sort_unstable_by_key(|&(k, _)| k);
             }
-            // (One scan of the contacts, which come in body order: perf put
-            // 2 % of a sub-step on the count per body and running sum in
-            // place it replaces, each sum waiting on the store before it.)
-            debug_assert!(walls.windows(2).all(|w| w[0].a <= w[1].a));
-            wall_start.clear();
-            let mut at = 0;
-            wall_start.extend((0..=b.len() as u32).map(|k| {
-                while at < walls.len() && walls[at].a < k {
-                    at += 1;
-                }
-                at as u32
-            }));
+            // Where each body's begin (they come in body order).
+            neighbours::run_starts(b.len(), walls.len(), |c| walls[c].a, wall_start);
         },
     );
     let list = &mut ws.neighbours;

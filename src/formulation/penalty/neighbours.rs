@@ -230,14 +230,7 @@ impl NeighbourList {
             sum += *s;
             *s = sum;
         }
-        a_start.clear();
-        let mut at = 0;
-        a_start.extend((0..=n as u32).map(|k| {
-            while at < pairs.len() && pairs[at].0 < k {
-                at += 1;
-            }
-            at as u32
-        }));
+        run_starts(n, pairs.len(), |p| pairs[p].0, a_start);
         let cursor = &mut self.cursor;
         cursor.clear();
         cursor.extend_from_slice(&b_start[..n]);
@@ -348,6 +341,28 @@ impl NeighbourList {
     }
 }
 
+/// Where each body's run begins in a list of `len` items sorted by body
+/// (`body_of(p)`, ascending): into `out`, bodies + 1 entries, so that body
+/// k's items are `out[k]..out[k + 1]` (empty for a body with none). One
+/// scan with the position in a register (summing counts in place waited
+/// on each store). Listed pairs by A and boundary contacts by sphere.
+pub(super) fn run_starts(
+    bodies: usize,
+    len: usize,
+    body_of: impl Fn(usize) -> u32,
+    out: &mut Vec<u32>,
+) {
+    debug_assert!((1..len).all(|p| body_of(p - 1) <= body_of(p)));
+    out.clear();
+    let mut at = 0;
+    out.extend((0..=bodies as u32).map(|k| {
+        while at < len && body_of(at) < k {
+            at += 1;
+        }
+        at as u32
+    }));
+}
+
 /// The history of the contact of key `key` in `histories` (sorted by
 /// key), or the default where it has none.
 pub(super) fn history_in(histories: &[(u64, ContactHistory)], key: u64) -> ContactHistory {
@@ -389,6 +404,24 @@ pub(super) fn wall_histories(
 mod tests {
     use super::*;
     use crate::bodies::SphereInit;
+
+    /// Runs of items by body, with bodies that have none at the start, in
+    /// the middle and at the end: each body's run is exactly its items.
+    #[test]
+    fn run_starts_give_each_body_its_items() {
+        let items = [1u32, 1, 3, 4, 4, 4];
+        let mut out = vec![99; 2];
+        run_starts(6, items.len(), |p| items[p], &mut out);
+        assert_eq!(out, [0, 0, 2, 2, 3, 6, 6]);
+        for (k, w) in out.windows(2).enumerate() {
+            let run = &items[w[0] as usize..w[1] as usize];
+            assert!(run.iter().all(|&b| b == k as u32), "body {k}: {run:?}");
+            let count = items.iter().filter(|&&b| b == k as u32).count();
+            assert_eq!(run.len(), count, "body {k}");
+        }
+        run_starts(3, 0, |_| unreachable!(), &mut out);
+        assert_eq!(out, [0, 0, 0, 0]);
+    }
 
     /// Two spheres of radius 1 mm, 10 mm apart, the second moving along x
     /// by `step` a sub-step, under the adapted skin: the skin of each
