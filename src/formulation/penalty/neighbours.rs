@@ -405,6 +405,49 @@ mod tests {
     use super::*;
     use crate::bodies::SphereInit;
 
+    /// Boundary contacts whose keys fall back (a fresh search), skip ahead,
+    /// repeat none and include keys the last sub-step did not have (before
+    /// the first, between, after the last): each gets the history a binary
+    /// search finds ([`history_in`]), the default where there is none.
+    #[test]
+    fn wall_histories_match_a_search_for_each_key() {
+        let held = |key: u64| {
+            let mut h = ContactHistory::default();
+            h.spin.deflection = key as f64;
+            h.point = Some(DVec3::splat(key as f64));
+            (key, h)
+        };
+        let wall_history: Vec<_> = [10, 20, 30, 40].map(held).to_vec();
+        let keys = [30u64, 10, 40, 35, 5, 20, 45, 15, 30];
+        let walls: Vec<ContactGeom> = keys
+            .iter()
+            .map(|&key| ContactGeom {
+                a: 0,
+                b: collision::NO_BODY,
+                key,
+                normal: DVec3::Z,
+                point: DVec3::ZERO,
+                gap: 0.0,
+                material_b: 0,
+                wall_velocity: DVec3::ZERO,
+                wall_omega: DVec3::ZERO,
+            })
+            .collect();
+        let mut out = vec![(0, ContactHistory::default()); walls.len()];
+        wall_histories(&wall_history, &walls, &mut out);
+        for (&key, (k, h)) in keys.iter().zip(&out) {
+            assert_eq!(*k, key);
+            let want = history_in(&wall_history, key);
+            assert_eq!(
+                (h.spin.deflection, h.point),
+                (want.spin.deflection, want.point),
+                "key {key}"
+            );
+            let held_before = [10, 20, 30, 40].contains(&key);
+            assert_eq!(h.point.is_some(), held_before, "key {key}");
+        }
+    }
+
     /// Runs of items by body, with bodies that have none at the start, in
     /// the middle and at the end: each body's run is exactly its items.
     #[test]
