@@ -568,7 +568,7 @@ fn listed_forces(
             if next_walls.windows(2).any(|w| w[0].0 > w[1].0) {
                 next_walls.sort_unstable_by_key(|&(k, _)| k);
             }
-            // Where each body's begin (they come in body order).
+            // Where each body's contacts begin (they come in body order).
             neighbours::run_starts(b.len(), walls.len(), |c| walls[c].a, wall_start);
         },
     );
