@@ -549,9 +549,9 @@ fn listed_forces(
             // length (which contacts go together does not depend on the
             // threads); on a floor of a few layers of spheres the boundary
             // contacts outnumber the pairs.
-            next_walls.clear();
+            // (Resized, not cleared: every entry is written below, so only
+            // a longer vector's new tail needs a value first.)
             next_walls.resize(walls.len(), (0, ContactHistory::default()));
-            wall_loads.clear();
             wall_loads.resize(walls.len(), Loads::default());
             walls
                 .par_chunks(WALL_CHUNK)
