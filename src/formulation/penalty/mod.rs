@@ -76,7 +76,7 @@ use crate::collision::{self, ContactGeom, NO_BODY};
 use crate::material::Material;
 use crate::step::{NonFiniteError, StageTimers, StepError, StepReport};
 use crate::world::World;
-use loads::{contact_loads, Context, Loads, PairConstants};
+use loads::{contact_loads, Context, EndSum, Loads, PairConstants};
 
 /// The penalty formulation's settings (`formulation: Penalty(…)` in a scene).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -686,7 +686,7 @@ fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -
             let bodies = c.v.iter_mut().zip(c.w.iter_mut());
             for (o, (v, w)) in bodies.enumerate() {
                 let k = c.first + o;
-                let (mut fk, mut tk) = (DVec3::ZERO, DVec3::ZERO);
+                let mut sum = EndSum::default();
                 // B of pairs with smaller ids (ascending), then A of pairs
                 // with larger ones (a run of the pairs): the order `forces`
                 // adds them in. Pairs that do not touch hold zero loads:
@@ -694,18 +694,15 @@ fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -
                 // an unpredictable branch.
                 let as_b = &list.as_b[list.b_start[k] as usize..list.b_start[k + 1] as usize];
                 for &p in as_b {
-                    let l = &list.loads[p as usize];
-                    fk += l.force_b;
-                    tk += l.torque_b;
+                    sum.add_b(&list.loads[p as usize]);
                 }
                 for l in &list.loads[list.a_start[k] as usize..list.a_start[k + 1] as usize] {
-                    fk -= l.force_b;
-                    tk += l.torque_a;
+                    sum.add_a(l);
                 }
                 for l in &wall_loads[starts[k] as usize..starts[k + 1] as usize] {
-                    fk -= l.force_b;
-                    tk += l.torque_a;
+                    sum.add_a(l);
                 }
+                let (fk, tk) = sum.force_torque();
                 // As `integrate`'s velocity pass for a sphere.
                 *v += (fk * c.inv_mass[o] + g) * dt;
                 *w += tk * (c.inv_inertia[o] * dt);
