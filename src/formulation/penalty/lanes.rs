@@ -23,6 +23,16 @@
 //! the bits of a full detection, which uses the scalar law, and the unit
 //! tests (`lanes/tests.rs`) compare the two on random contacts bit for bit.
 //!
+//! **AVX-512.** The law keeps more numbers live than AVX2's 16 vector
+//! registers hold: a quarter of the instructions of [`four_pairs`] were
+//! spills to the stack. On a processor with AVX-512 (VL: 32 registers of
+//! the same 256-bit width) [`four_pairs`] and [`four_walls`] run a second
+//! version compiled for it (the `multiversion` crate picks one at the first
+//! call by what the processor has; the binary still runs on AVX2 alone):
+//! the same operations, so the same bits — the tests compare both versions
+//! with the scalar law (on a processor without AVX-512 both are the
+//! baseline). No 512-bit registers are used.
+//!
 //! Only what varies per sub-step for every contact is in lanes; the rolling
 //! model must be `Tracked` (the legacy constant torque goes through the
 //! scalar law), and the normal and spin models, the same for all contacts,
@@ -281,9 +291,38 @@ struct Springs {
 /// The loads of four touching sphere pairs, `pairs[at[l]]` for lanes
 /// l = 0…3, into `loads[at[l]]`, advancing their histories `history[at[l]]`
 /// over the sub-step: the scalar law's bits (module docs). The rolling model
-/// must be `Tracked`.
-#[inline(never)]
+/// must be `Tracked`. Two versions, picked at the first call (module docs,
+/// "AVX-512").
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx512dq+avx512bw+avx512cd"))]
 pub(super) fn four_pairs(
+    cx: &Context,
+    at: [usize; N],
+    pairs: &[(u32, u32)],
+    constants: &[PairConstants],
+    history: &mut [ContactHistory],
+    loads: &mut [Loads],
+) {
+    pairs_law(cx, at, pairs, constants, history, loads)
+}
+
+/// [`four_pairs`] compiled for the build's baseline features only (no
+/// dispatch), for the tests that compare it with the dispatched one.
+#[cfg(test)]
+#[inline(never)]
+pub(super) fn four_pairs_baseline(
+    cx: &Context,
+    at: [usize; N],
+    pairs: &[(u32, u32)],
+    constants: &[PairConstants],
+    history: &mut [ContactHistory],
+    loads: &mut [Loads],
+) {
+    pairs_law(cx, at, pairs, constants, history, loads)
+}
+
+/// [`four_pairs`]' body, inlined into each of its versions.
+#[inline(always)]
+fn pairs_law(
     cx: &Context,
     at: [usize; N],
     pairs: &[(u32, u32)],
@@ -344,9 +383,35 @@ pub(super) fn four_pairs(
 /// detection gives them: B is no body) with their constants, into
 /// `loads`, advancing their histories `history` (each a key and its
 /// history) over the sub-step: the scalar law's bits (module docs). The
-/// rolling model must be `Tracked`.
-#[inline(never)]
+/// rolling model must be `Tracked`. Two versions, as [`four_pairs`].
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx512dq+avx512bw+avx512cd"))]
 pub(super) fn four_walls(
+    cx: &Context,
+    walls: &[ContactGeom],
+    constants: &[PairConstants; N],
+    history: &mut [(u64, ContactHistory)],
+    loads: &mut [Loads],
+) {
+    walls_law(cx, walls, constants, history, loads)
+}
+
+/// [`four_walls`] compiled for the build's baseline features only (no
+/// dispatch), for the tests that compare it with the dispatched one.
+#[cfg(test)]
+#[inline(never)]
+pub(super) fn four_walls_baseline(
+    cx: &Context,
+    walls: &[ContactGeom],
+    constants: &[PairConstants; N],
+    history: &mut [(u64, ContactHistory)],
+    loads: &mut [Loads],
+) {
+    walls_law(cx, walls, constants, history, loads)
+}
+
+/// [`four_walls`]' body, inlined into each of its versions.
+#[inline(always)]
+fn walls_law(
     cx: &Context,
     walls: &[ContactGeom],
     constants: &[PairConstants; N],

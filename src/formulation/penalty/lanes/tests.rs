@@ -164,6 +164,24 @@ fn random_material(draw: &mut Draw) -> u32 {
     }
 }
 
+/// A version of [`four_pairs`].
+type PairsLaw =
+    fn(&Context, [usize; N], &[(u32, u32)], &[PairConstants], &mut [ContactHistory], &mut [Loads]);
+/// A version of [`four_walls`].
+type WallsLaw =
+    fn(&Context, &[ContactGeom], &[PairConstants; N], &mut [(u64, ContactHistory)], &mut [Loads]);
+
+/// The dispatched version (AVX-512 where the processor has it) and the
+/// baseline: both must give the scalar law's bits.
+const PAIR_VERSIONS: [(&str, PairsLaw); 2] = [
+    ("dispatched", four_pairs),
+    ("baseline", four_pairs_baseline),
+];
+const WALL_VERSIONS: [(&str, WallsLaw); 2] = [
+    ("dispatched", four_walls),
+    ("baseline", four_walls_baseline),
+];
+
 /// The lanes' law gives the scalar law's bits on sphere–boundary
 /// contacts as on pairs: random spheres against walls of random normal,
 /// overlap (some touching only by rounding), surface velocity and
@@ -225,25 +243,27 @@ fn lanes_give_the_scalar_laws_bits_against_walls() {
             let scalar_loads: Vec<Loads> = (0..N)
                 .map(|l| contact_loads(&cx, &walls[l], &constants[l], &mut scalar[l].1))
                 .collect();
-            let mut lane_history = history.clone();
-            let mut lane_loads = vec![Loads::default(); N];
-            four_walls(&cx, &walls, &constants, &mut lane_history, &mut lane_loads);
-            for l in 0..N {
-                assert_eq!(lane_history[l].0, walls[l].key, "lane {l}: the key kept");
-                assert_eq!(
-                    bits(&lane_history[l].1, &lane_loads[l]),
-                    bits(&scalar[l].1, &scalar_loads[l]),
-                    "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
+            for (version, four) in WALL_VERSIONS {
+                let mut lane_history = history.clone();
+                let mut lane_loads = vec![Loads::default(); N];
+                four(&cx, &walls, &constants, &mut lane_history, &mut lane_loads);
+                for l in 0..N {
+                    assert_eq!(lane_history[l].0, walls[l].key, "lane {l}: the key kept");
+                    assert_eq!(
+                        bits(&lane_history[l].1, &lane_loads[l]),
+                        bits(&scalar[l].1, &scalar_loads[l]),
+                        "{version}, {normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
                      scalar {:?} {:?}, from {:?}, contact {:?}",
-                    lane_history[l],
-                    lane_loads[l],
-                    scalar[l],
-                    scalar_loads[l],
-                    history[l],
-                    walls[l]
-                );
-                slipping += usize::from(scalar[l].1.slide.slipping);
+                        lane_history[l],
+                        lane_loads[l],
+                        scalar[l],
+                        scalar_loads[l],
+                        history[l],
+                        walls[l]
+                    );
+                }
             }
+            slipping += scalar.iter().filter(|h| h.1.slide.slipping).count();
         }
     }
     assert!(
@@ -331,44 +351,48 @@ fn lanes_give_the_scalar_laws_bits() {
                 .map(|k| constants[lane_of(k).unwrap_or(0)])
                 .collect();
             let spare = random_history(&mut draw, DVec3::ZERO);
-            let mut lane_history: Vec<ContactHistory> = (0..slots)
-                .map(|k| lane_of(k).map_or(spare, |l| history[l]))
-                .collect();
-            let spare_loads = Loads {
-                force_b: DVec3::splat(1.0),
-                ..Loads::default()
-            };
-            let mut lane_loads = vec![spare_loads; slots];
-            four_pairs(
-                &cx,
-                at,
-                &store_pairs,
-                &store_constants,
-                &mut lane_history,
-                &mut lane_loads,
-            );
-            for k in (0..slots).filter(|&k| lane_of(k).is_none()) {
-                assert_eq!(
-                    bits(&lane_history[k], &lane_loads[k]),
-                    bits(&spare, &spare_loads),
-                    "slot {k}, in no lane, was written"
+            for (version, four) in PAIR_VERSIONS {
+                let mut lane_history: Vec<ContactHistory> = (0..slots)
+                    .map(|k| lane_of(k).map_or(spare, |l| history[l]))
+                    .collect();
+                let spare_loads = Loads {
+                    force_b: DVec3::splat(1.0),
+                    ..Loads::default()
+                };
+                let mut lane_loads = vec![spare_loads; slots];
+                four(
+                    &cx,
+                    at,
+                    &store_pairs,
+                    &store_constants,
+                    &mut lane_history,
+                    &mut lane_loads,
                 );
-            }
-            let lane_history: Vec<ContactHistory> = at.iter().map(|&k| lane_history[k]).collect();
-            let lane_loads: Vec<Loads> = at.iter().map(|&k| lane_loads[k]).collect();
-            for l in 0..N {
-                assert_eq!(
-                    bits(&lane_history[l], &lane_loads[l]),
-                    bits(&scalar[l], &scalar_loads[l]),
-                    "{normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
+                for k in (0..slots).filter(|&k| lane_of(k).is_none()) {
+                    assert_eq!(
+                        bits(&lane_history[k], &lane_loads[k]),
+                        bits(&spare, &spare_loads),
+                        "slot {k}, in no lane, was written"
+                    );
+                }
+                let lane_history: Vec<ContactHistory> =
+                    at.iter().map(|&k| lane_history[k]).collect();
+                let lane_loads: Vec<Loads> = at.iter().map(|&k| lane_loads[k]).collect();
+                for l in 0..N {
+                    assert_eq!(
+                        bits(&lane_history[l], &lane_loads[l]),
+                        bits(&scalar[l], &scalar_loads[l]),
+                        "{version}, {normal:?}, {spinning:?}, lane {l}: lanes {:?} {:?} vs \
                      scalar {:?} {:?}, from {:?}",
-                    lane_history[l],
-                    lane_loads[l],
-                    scalar[l],
-                    scalar_loads[l],
-                    history[l]
-                );
-                let h = &scalar[l];
+                        lane_history[l],
+                        lane_loads[l],
+                        scalar[l],
+                        scalar_loads[l],
+                        history[l]
+                    );
+                }
+            }
+            for h in &scalar {
                 let springs = [
                     (h.slide.slipping, h.slide.deflection != DVec3::ZERO),
                     (h.roll[0].slipping, h.roll[0].deflection != DVec3::ZERO),
