@@ -305,22 +305,8 @@ pub(super) fn four_pairs(
     pairs_law(cx, at, pairs, constants, history, loads)
 }
 
-/// [`four_pairs`] compiled for the build's baseline features only (no
-/// dispatch), for the tests that compare it with the dispatched one.
-#[cfg(test)]
-#[inline(never)]
-pub(super) fn four_pairs_baseline(
-    cx: &Context,
-    at: [usize; N],
-    pairs: &[(u32, u32)],
-    constants: &[PairConstants],
-    history: &mut [ContactHistory],
-    loads: &mut [Loads],
-) {
-    pairs_law(cx, at, pairs, constants, history, loads)
-}
-
-/// [`four_pairs`]' body, inlined into each of its versions.
+/// [`four_pairs`]' body, inlined into each of its versions (the tests
+/// also call it directly: the build's baseline features, no dispatch).
 #[inline(always)]
 fn pairs_law(
     cx: &Context,
@@ -395,21 +381,8 @@ pub(super) fn four_walls(
     walls_law(cx, walls, constants, history, loads)
 }
 
-/// [`four_walls`] compiled for the build's baseline features only (no
-/// dispatch), for the tests that compare it with the dispatched one.
-#[cfg(test)]
-#[inline(never)]
-pub(super) fn four_walls_baseline(
-    cx: &Context,
-    walls: &[ContactGeom],
-    constants: &[PairConstants; N],
-    history: &mut [(u64, ContactHistory)],
-    loads: &mut [Loads],
-) {
-    walls_law(cx, walls, constants, history, loads)
-}
-
-/// [`four_walls`]' body, inlined into each of its versions.
+/// [`four_walls`]' body, inlined into each of its versions (the tests
+/// also call it directly: the build's baseline features, no dispatch).
 #[inline(always)]
 fn walls_law(
     cx: &Context,

@@ -173,14 +173,8 @@ type WallsLaw =
 
 /// The dispatched version (AVX-512 where the processor has it) and the
 /// baseline: both must give the scalar law's bits.
-const PAIR_VERSIONS: [(&str, PairsLaw); 2] = [
-    ("dispatched", four_pairs),
-    ("baseline", four_pairs_baseline),
-];
-const WALL_VERSIONS: [(&str, WallsLaw); 2] = [
-    ("dispatched", four_walls),
-    ("baseline", four_walls_baseline),
-];
+const PAIR_VERSIONS: [(&str, PairsLaw); 2] = [("dispatched", four_pairs), ("baseline", pairs_law)];
+const WALL_VERSIONS: [(&str, WallsLaw); 2] = [("dispatched", four_walls), ("baseline", walls_law)];
 
 /// The lanes' law gives the scalar law's bits on sphere–boundary
 /// contacts as on pairs: random spheres against walls of random normal,
