@@ -99,14 +99,63 @@ fn disk_at_rest_stays_still_under_the_tracked_model_and_chatters_under_the_legac
     case_holds("disk_at_rest");
 }
 
+/// Runs `text` (a scene with the line `    formulation: Penalty(…),`) for
+/// `steps` steps with the neighbour list (the adapted skin) and with a full
+/// detection every sub-step (`skin: 0`), and asserts that the two give the
+/// same bits: positions, velocities, spins and contact histories. Returns
+/// the bodies, the contacts held at the end and the list's rebuilds.
+fn list_gives_a_full_detections_bits(what: &str, text: &str, steps: usize) -> (usize, usize, u64) {
+    let marker = "    formulation: Penalty(";
+    assert!(text.contains(marker), "{what}: no penalty formulation line");
+    let run = |skin: &str| {
+        let t = text.replace(marker, &format!("{marker}{skin}"));
+        let mut w = world(&t);
+        let mut st = Stepper::new();
+        for k in 0..steps {
+            st.step(&mut w)
+                .unwrap_or_else(|e| panic!("{what}: step {k}: {e:#}"));
+        }
+        (w, st)
+    };
+    let (listed, st) = run("");
+    let (full, _) = run("skin: 0.0, ");
+    assert_eq!(
+        listed.bodies.pos, full.bodies.pos,
+        "{what}: positions differ"
+    );
+    assert_eq!(
+        listed.bodies.vel, full.bodies.vel,
+        "{what}: velocities differ"
+    );
+    assert_eq!(
+        listed.bodies.omega, full.bodies.omega,
+        "{what}: spins differ"
+    );
+    // Compared as printed (shortest round-trip): −0 and +0 differ.
+    assert!(
+        format!("{:?}", listed.contact_history) == format!("{:?}", full.contact_history),
+        "{what}: the contact histories differ ({} vs {} contacts)",
+        listed.contact_history.len(),
+        full.contact_history.len()
+    );
+    let held = listed.contact_history.len();
+    eprintln!(
+        "OBSERVED {what}: {} bodies, {held} contacts in history, identical; the list was rebuilt {} times",
+        listed.bodies.len(),
+        st.penalty_rebuilds()
+    );
+    (listed.bodies.len(), held, st.penalty_rebuilds())
+}
+
 /// The Verlet neighbour list changes nothing but the speed: `repose_small`'s
 /// pour under the penalty formulation gives the same bits with the list
-/// (the adapted skin, its pair constants made once per listed pair) as with a
-/// full detection every sub-step (`skin: 0`, constants per contact), over
-/// 150 steps of the inlet pouring; under Hertz with the beads' default
-/// (no rolling or spinning resistance), under Hertz with seed 003's rolling
-/// and spinning springs and the Hertzian spin model, and under Hooke with a
-/// set slide stiffness and a second bead material poured beside the first.
+/// (the adapted skin, its pair constants made once per listed pair, the
+/// box's faces listed with the pairs) as with a full detection every
+/// sub-step (`skin: 0`, constants per contact), over 150 steps of the inlet
+/// pouring; under Hertz with the beads' default (no rolling or spinning
+/// resistance), under Hertz with seed 003's rolling and spinning springs
+/// and the Hertzian spin model, and under Hooke with a set slide stiffness
+/// and a second bead material poured beside the first.
 #[test]
 fn neighbour_list_gives_the_bits_of_a_full_detection_every_sub_step() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/repose_small.ron");
@@ -146,54 +195,57 @@ fn neighbour_list_gives_the_bits_of_a_full_detection_every_sub_step() {
         ),
     ];
     for (what, settings, materials, inlets) in variants {
-        let run = |skin: &str| {
-            let t = text
-                .replace(
-                    "    time_step: 2e-3,",
-                    &format!("    time_step: 2e-3,\n    formulation: Penalty({settings}{skin}),"),
-                )
-                .replace(bead, materials)
-                .replace(inlet, inlets);
-            let mut w = world(&t);
-            let mut st = Stepper::new();
-            for k in 0..150 {
-                st.step(&mut w)
-                    .unwrap_or_else(|e| panic!("{what}: step {k}: {e:#}"));
-            }
-            (w, st)
-        };
-        let (listed, st) = run("");
-        let (full, _) = run(", skin: 0.0");
-        assert!(
-            listed.bodies.len() > 100,
-            "{what}: only {} bodies poured",
-            listed.bodies.len()
-        );
-        assert_eq!(
-            listed.bodies.pos, full.bodies.pos,
-            "{what}: positions differ"
-        );
-        assert_eq!(
-            listed.bodies.vel, full.bodies.vel,
-            "{what}: velocities differ"
-        );
-        assert_eq!(
-            listed.bodies.omega, full.bodies.omega,
-            "{what}: spins differ"
-        );
-        // Compared as printed (shortest round-trip): −0 and +0 differ.
-        assert!(
-            format!("{:?}", listed.contact_history) == format!("{:?}", full.contact_history),
-            "{what}: the contact histories differ ({} vs {} contacts)",
-            listed.contact_history.len(),
-            full.contact_history.len()
-        );
-        eprintln!(
-            "OBSERVED {what}: {} bodies, {} contacts in history, identical; the list was rebuilt {} times",
-            listed.bodies.len(),
-            listed.contact_history.len(),
-            st.penalty_rebuilds()
-        );
+        let t = text
+            .replace(
+                "    time_step: 2e-3,",
+                &format!("    time_step: 2e-3,\n    formulation: Penalty({settings}),"),
+            )
+            .replace(bead, materials)
+            .replace(inlet, inlets);
+        let (bodies, held, _) = list_gives_a_full_detections_bits(what, &t, 150);
+        assert!(bodies > 100, "{what}: only {bodies} bodies poured");
+        assert!(held > 10, "{what}: only {held} contacts");
+    }
+}
+
+/// The same against boundaries the listed faces do not serve: the rotating
+/// drum (a cylinder turning about its axis: still geometry, so the list
+/// keeps the spheres near it) with its beads falling onto the wall, and
+/// beads on a floor that rises (a moving boundary: every sphere searched
+/// every sub-step). Both have boundary contacts (the floor's beads rest on
+/// it; the drum's lowest beads land on its wall within the run).
+#[test]
+fn neighbour_list_gives_the_bits_of_a_full_detection_against_curved_and_moving_boundaries() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/drum.ron");
+    let drum = std::fs::read_to_string(&path).expect("scenes/drum.ron");
+    let step = "    time_step: 1e-3,";
+    assert!(drum.contains(step), "drum.ron's time step changed");
+    let drum = drum.replace(
+        step,
+        &format!("{step}\n    formulation: Penalty(normal: Hertz),"),
+    );
+    let floor = r#"Scene(
+    version: 1,
+    name: "rising_floor",
+    time_step: 1e-3,
+    duration: 0.04,
+    formulation: Penalty(normal: Hertz),
+    materials: [
+        (name: "glass", friction: 0.5, rolling: 0.0, spinning: 0.0, density: 2500.0,
+         roll_eta: 0.1, spin_eta: 0.05),
+    ],
+    spheres: [
+        Lattice(origin: (-0.02, -0.02, 0.0045), count: (6, 6, 2), spacing: 0.0085,
+                radius: 0.004, jitter: 0.02, seed: 3),
+    ],
+    boundaries: [
+        Plane(name: "floor", point: (0.0, 0.0, 0.0), normal: (0.0, 0.0, 1.0),
+              velocity: (0.0, 0.0, 0.05)),
+    ],
+)"#;
+    for (what, text, steps) in [("drum", drum.as_str(), 40), ("rising floor", floor, 40)] {
+        let (_, held, _) = list_gives_a_full_detections_bits(what, text, steps);
+        assert!(held > 10, "{what}: only {held} contacts");
     }
 }
 

@@ -31,7 +31,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::bodies::Bodies;
-use crate::boundary::{Boundary, Shape, SurfacePoint};
+use crate::boundary::{Boundary, Face, Shape, SurfacePoint};
 use crate::shape::{self, BodyShape, PointContact, Side};
 
 pub mod mesh;
@@ -586,27 +586,18 @@ fn body_walls(
     }
     let x = bodies.pos[i];
     let r = bodies.radius[i];
+    let s = SphereAt { i: i as u32, x, r };
     for (bi, b) in walls.boundaries.iter().enumerate() {
-        // `towards`: the unit normal from the wall toward the centre.
-        let mut push = |key: u64, towards: DVec3, distance: f64| {
-            let gap = distance - r;
-            if gap >= envelope {
-                return;
+        if b.is_planar() {
+            for (id, f) in &walls.faces[bi] {
+                found.extend(face_contact(s, (bi, b), *id, f, envelope, time));
             }
-            let normal = -towards; // from the sphere toward the wall
-            let point = x + normal * (r + 0.5 * gap);
-            let (_, omega) = b.motion_at(time);
-            found.push(ContactGeom {
-                a: i as u32,
-                b: NO_BODY,
-                key,
-                normal,
-                point,
-                gap,
-                material_b: b.material,
-                wall_velocity: b.surface_velocity(point, time),
-                wall_omega: omega,
-            });
+            continue;
+        }
+        let mut push = |key: u64, towards: DVec3, distance: f64| {
+            found.extend(surface_contact(
+                s, b, key, towards, distance, envelope, time,
+            ));
         };
         if let Shape::Mesh { surface, rot } = &b.shape {
             let p = rot.inverse() * (x - b.origin);
@@ -619,21 +610,83 @@ fn body_walls(
             });
             continue;
         }
-        let mut add = |s: SurfacePoint| push(wall_key(i as u32, bi, s.id), s.normal, s.distance);
-        if b.is_planar() {
-            for (id, f) in &walls.faces[bi] {
-                if f.applies(x) {
-                    add(SurfacePoint {
-                        id: *id,
-                        normal: f.normal,
-                        distance: (x - f.point).dot(f.normal),
-                    });
-                }
-            }
-        } else {
-            b.surfaces(x, add);
-        }
+        b.surfaces(x, |p: SurfacePoint| {
+            push(wall_key(i as u32, bi, p.id), p.normal, p.distance)
+        });
     }
+}
+
+/// A sphere as the boundary tests see it: its id, centre and radius.
+#[derive(Clone, Copy, Debug)]
+pub struct SphereAt {
+    /// The sphere's body id.
+    pub i: u32,
+    /// Its centre.
+    pub x: DVec3,
+    /// Its radius.
+    pub r: f64,
+}
+
+/// Sphere `s`'s contact with face `id` (`f`) of the planar boundary `b`
+/// (index `bi`), if its centre is within the face's extent and its surface
+/// nearer the face's plane than `envelope`: what [`sphere_boundary`] finds
+/// (it calls this), and what the penalty formulation's listed faces test
+/// each sub-step.
+#[inline]
+pub fn face_contact(
+    s: SphereAt,
+    (bi, b): (usize, &Boundary),
+    id: u32,
+    f: &Face,
+    envelope: f64,
+    time: f64,
+) -> Option<ContactGeom> {
+    if !f.applies(s.x) {
+        return None;
+    }
+    let distance = (s.x - f.point).dot(f.normal);
+    surface_contact(
+        s,
+        b,
+        wall_key(s.i, bi, id),
+        f.normal,
+        distance,
+        envelope,
+        time,
+    )
+}
+
+/// Sphere `s`'s contact with a surface of boundary `b` whose unit normal
+/// `towards` the centre and the centre's (signed) `distance` along it are
+/// given, if its gap is below `envelope`.
+#[inline]
+fn surface_contact(
+    s: SphereAt,
+    b: &Boundary,
+    key: u64,
+    towards: DVec3,
+    distance: f64,
+    envelope: f64,
+    time: f64,
+) -> Option<ContactGeom> {
+    let gap = distance - s.r;
+    if gap >= envelope {
+        return None;
+    }
+    let normal = -towards; // from the sphere toward the wall
+    let point = s.x + normal * (s.r + 0.5 * gap);
+    let (_, omega) = b.motion_at(time);
+    Some(ContactGeom {
+        a: s.i,
+        b: NO_BODY,
+        key,
+        normal,
+        point,
+        gap,
+        material_b: b.material,
+        wall_velocity: b.surface_velocity(point, time),
+        wall_omega: omega,
+    })
 }
 
 /// The boundaries with what a step derives from them once.

@@ -200,6 +200,21 @@ impl PairConstants {
         )
     }
 
+    /// The constants of sphere `i`'s contacts with a boundary of material
+    /// `material_b`: [`PairConstants::of_contact`]'s for such a contact,
+    /// the same operations (so the same bits), without the contact.
+    pub fn of_sphere_wall(cx: &Context, i: usize, material_b: u32) -> Self {
+        let b = cx.bodies;
+        debug_assert_eq!(b.shape[i], SPHERE);
+        Self::new(
+            cx.pair_of(b.material[i], material_b),
+            cx.settings.normal,
+            [1.0 / b.radius[i], 0.0],
+            1.0 / (b.inv_mass[i] + 0.0),
+            1.0 / (b.inv_inertia[i] + 0.0),
+        )
+    }
+
     /// The constants of contact `c` in `cx` (at its contact point, for
     /// shapes whose curvature varies).
     pub fn of_contact(cx: &Context, c: &ContactGeom) -> Self {

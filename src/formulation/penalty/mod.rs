@@ -18,9 +18,10 @@
 //!   give one contact per manifold point. Scenes of spheres keep a Verlet
 //!   neighbour list ([`neighbours`]) instead: this stage then only rebuilds
 //!   it when stale; `forces` tests the listed pairs and, beside them in the
-//!   same parallel region, finds the boundary contacts of the spheres the
-//!   list has near a boundary (all spheres if a boundary moves) — the same
-//!   contacts as a full detection.
+//!   same parallel region, the boundary contacts: the listed faces where
+//!   every boundary is planar and still ([`faces`]), else those of the
+//!   spheres the list has near a boundary (all spheres if a boundary
+//!   moves) — the same contacts as a full detection.
 //! * **forces**: per contact, the normal force from δ and its rate, then the
 //!   friction force and the rolling and spinning torques from the
 //!   contact's history (keyed as warm starts are: pair and manifold point;
@@ -54,6 +55,7 @@
 //! the complementarity cone); K_E the smaller of the two materials' set
 //! values, else 2/7 of the contact's normal stiffness.
 
+mod faces;
 mod lanes;
 mod loads;
 pub mod neighbours;
@@ -476,13 +478,15 @@ fn forces(
 
 /// The neighbour list's driver (spheres only): every listed pair is tested
 /// and, where it touches, loaded with the history it holds, while the
-/// boundary contacts at time `time` are found (into `ws.walls`, the spheres
-/// the list has near a boundary, or all where one moves) and take their
-/// histories from the list's sorted vector (the two in one parallel
-/// region); the loads stay per pair and per boundary contact for
-/// [`listed_integrate`], which also reads where each body's boundary contacts
-/// begin (`ws.wall_start`, made here, beside the pairs' law, as are the
-/// boundary contacts' next histories). Returns the number of contacts.
+/// boundary contacts at time `time` are loaded (the two in one parallel
+/// region): the listed faces' where the list has them ([`faces`]: tested
+/// and loaded as the pairs), else those found for the spheres the list has
+/// near a boundary, or all where one moves (into `ws.walls`), with their
+/// histories from the list's sorted vector. The loads stay per pair and per
+/// boundary contact for [`listed_integrate`], which also reads where each
+/// body's boundary contacts begin (the listed faces', or `ws.wall_start`,
+/// made here beside the pairs' law, as are the found contacts' next
+/// histories). Returns the number of contacts.
 fn listed_forces(
     world: &World,
     ws: &mut PenaltyWorkspace,
@@ -509,14 +513,16 @@ fn listed_forces(
         loads,
         wall_history,
         next_wall_history: next_walls,
-        near_walls,
+        walls: wall_contacts,
+        faces,
         ..
     } = list;
     let (walls, wall_loads, wall_start) = (&mut ws.walls, &mut ws.wall_loads, &mut ws.wall_start);
     // Four contacts at a time through the lanes' law where the rolling
     // model allows (lanes.rs).
     let quads = settings.rolling == RollingModel::Tracked;
-    let (wall_history, near_walls) = (&*wall_history, &*near_walls);
+    let wall_history = &*wall_history;
+    let mut touching_faces = 0;
     // One region, not three: the boundary contacts, their search and
     // their loads, are too few to pay for parallel regions of their own
     // (2 threads: 1.0–1.2× one thread's time); beside the pairs they run on
@@ -539,9 +545,18 @@ fn listed_forces(
         },
         || {
             let bounds = &world.boundaries;
-            *walls = match near_walls {
-                Some(near) => collision::sphere_boundary_of(b, bounds, near, 0.0, time),
-                None => collision::sphere_boundary(b, bounds, 0.0, time),
+            *walls = match wall_contacts {
+                neighbours::WallContacts::Faces => {
+                    // The listed faces hold the boundary contacts.
+                    walls.clear();
+                    next_walls.clear();
+                    touching_faces = faces.forces(&cx, quads, bounds, time);
+                    return;
+                }
+                neighbours::WallContacts::Near(near) => {
+                    collision::sphere_boundary_of(b, bounds, near, 0.0, time)
+                }
+                neighbours::WallContacts::All => collision::sphere_boundary(b, bounds, 0.0, time),
             };
             // Each contact's history of the last sub-step, then its loads
             // (four at a time in lanes as the pairs', the rest by the
@@ -574,7 +589,7 @@ fn listed_forces(
     );
     let list = &mut ws.neighbours;
     std::mem::swap(&mut list.wall_history, &mut list.next_wall_history);
-    touching + walls.len()
+    touching + touching_faces + walls.len()
 }
 
 /// Boundary contacts per parallel task of [`listed_forces`] (a multiple of
@@ -668,15 +683,20 @@ fn listed_chunk(
 
 /// The list driver's integration (spheres only): per chunk of bodies, each
 /// body's loads summed (its ends of listed pairs, in the order [`forces`]
-/// adds them, so the same bits, then its boundary contacts,
-/// `walls[wall_start[k]..wall_start[k + 1]]` for body k) and its velocities
+/// adds them, so the same bits, then its boundary contacts: its listed
+/// faces, or `walls[wall_start[k]..wall_start[k + 1]]` for body k) and its
+/// velocities
 /// advanced as [`integrate`] does, then its position and orientation
 /// (one parallel pass over the bodies, [`crate::integrate::positions_watched`]);
 /// returns whether some sphere has moved half the skin since the list's
 /// last rebuild.
 fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -> bool {
     let g = world.gravity;
-    let (list, starts, wall_loads) = (&ws.neighbours, &ws.wall_start, &ws.wall_loads);
+    let list = &ws.neighbours;
+    let (starts, wall_loads) = match list.walls {
+        neighbours::WallContacts::Faces => (&list.faces.start, &list.faces.loads),
+        _ => (&ws.wall_start, &ws.wall_loads),
+    };
     let moved = crate::integrate::positions_watched(
         &mut world.bodies,
         dt,

@@ -21,8 +21,10 @@
 //! (zero while it does not touch, so the sums need not ask), and
 //! per body the pairs it is an end of, in the order a serial pass over the
 //! contacts would add them to the body (as B of pairs with smaller ids,
-//! then as A of pairs with larger ones). Sphere–boundary contacts keep
-//! their histories in a vector sorted by key.
+//! then as A of pairs with larger ones). Where every boundary is planar
+//! and still, the list keeps the same per (sphere, face) pair within the
+//! skin ([`super::faces`]); otherwise sphere–boundary contacts keep their
+//! histories in a vector sorted by key.
 //!
 //! **The adapted skin.** Where the scene sets no skin, each rebuild picks
 //! the next list's: twice the farthest any sphere moved per sub-step over
@@ -40,10 +42,13 @@
 //! depend on it.
 //!
 //! Boundaries are skinned the same way when none of them moves (a drum
-//! turning about its axis does not move its surfaces): a rebuild also
-//! lists the spheres within the skin of a boundary, and the sub-steps test
-//! only those ([`collision::sphere_boundary_of`]; on the 6,000-bead bench
-//! bed this took the boundary pass from 17 % of a sub-step to under 1 %).
+//! turning about its axis does not move its surfaces): a rebuild lists the
+//! (sphere, face) pairs within the skin where every boundary is planar
+//! ([`super::faces`]), else the spheres within the skin of a boundary, and
+//! the sub-steps test only those ([`collision::sphere_boundary_of`]; on the
+//! 6,000-bead bench bed the spheres near a boundary took the boundary pass
+//! from 17 % of a sub-step to under 1 %, the listed faces its law from
+//! 15 % of a one-thread sub-step to about 5 %).
 //! The contacts are again a full pass's, for spheres on the inner side of
 //! the surfaces; a sphere that tunnels through a one-sided surface (up
 //! through a plate, into a drum past its cap's rim) is met at the next
@@ -56,6 +61,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+use super::faces::FaceList;
 use super::loads::{Context, Loads, PairConstants};
 use super::{ContactHistory, NormalModel, PairCoefficients};
 use crate::bodies::Bodies;
@@ -94,7 +100,8 @@ pub struct NeighbourList {
     pub(super) b_start: Vec<u32>,
     pub(super) as_b: Vec<u32>,
     pub(super) a_start: Vec<u32>,
-    /// Sphere–boundary histories of the last sub-step, sorted by key.
+    /// Sphere–boundary histories of the last sub-step, sorted by key
+    /// (empty where the listed faces hold them, [`WallContacts::Faces`]).
     pub(super) wall_history: Vec<(u64, ContactHistory)>,
     /// Where a sub-step puts the next `wall_history` (then swapped in).
     pub(super) next_wall_history: Vec<(u64, ContactHistory)>,
@@ -106,12 +113,27 @@ pub struct NeighbourList {
     cursor: Vec<u32>,
     /// The world step whose end the histories hold (`None`: not the world's).
     pub(super) synced: Option<u64>,
-    /// The spheres within the skin of a boundary at the last rebuild
-    /// (ascending ids), when no boundary's geometry moves: only these can
-    /// touch one before the next rebuild, so the sub-steps test only them
-    /// ([`collision::sphere_boundary_of`]). `None`: some boundary moves,
-    /// and every sphere is tested.
-    pub(super) near_walls: Option<Vec<u32>>,
+    /// How the sub-steps find the sphere–boundary contacts.
+    pub(super) walls: WallContacts,
+    /// The listed boundary faces (empty unless `walls` is
+    /// [`WallContacts::Faces`]).
+    pub(super) faces: FaceList,
+}
+
+/// How the sub-steps of a list find the sphere–boundary contacts.
+#[derive(Default)]
+pub(super) enum WallContacts {
+    /// Every boundary planar and still: the listed faces ([`FaceList`];
+    /// their histories are there, `wall_history` is empty).
+    #[default]
+    Faces,
+    /// Every boundary still, some not planar: the spheres within the skin
+    /// of a boundary at the last rebuild (ascending ids), the only ones
+    /// that can touch one before the next rebuild, are searched
+    /// ([`collision::sphere_boundary_of`]).
+    Near(Vec<u32>),
+    /// Some boundary moves: every sphere is searched.
+    All,
 }
 
 /// The adapted skin's aim: a list lasting this many sub-steps (module
@@ -178,14 +200,29 @@ impl NeighbourList {
         let skin = fixed.unwrap_or_else(|| self.adapted_skin(bodies));
         // A sphere moves less than half the skin before the next rebuild,
         // so against boundaries that stay put the skin is reach enough.
-        self.near_walls = boundaries.iter().all(Boundary::geometry_still).then(|| {
-            let mut near: Vec<u32> = collision::sphere_boundary(bodies, boundaries, skin, time)
-                .iter()
-                .map(|c| c.a)
-                .collect();
-            near.dedup();
-            near
-        });
+        // The boundary contacts' histories move to where the new list
+        // keeps them.
+        let held = match self.walls {
+            WallContacts::Faces => self.faces.held().collect(),
+            _ => std::mem::take(&mut self.wall_history),
+        };
+        if FaceList::serve(boundaries) {
+            self.faces.rebuild(bodies, boundaries, skin, &held);
+            self.walls = WallContacts::Faces;
+        } else {
+            self.faces.clear();
+            self.wall_history = held;
+            self.walls = if boundaries.iter().all(Boundary::geometry_still) {
+                let mut near: Vec<u32> = collision::sphere_boundary(bodies, boundaries, skin, time)
+                    .iter()
+                    .map(|c| c.a)
+                    .collect();
+                near.dedup();
+                WallContacts::Near(near)
+            } else {
+                WallContacts::All
+            };
+        }
         let pairs = collision::sphere_pairs_within(bodies, skin)?;
         // Both lists ascend in (i, j): each run of new pairs takes its
         // histories by a merge from where its first pair falls among the
@@ -296,6 +333,7 @@ impl NeighbourList {
             .par_iter()
             .map(|&(i, j)| PairConstants::of_spheres(cx, i as usize, j as usize))
             .collect_into_vec(&mut self.constants);
+        self.faces.refresh_constants(cx);
         self.constants_of = Some((self.rebuilds, model, cx.pairs.to_vec()));
     }
 
@@ -318,9 +356,12 @@ impl NeighbourList {
         // loads must read zero (touching ones are written before use).
         self.loads.fill(Loads::default());
         // The boundary contacts' keys have the top bit: the sorted tail.
-        let walls = world.partition_point(|&(k, _)| k >> 63 == 0);
+        let walls = &world[world.partition_point(|&(k, _)| k >> 63 == 0)..];
         self.wall_history.clear();
-        self.wall_history.extend_from_slice(&world[walls..]);
+        match self.walls {
+            WallContacts::Faces => self.faces.import(walls),
+            _ => self.wall_history.extend_from_slice(walls),
+        }
     }
 
     /// Writes the histories of the contacts of the last sub-step into the
@@ -336,7 +377,10 @@ impl NeighbourList {
                 .filter(|(_, &t)| t)
                 .map(|((&(i, j), h), _)| (pair_key(i, j), *h)),
         );
-        world.extend_from_slice(&self.wall_history);
+        match self.walls {
+            WallContacts::Faces => world.extend(self.faces.held()),
+            _ => world.extend_from_slice(&self.wall_history),
+        }
         debug_assert!(world.windows(2).all(|w| w[0].0 < w[1].0));
     }
 }
