@@ -9,7 +9,8 @@
 //! a time in the lanes' law ([`super::lanes::four_walls`]) — with no search
 //! over the spheres, no histories looked up by key and no constants made
 //! per contact. (On the 6,000-bead bench bed the boundary contacts, 8 % of
-//! the contacts, had taken 15 % of a one-thread sub-step that way.)
+//! the contacts, had taken 15 % of a one-thread sub-step that way; listed,
+//! 7 %.)
 //!
 //! **The contacts of a full detection.** A face touches a sphere at a
 //! sub-step when the centre is within the face's extent and nearer the

@@ -47,8 +47,8 @@
 //! ([`super::faces`]), else the spheres within the skin of a boundary, and
 //! the sub-steps test only those ([`collision::sphere_boundary_of`]; on the
 //! 6,000-bead bench bed the spheres near a boundary took the boundary pass
-//! from 17 % of a sub-step to under 1 %, the listed faces its law from
-//! 15 % of a one-thread sub-step to about 5 %).
+//! from 17 % of a sub-step to under 1 %; the listed faces took the
+//! boundary contacts from 15 % of a one-thread sub-step to 7 %).
 //! The contacts are again a full pass's, for spheres on the inner side of
 //! the surfaces; a sphere that tunnels through a one-sided surface (up
 //! through a plate, into a drum past its cap's rim) is met at the next
