@@ -253,13 +253,7 @@ impl At<'_> {
                 found[count] = (p as u16, c);
                 count += 1;
             }
-            if touches != touching[p] {
-                touching[p] = touches;
-                if !touches {
-                    history[p] = ContactHistory::default();
-                    loads[p] = Loads::default();
-                }
-            }
+            super::note_touch(touches, &mut touching[p], &mut history[p], &mut loads[p]);
         }
         let found = &found[..count];
         let (four, rest) = found.split_at(if quads { count - count % lanes::N } else { 0 });

@@ -658,13 +658,7 @@ fn listed_chunk(
         // predictor learns); only a change, which is rare, branches.
         found[count] = p as u16;
         count += usize::from(touches);
-        if touches != touching[p] {
-            touching[p] = touches;
-            if !touches {
-                history[p] = ContactHistory::default();
-                loads[p] = Loads::default();
-            }
-        }
+        note_touch(touches, &mut touching[p], &mut history[p], &mut loads[p]);
     }
     let found = &found[..count];
     let (four, rest) = found.split_at(if quads { count - count % lanes::N } else { 0 });
@@ -679,6 +673,21 @@ fn listed_chunk(
         loads[p] = contact_loads(cx, &c, &constants[p], &mut history[p]);
     }
     count
+}
+
+/// Records whether a listed contact (a pair, or a sphere and a face)
+/// `touches` at this sub-step; one that has stopped drops its history and
+/// holds zero loads (the per-body sums add it without asking). Only a
+/// change, which is rare, branches.
+#[inline(always)]
+fn note_touch(touches: bool, touching: &mut bool, history: &mut ContactHistory, loads: &mut Loads) {
+    if touches != *touching {
+        *touching = touches;
+        if !touches {
+            *history = ContactHistory::default();
+            *loads = Loads::default();
+        }
+    }
 }
 
 /// The list driver's integration (spheres only): per chunk of bodies, each
