@@ -694,9 +694,9 @@ fn note_touch(touches: bool, touching: &mut bool, history: &mut ContactHistory, 
 /// body's loads summed (its ends of listed pairs, in the order [`forces`]
 /// adds them, so the same bits, then its boundary contacts: its listed
 /// faces, or `walls[wall_start[k]..wall_start[k + 1]]` for body k) and its
-/// velocities
-/// advanced as [`integrate`] does, then its position and orientation
-/// (one parallel pass over the bodies, [`crate::integrate::positions_watched`]);
+/// velocities advanced as [`integrate`] does, then its position and
+/// orientation (one parallel pass over the bodies,
+/// [`crate::integrate::positions_watched`]);
 /// returns whether some sphere has moved half the skin since the list's
 /// last rebuild.
 fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -> bool {
