@@ -30,7 +30,7 @@ use rayon::prelude::*;
 
 use super::lanes;
 use super::loads::{contact_loads, Context, Loads, PairConstants};
-use super::neighbours::run_starts;
+use super::neighbours::{run_starts, HeldHistories};
 use super::ContactHistory;
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, Face};
@@ -109,17 +109,12 @@ impl FaceList {
         self.key.clear();
         self.history.clear();
         self.touching.clear();
-        let mut at = 0;
+        let mut held = HeldHistories::new(held);
         for (i, k) in listed {
             let (bi, id, _, _) = self.faces[k as usize];
             let key = collision::wall_key(i, bi, id);
-            while at < held.len() && held[at].0 < key {
-                at += 1;
-            }
-            let (h, t) = match held.get(at) {
-                Some(&(k, h)) if k == key => (h, true),
-                _ => (ContactHistory::default(), false),
-            };
+            let found = held.find(key);
+            let (h, t) = (found.unwrap_or_default(), found.is_some());
             self.sphere.push(i);
             self.face.push(k);
             self.key.push(key);
@@ -157,14 +152,13 @@ impl FaceList {
     /// world, sorted by key): each listed face the one of its key, the
     /// default where there is none.
     pub(super) fn import(&mut self, world: &[(u64, ContactHistory)]) {
-        for ((key, h), t) in (self.key.iter())
+        let mut held = HeldHistories::new(world);
+        for ((&key, h), t) in (self.key.iter())
             .zip(&mut self.history)
             .zip(&mut self.touching)
         {
-            (*h, *t) = match world.binary_search_by_key(key, |&(k, _)| k) {
-                Ok(at) => (world[at].1, true),
-                Err(_) => (ContactHistory::default(), false),
-            };
+            let found = held.find(key);
+            (*h, *t) = (found.unwrap_or_default(), found.is_some());
         }
         self.loads.fill(Loads::default());
     }

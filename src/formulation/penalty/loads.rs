@@ -201,8 +201,9 @@ impl PairConstants {
     }
 
     /// The constants of sphere `i`'s contacts with a boundary of material
-    /// `material_b`: [`PairConstants::of_contact`]'s for such a contact,
-    /// the same operations (so the same bits), without the contact.
+    /// `material_b` (curvature 1/r wherever it touches): what
+    /// [`PairConstants::of_contact`] gives such a contact, without the
+    /// contact (the listed faces make them once per rebuild).
     pub fn of_sphere_wall(cx: &Context, i: usize, material_b: u32) -> Self {
         let b = cx.bodies;
         debug_assert_eq!(b.shape[i], SPHERE);
@@ -220,6 +221,9 @@ impl PairConstants {
     pub fn of_contact(cx: &Context, c: &ContactGeom) -> Self {
         let b = cx.bodies;
         let a = c.a as usize;
+        if c.b == NO_BODY && b.shape[a] == SPHERE {
+            return Self::of_sphere_wall(cx, a, c.material_b);
+        }
         let (kappa_b, inv_mb, inv_ib) = if c.b == NO_BODY {
             (0.0, 0.0, 0.0)
         } else {

@@ -545,19 +545,23 @@ fn listed_forces(
         },
         || {
             let bounds = &world.boundaries;
-            *walls = match wall_contacts {
-                neighbours::WallContacts::Faces => {
-                    // The listed faces hold the boundary contacts.
-                    walls.clear();
-                    next_walls.clear();
-                    touching_faces = faces.forces(&cx, quads, bounds, time);
-                    return;
-                }
+            let found = match wall_contacts {
+                neighbours::WallContacts::Faces => None,
                 neighbours::WallContacts::Near(near) => {
-                    collision::sphere_boundary_of(b, bounds, near, 0.0, time)
+                    Some(collision::sphere_boundary_of(b, bounds, near, 0.0, time))
                 }
-                neighbours::WallContacts::All => collision::sphere_boundary(b, bounds, 0.0, time),
+                neighbours::WallContacts::All => {
+                    Some(collision::sphere_boundary(b, bounds, 0.0, time))
+                }
             };
+            let Some(found) = found else {
+                // The listed faces hold the boundary contacts.
+                walls.clear();
+                next_walls.clear();
+                touching_faces = faces.forces(&cx, quads, bounds, time);
+                return;
+            };
+            *walls = found;
             // Each contact's history of the last sub-step, then its loads
             // (four at a time in lanes as the pairs', the rest by the
             // scalar law), the history advanced in place, in runs of fixed

@@ -419,28 +419,52 @@ pub(super) fn history_in(histories: &[(u64, ContactHistory)], key: u64) -> Conta
 /// Each boundary contact of `walls` with the history it had at the last
 /// sub-step (from a list's `wall_history`, sorted by key; the default for a
 /// new contact), into `out` (as long as `walls`). The contacts come in body
-/// order, so their keys mostly ascend: one merge from where the first
-/// falls, searching afresh only where a key is smaller than the last.
+/// order, so their keys mostly ascend ([`HeldHistories`]).
 pub(super) fn wall_histories(
     wall_history: &[(u64, ContactHistory)],
     walls: &[ContactGeom],
     out: &mut [(u64, ContactHistory)],
 ) {
-    let mut at = 0;
-    let mut last = 0;
+    let mut held = HeldHistories::new(wall_history);
     for (c, out) in walls.iter().zip(out) {
-        let key = c.key;
-        if key < last || at == 0 {
-            at = wall_history.partition_point(|&(k, _)| k < key);
+        *out = (c.key, held.find(c.key).unwrap_or_default());
+    }
+}
+
+/// The histories of a sorted (key, history) slice, found for keys asked
+/// mostly in ascending order (the boundary contacts of a sub-step, the
+/// listed faces at a rebuild or an import): each ask walks on from where
+/// the last stopped; the first, and one whose key is smaller than the
+/// last, searches afresh.
+pub(super) struct HeldHistories<'a> {
+    held: &'a [(u64, ContactHistory)],
+    at: usize,
+    last: Option<u64>,
+}
+
+impl<'a> HeldHistories<'a> {
+    /// Finds in `held` (sorted by key).
+    pub(super) fn new(held: &'a [(u64, ContactHistory)]) -> Self {
+        Self {
+            held,
+            at: 0,
+            last: None,
         }
-        last = key;
-        while at < wall_history.len() && wall_history[at].0 < key {
-            at += 1;
+    }
+
+    /// The history held for `key`, if any.
+    pub(super) fn find(&mut self, key: u64) -> Option<ContactHistory> {
+        if self.last.map_or(true, |last| key < last) {
+            self.at = self.held.partition_point(|&(k, _)| k < key);
         }
-        *out = match wall_history.get(at) {
-            Some(&(k, h)) if k == key => (key, h),
-            _ => (key, ContactHistory::default()),
-        };
+        self.last = Some(key);
+        while self.at < self.held.len() && self.held[self.at].0 < key {
+            self.at += 1;
+        }
+        match self.held.get(self.at) {
+            Some(&(k, h)) if k == key => Some(h),
+            _ => None,
+        }
     }
 }
 
