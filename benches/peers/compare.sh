@@ -13,6 +13,12 @@ repose=${REPOSE:-target/release/repose}
 lmp=${LMP:-lmp}
 mpiexec=${MPIEXEC:-mpiexec}
 here=$(cd "$(dirname "$0")" && pwd)
+for tool in "$repose" "$lmp" "$mpiexec"; do
+  if ! command -v "$tool" > /dev/null; then
+    echo "compare.sh: $tool not found (cargo build --release for repose; $here/README.md for LAMMPS and mpiexec)" >&2
+    exit 1
+  fi
+done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 "$here/lammps_bed.py" "$work/bed.data"
@@ -27,6 +33,10 @@ for _ in $(seq "$rounds"); do
   for n in 1 2; do
     secs=$(cd "$work" && "$mpiexec" -n "$n" "$lmp" -in lammps_bed.in -var warm 9300 -log none |
       awk '/^Loop time/ { s = $4 } END { print s }')
+    if [ -z "$secs" ]; then
+      echo "compare.sh: LAMMPS on $n rank(s) printed no loop time; run it by hand in $here to see why" >&2
+      exit 1
+    fi
     echo "lammps-${n}-ranks $(python3 -c "print(1860 * 6000 / $secs)")" >> "$results"
   done
 done
