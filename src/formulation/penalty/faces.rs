@@ -28,6 +28,7 @@
 
 use rayon::prelude::*;
 
+use super::held::Held;
 use super::lanes;
 use super::loads::{contact_loads, Context, Loads, PairConstants};
 use super::neighbours::{run_starts, HeldHistories};
@@ -50,7 +51,7 @@ pub struct FaceList {
     /// its contact's key ([`collision::wall_key`]),
     pub(super) key: Vec<u64>,
     /// its contact's history (the default while it does not touch),
-    pub(super) history: Vec<ContactHistory>,
+    pub(super) history: Vec<Held>,
     /// whether it touched at the last sub-step,
     pub(super) touching: Vec<bool>,
     /// its law's constants (`refresh_constants`),
@@ -118,7 +119,7 @@ impl FaceList {
             self.sphere.push(i);
             self.face.push(k);
             self.key.push(key);
-            self.history.push(h);
+            self.history.push(h.into());
             self.touching.push(t);
         }
         debug_assert!(self.key.windows(2).all(|w| w[0] < w[1]));
@@ -145,7 +146,7 @@ impl FaceList {
             .zip(&self.history)
             .zip(&self.touching)
             .filter(|(_, &t)| t)
-            .map(|((&k, h), _)| (k, *h))
+            .map(|((&k, h), _)| (k, (*h).into()))
     }
 
     /// Takes the histories from `world` (the boundary contacts' of the
@@ -158,7 +159,7 @@ impl FaceList {
             .zip(&mut self.touching)
         {
             let found = held.find(key);
-            (*h, *t) = (found.unwrap_or_default(), found.is_some());
+            (*h, *t) = (found.unwrap_or_default().into(), found.is_some());
         }
         self.loads.fill(Loads::default());
     }
@@ -226,7 +227,7 @@ impl At<'_> {
         sphere: &[u32],
         face: &[u32],
         constants: &[PairConstants],
-        history: &mut [ContactHistory],
+        history: &mut [Held],
         touching: &mut [bool],
         loads: &mut [Loads],
     ) -> usize {
@@ -255,18 +256,17 @@ impl At<'_> {
             let p: [usize; lanes::N] = std::array::from_fn(|l| usize::from(q[l].0));
             let c: [ContactGeom; lanes::N] = std::array::from_fn(|l| q[l].1);
             let k: [PairConstants; lanes::N] = std::array::from_fn(|l| constants[p[l]]);
-            let mut h: [(u64, ContactHistory); lanes::N] =
-                std::array::from_fn(|l| (c[l].key, history[p[l]]));
+            let mut h: [Held; lanes::N] = std::array::from_fn(|l| history[p[l]]);
             let mut out = [Loads::default(); lanes::N];
             lanes::four_walls(self.cx, &c, &k, &mut h, &mut out);
             for l in 0..lanes::N {
-                history[p[l]] = h[l].1;
+                history[p[l]] = h[l];
                 loads[p[l]] = out[l];
             }
         }
         for (p, c) in rest {
             let p = usize::from(*p);
-            loads[p] = contact_loads(self.cx, c, &constants[p], &mut history[p]);
+            loads[p] = history[p].through(|h| contact_loads(self.cx, c, &constants[p], h));
         }
         count
     }

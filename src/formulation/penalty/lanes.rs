@@ -39,11 +39,12 @@
 //! are branched on once.
 
 use glam::DVec3;
-use wide::{f64x4, CmpEq, CmpGt, CmpLe, CmpLt};
+use wide::{f64x4, u64x4, CmpEq, CmpGt, CmpLe, CmpLt};
 
+use super::held::{self, Held};
 use super::loads::{Context, Loads, PairConstants};
 use super::normal::NormalModel;
-use super::{ContactHistory, PairCoefficients, RollHistory, SlideHistory, SpinHistory, SpinModel};
+use super::{PairCoefficients, SpinModel};
 use crate::collision::{ContactGeom, NO_BODY};
 
 type F = f64x4;
@@ -57,11 +58,38 @@ fn lanes(f: impl Fn(usize) -> f64) -> F {
     F::new(std::array::from_fn(f))
 }
 
-/// A mask: all bits set in the lanes where `f` holds.
-#[inline(always)]
-fn mask(f: impl Fn(usize) -> bool) -> F {
-    let on = f64::from_bits(u64::MAX);
-    lanes(|l| if f(l) { on } else { 0.0 })
+/// Four contacts' [`Held::flags`] in lanes, to read masks from
+/// ([`Flags::has`]) and to write them back ([`Flags::of`]).
+#[derive(Clone, Copy)]
+struct Flags(u64x4);
+
+impl Flags {
+    /// The flags of the four histories.
+    #[inline(always)]
+    fn gather(hist: &[&Held; N]) -> Self {
+        Flags(u64x4::from(std::array::from_fn::<u64, N, _>(|l| {
+            hist[l].flags
+        })))
+    }
+
+    /// A mask: all bits set in the lanes whose flags have `bit`.
+    #[inline(always)]
+    fn has(self, bit: u64) -> F {
+        let bit = u64x4::splat(bit);
+        bytemuck::cast((self.0 & bit).cmp_eq(bit))
+    }
+
+    /// The flags with `bit` where the mask `m` is set, else none.
+    #[inline(always)]
+    fn of(m: F, bit: u64) -> Self {
+        Flags(bytemuck::cast::<F, u64x4>(m) & u64x4::splat(bit))
+    }
+
+    /// Both sets of flags.
+    #[inline(always)]
+    fn or(self, o: Flags) -> Self {
+        Flags(self.0 | o.0)
+    }
 }
 
 /// −x, exactly (the sign bit flipped).
@@ -299,7 +327,7 @@ pub(super) fn four_pairs(
     at: [usize; N],
     pairs: &[(u32, u32)],
     constants: &[PairConstants],
-    history: &mut [ContactHistory],
+    history: &mut [Held],
     loads: &mut [Loads],
 ) {
     pairs_law(cx, at, pairs, constants, history, loads)
@@ -313,7 +341,7 @@ fn pairs_law(
     at: [usize; N],
     pairs: &[(u32, u32)],
     constants: &[PairConstants],
-    history: &mut [ContactHistory],
+    history: &mut [Held],
     loads: &mut [Loads],
 ) {
     let ij: [(usize, usize); N] =
@@ -367,15 +395,15 @@ fn pairs_law(
 
 /// The loads of four sphere–boundary contacts `walls` (as the general
 /// detection gives them: B is no body) with their constants, into
-/// `loads`, advancing their histories `history` (each a key and its
-/// history) over the sub-step: the scalar law's bits (module docs). The
+/// `loads`, advancing their histories `history` (packed, [`Held`]) over
+/// the sub-step: the scalar law's bits (module docs). The
 /// rolling model must be `Tracked`. Two versions, as [`four_pairs`].
 #[multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx512dq+avx512bw+avx512cd"))]
 pub(super) fn four_walls(
     cx: &Context,
     walls: &[ContactGeom],
     constants: &[PairConstants; N],
-    history: &mut [(u64, ContactHistory)],
+    history: &mut [Held],
     loads: &mut [Loads],
 ) {
     walls_law(cx, walls, constants, history, loads)
@@ -388,7 +416,7 @@ fn walls_law(
     cx: &Context,
     walls: &[ContactGeom],
     constants: &[PairConstants; N],
-    history: &mut [(u64, ContactHistory)],
+    history: &mut [Held],
     loads: &mut [Loads],
 ) {
     let b = cx.bodies;
@@ -416,9 +444,9 @@ fn walls_law(
         cx.pair_of(b.material[a[l]], c[l].material_b)
     }));
     let k: [&PairConstants; N] = std::array::from_fn(|l| &constants[l]);
-    let out = law(cx, &ends, k, &pc, std::array::from_fn(|l| &history[l].1));
+    let out = law(cx, &ends, k, &pc, std::array::from_fn(|l| &history[l]));
     out.store(|l, h, loaded| {
-        history[l].1 = h;
+        history[l] = h;
         loads[l] = loaded;
     });
 }
@@ -447,13 +475,11 @@ struct Ends {
 /// history and loads ([`Out::store`]).
 struct Out {
     slide: V,
-    slide_slips: F,
     theta_a: V,
-    slips_a: F,
     theta_b: V,
-    slips_b: F,
     phi: F,
-    spin_slips: F,
+    /// The four new histories' modes, and [`held::POINT`].
+    flags: Flags,
     point: V,
     force_b: V,
     torque_a: V,
@@ -463,7 +489,7 @@ struct Out {
 impl Out {
     /// Hands each lane's new history and loads to `put(lane, …)`.
     #[inline(always)]
-    fn store(self, mut put: impl FnMut(usize, ContactHistory, Loads)) {
+    fn store(self, mut put: impl FnMut(usize, Held, Loads)) {
         let (force_b, torque_a, torque_b) = (
             self.force_b.lanes(),
             self.torque_a.lanes(),
@@ -476,28 +502,14 @@ impl Out {
             self.point.lanes(),
         );
         let phi = self.phi.to_array();
-        let bits = |m: F, l: usize| m.move_mask() >> l & 1 == 1;
+        let flags = self.flags.0.to_array();
         for l in 0..N {
-            let h = ContactHistory {
-                slide: SlideHistory {
-                    deflection: slide[l],
-                    slipping: bits(self.slide_slips, l),
-                },
-                roll: [
-                    RollHistory {
-                        deflection: theta_a[l],
-                        slipping: bits(self.slips_a, l),
-                    },
-                    RollHistory {
-                        deflection: theta_b[l],
-                        slipping: bits(self.slips_b, l),
-                    },
-                ],
-                spin: SpinHistory {
-                    deflection: phi[l],
-                    slipping: bits(self.spin_slips, l),
-                },
-                point: Some(point[l]),
+            let h = Held {
+                slide: slide[l],
+                roll: [theta_a[l], theta_b[l]],
+                point: point[l],
+                spin: phi[l],
+                flags: flags[l],
             };
             let loaded = Loads {
                 force_b: force_b[l],
@@ -513,13 +525,7 @@ impl Out {
 /// `k`, pair coefficients `pc` and histories at the start of the sub-step
 /// `hist`: their new histories and loads.
 #[inline(always)]
-fn law(
-    cx: &Context,
-    e: &Ends,
-    k: [&PairConstants; N],
-    pc: &Coefficients,
-    hist: [&ContactHistory; N],
-) -> Out {
+fn law(cx: &Context, e: &Ends, k: [&PairConstants; N], pc: &Coefficients, hist: [&Held; N]) -> Out {
     let settings = cx.settings;
     debug_assert_eq!(settings.rolling, super::RollingModel::Tracked);
     let (dt, inv_dt) = (F::splat(cx.dt), F::splat(cx.inv_dt));
@@ -557,8 +563,9 @@ fn law(
     let (mu_s, mu_k) = (pc.mu_s, pc.mu_k);
     // slide::slide, where K_E > 0.
     let slide_on = k_e.cmp_gt(F::ZERO);
-    let slide_old = V::gather(|l| hist[l].slide.deflection);
-    let slide_slipping = mask(|l| hist[l].slide.slipping);
+    let flags = Flags::gather(&hist);
+    let slide_old = V::gather(|l| hist[l].slide);
+    let slide_slipping = flags.has(held::SLIDE);
     let (slide_new, slide_slips, friction) = {
         let damping = F::splat(2.0) * lanes(|l| k[l].root_k[0]) * root;
         let rate = rel.tangential(n);
@@ -576,8 +583,8 @@ fn law(
         )
     };
     // The contact point's travel over each body since the last sub-step.
-    let had_point = mask(|l| hist[l].point.is_some());
-    let last = V::gather(|l| hist[l].point.unwrap_or(DVec3::ZERO));
+    let had_point = flags.has(held::POINT);
+    let last = V::gather(|l| hist[l].point);
     let dc = point.sub(last);
     let travel_a = V::select(had_point, dc.sub(ua.scale(dt)).tangential(n), V::ZERO);
     let travel_b = V::select(had_point, dc.sub(ub.scale(dt)).tangential(n), V::ZERO);
@@ -596,8 +603,8 @@ fn law(
     };
     let (roll_a, theta_a, slips_a) = roll(
         springs_on,
-        V::gather(|l| hist[l].roll[0].deflection),
-        mask(|l| hist[l].roll[0].slipping),
+        V::gather(|l| hist[l].roll[0]),
+        flags.has(held::ROLL_A),
         &springs,
         n,
         travel_a,
@@ -605,8 +612,8 @@ fn law(
     );
     let (roll_b, theta_b, slips_b) = roll(
         springs_on,
-        V::gather(|l| hist[l].roll[1].deflection),
-        mask(|l| hist[l].roll[1].slipping),
+        V::gather(|l| hist[l].roll[1]),
+        flags.has(held::ROLL_B),
         &springs,
         n.neg(),
         travel_b,
@@ -627,9 +634,9 @@ fn law(
         }
     };
     let spin_on = !(eta_psi.cmp_le(F::ZERO) | curvature.cmp_le(F::ZERO) | k_e.cmp_le(F::ZERO));
-    let spin_slipping = mask(|l| hist[l].spin.slipping);
+    let spin_slipping = flags.has(held::SPIN);
     let (spin, phi, spin_slips) = {
-        let phi = lanes(|l| hist[l].spin.deflection) + dt * rate;
+        let phi = lanes(|l| hist[l].spin) + dt * rate;
         let k_psi = eta_psi * k_e * inv_curvature * inv_curvature;
         let scale = curvature * load * inv_k_e;
         let (f, slips) = cap(phi * phi, spin_slipping, mu_s * scale, mu_k * scale);
@@ -650,15 +657,17 @@ fn law(
     let on_b = n.scale(load).add(friction);
     let torque_a = ra.cross(on_b.neg()).add(roll_a).sub(spin_b);
     let torque_b = rb.cross(on_b).add(roll_b).add(spin_b);
+    let flags = Flags::of(slide_slips, held::SLIDE)
+        .or(Flags::of(slips_a, held::ROLL_A))
+        .or(Flags::of(slips_b, held::ROLL_B))
+        .or(Flags::of(spin_slips, held::SPIN))
+        .or(Flags(u64x4::splat(held::POINT)));
     Out {
         slide: slide_new,
-        slide_slips,
         theta_a,
-        slips_a,
         theta_b,
-        slips_b,
         phi,
-        spin_slips,
+        flags,
         point,
         force_b: on_b,
         torque_a,

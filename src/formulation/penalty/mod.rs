@@ -56,6 +56,7 @@
 //! values, else 2/7 of the contact's normal stiffness.
 
 mod faces;
+mod held;
 mod lanes;
 mod loads;
 pub mod neighbours;
@@ -78,6 +79,7 @@ use crate::collision::{self, ContactGeom, NO_BODY};
 use crate::material::Material;
 use crate::step::{NonFiniteError, StageTimers, StepError, StepReport};
 use crate::world::World;
+use held::Held;
 use loads::{contact_loads, Context, EndSum, Loads, PairConstants};
 
 /// The penalty formulation's settings (`formulation: Penalty(…)` in a scene).
@@ -626,7 +628,11 @@ fn wall_chunk(
         .zip(quad_loads.chunks_exact_mut(lanes::N))
     {
         let k = std::array::from_fn(|l| PairConstants::of_contact(cx, &c[l]));
-        lanes::four_walls(cx, c, &k, h, out);
+        let mut held: [Held; lanes::N] = std::array::from_fn(|l| Held::from(h[l].1));
+        lanes::four_walls(cx, c, &k, &mut held, out);
+        for (h, held) in h.iter_mut().zip(held) {
+            h.1 = held.into();
+        }
     }
     for ((c, (_, h)), out) in rest.iter().zip(rest_history).zip(rest_loads) {
         let k = PairConstants::of_contact(cx, c);
@@ -649,7 +655,7 @@ fn listed_chunk(
     quads: bool,
     pairs: &[(u32, u32)],
     constants: &[PairConstants],
-    history: &mut [ContactHistory],
+    history: &mut [Held],
     touching: &mut [bool],
     loads: &mut [Loads],
 ) -> usize {
@@ -674,7 +680,7 @@ fn listed_chunk(
         let p = usize::from(p);
         let (i, j) = (pairs[p].0 as usize, pairs[p].1 as usize);
         let c = collision::sphere_pair(b, i, j);
-        loads[p] = contact_loads(cx, &c, &constants[p], &mut history[p]);
+        loads[p] = history[p].through(|h| contact_loads(cx, &c, &constants[p], h));
     }
     count
 }
@@ -684,11 +690,11 @@ fn listed_chunk(
 /// holds zero loads (the per-body sums add it without asking). Only a
 /// change, which is rare, branches.
 #[inline(always)]
-fn note_touch(touches: bool, touching: &mut bool, history: &mut ContactHistory, loads: &mut Loads) {
+fn note_touch(touches: bool, touching: &mut bool, history: &mut Held, loads: &mut Loads) {
     if touches != *touching {
         *touching = touches;
         if !touches {
-            *history = ContactHistory::default();
+            *history = Held::default();
             *loads = Loads::default();
         }
     }

@@ -62,6 +62,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use super::faces::FaceList;
+use super::held::Held;
 use super::loads::{Context, Loads, PairConstants};
 use super::{ContactHistory, NormalModel, PairCoefficients};
 use crate::bodies::Bodies;
@@ -81,7 +82,7 @@ pub struct NeighbourList {
     /// Rebuilds so far (for reports and tests).
     pub rebuilds: u64,
     /// Per pair, its contact history; the default while it does not touch.
-    pub(super) history: Vec<ContactHistory>,
+    pub(super) history: Vec<Held>,
     /// Per pair, whether it touched at the last sub-step (its history is
     /// the default where it did not).
     pub(super) touching: Vec<bool>,
@@ -107,7 +108,7 @@ pub struct NeighbourList {
     pub(super) next_wall_history: Vec<(u64, ContactHistory)>,
     /// The vectors of `history` and `touching` before the last rebuild,
     /// kept for the next one to fill (contents meaningless).
-    spare_history: Vec<ContactHistory>,
+    spare_history: Vec<Held>,
     spare_touching: Vec<bool>,
     /// A rebuild's cursor per body while it fills `as_b`.
     cursor: Vec<u32>,
@@ -231,7 +232,7 @@ impl NeighbourList {
         // fault per 4 KiB; the serial merge into them was half a rebuild).
         let mut history = std::mem::take(&mut self.spare_history);
         let mut touching = std::mem::take(&mut self.spare_touching);
-        history.resize(pairs.len(), ContactHistory::default());
+        history.resize(pairs.len(), Held::default());
         touching.resize(pairs.len(), false);
         let old = (&self.pairs, &self.history, &self.touching);
         pairs
@@ -248,7 +249,7 @@ impl NeighbourList {
                     (*h, *t) = if old_pairs.get(at) == Some(p) {
                         (old_history[at], old_touching[at])
                     } else {
-                        (ContactHistory::default(), false)
+                        (Held::default(), false)
                     };
                 }
             });
@@ -348,8 +349,8 @@ impl NeighbourList {
                 let key = pair_key(i, j);
                 let found = world.binary_search_by_key(&key, |&(k, _)| k).ok();
                 (*h, *t) = match found {
-                    Some(at) => (world[at].1, true),
-                    None => (ContactHistory::default(), false),
+                    Some(at) => (world[at].1.into(), true),
+                    None => (Held::default(), false),
                 };
             });
         // A pair that touched before the import may not touch now: its
@@ -375,7 +376,7 @@ impl NeighbourList {
                 .zip(self.history.par_iter())
                 .zip(self.touching.par_iter())
                 .filter(|(_, &t)| t)
-                .map(|((&(i, j), h), _)| (pair_key(i, j), *h)),
+                .map(|((&(i, j), h), _)| (pair_key(i, j), (*h).into())),
         );
         match self.walls {
             WallContacts::Faces => world.extend(self.faces.held()),
@@ -592,7 +593,7 @@ mod tests {
         let first = list.pairs.clone();
         assert!(first.len() > 2 * MERGE_RUN, "{} pairs", first.len());
         for (p, &ij) in first.iter().enumerate() {
-            list.history[p].spin.deflection = mark(ij);
+            list.history[p].spin = mark(ij);
             list.touching[p] = ij.0 % 3 == 0;
         }
         for skin in [1.0 * r, 0.1 * r] {
@@ -602,7 +603,7 @@ mod tests {
             let mut carried = 0;
             for (p, &ij) in list.pairs.iter().enumerate() {
                 let was = first.binary_search(&ij).is_ok();
-                let (h, t) = (list.history[p].spin.deflection, list.touching[p]);
+                let (h, t) = (list.history[p].spin, list.touching[p]);
                 if was {
                     carried += 1;
                     assert_eq!(
