@@ -13,9 +13,10 @@
 //! ```
 //!
 //! The sub-steps read and write every touching contact's history, so the
-//! bytes count (the bench bed's listed histories are 2.6 MB, more than a
-//! core's L2); the lanes' law also reads the five modes of four contacts
-//! as one vector of words, where it had gathered twenty bytes. Conversion
+//! bytes count (on the 6,000-bead bench bed the listed histories are
+//! megabytes, more than a core's L2); the lanes' law also reads the five
+//! modes of four contacts as one vector of words, where it had gathered
+//! twenty bytes (callgrind: 12 % fewer instructions in `four_pairs`). Conversion
 //! both ways is exact ([`Held::from`], [`ContactHistory::from`]): the
 //! world's histories, the checkpoints and the scalar law keep
 //! [`ContactHistory`].
