@@ -1,31 +1,43 @@
 // Projected Jacobi iteration for the 6-D cone complementarity problem
-// (seed 000 eq. 46), in f32. Pairs with src/gpu/jacobi.rs; the structs mirror
-// src/solver/packed.rs, and src/solver/jacobi_f32.rs is the CPU mirror of
-// every function here, operation for operation.
+// (seed 000 eq. 46), in f32, for one or many worlds at once. Pairs with
+// src/gpu/jacobi.rs; the structs mirror src/solver/packed.rs and
+// src/gpu/jacobi.rs, and src/solver/jacobi_f32.rs is the CPU mirror of every
+// function here, operation for operation.
 //
 // One iteration = two dispatches:
 //   contact_pass: per contact, twist y = Dᵀv + b from the current body
 //                 velocities, scaled step, exact cone projection, relaxation;
 //                 writes γ and each end's velocity change into its own slot.
 //   body_pass:    per body, adds its contiguous slots in CSR order to v, ω.
-// No atomics, fixed summation order: deterministic run to run.
-// Every `check_every` iterations (when a tolerance is set) residual_pass +
-// finalize_check reduce the natural-map residual on the GPU and raise
-// `control.done` and zero the indirect dispatch sizes; later passes then
-// launch no workgroups (no host readback in the loop).
+// No atomics on floats, fixed summation order: deterministic run to run.
+// At each residual check (every `check_every` iterations, when a tolerance
+// is set) and at a world's iteration cap, residual_pass + finalize reduce
+// each world's natural-map residual on the GPU and mark the world done;
+// once every world is done, finalize zeroes the indirect dispatch sizes and
+// later passes launch no workgroups (no host readback in the loop).
+//
+// Worlds (a batch): each world's contacts and bodies occupy their own
+// ranges, each starting at a multiple of the workgroup size, so that every
+// workgroup belongs to one world (`groups` maps workgroups to worlds) and a
+// world's residual partial sums are its own. A world's arithmetic is the
+// same whether it runs alone or in a batch: the same records, the same
+// operations, the same reduction tree. A done world's threads return at
+// once, so its state stops changing while the others go on.
 //
 // APGD (params.method = 1; src/solver/jacobi_f32.rs `solve_apgd` is its
 // mirror): the iterate x lives in the first halves of `gamma` and `bodies`
 // (γ and V(x)), the extrapolated point v in the second halves (from
-// n_contacts and n_bodies). One iteration = apgd_advance (one thread: β from
-// θ) + apgd_contact_pass (x' = Π(v − ωBŷ(v)), v' = x' + β(x' − x), slots
-// M⁻¹D(x' − v)) + apgd_body_pass (V(x') = V(v) + slots, V(v') = V(x') +
-// β(V(x') − V(x))). finalize_check restarts (θ = 1) when the residual grew
-// since the previous check.
+// n_contacts and n_bodies). One iteration = apgd_contact_pass (β from θ;
+// x' = Π(v − ωBŷ(v)), v' = x' + β(x' − x), slots M⁻¹D(x' − v)) +
+// apgd_body_pass (V(x') = V(v) + slots, V(v') = V(x') + β(V(x') − V(x))).
+// θ lives in two places per world, read at the iteration's parity and
+// written at the other, so no thread reads what another writes within a
+// dispatch. finalize restarts (θ = 1) when the residual grew since the
+// previous check.
 //
-// Shapes: with params.tensors = 1 the `bodies` buffer has a third region
-// (from 2 n_bodies) of world inverse inertia tensors, applied by the body
-// passes to the summed angular impulses (gather_slots, apply_inertia).
+// Shapes: a world with tensors = 1 has world inverse inertia tensors in the
+// third region of `bodies` (from 2 n_bodies), applied by the body passes to
+// the summed angular impulses (gather_slots, apply_inertia).
 //
 // Memory layout: γ and the slots are vec4 arrays (two vec4 per 6-vector),
 // and each contact loads its two body records once. Mesa's lavapipe turns
@@ -37,18 +49,34 @@ const RWG: u32 = 256u;
 const NONE: u32 = 0xffffffffu;
 
 struct Params {
-    n_contacts: u32,
-    n_bodies: u32,
-    omega: f32,
-    lambda: f32,
-    tolerance: f32,
+    n_contacts: u32,   // contacts of all worlds, with the padding between them
+    n_bodies: u32,     // bodies likewise
+    n_worlds: u32,
     check_every: u32,
+    method: u32,       // 0 = projected Jacobi, 1 = APGD (restart at residual checks)
+    contact_groups: u32, // workgroups over the contacts (the bodies' follow in `groups`)
+    pad0: u32,
+    pad1: u32,
+}
+
+// One world of the batch: its ranges and its settings.
+struct World {
+    contact_start: u32,
+    contact_end: u32,
+    body_start: u32,
+    body_end: u32,
+    partial_start: u32,
+    partial_end: u32,
     max_iterations: u32,
-    n_partials: u32,
     law: u32,          // 0 = associated, 1 = De Saxcé (ŷ = y + g(y))
     weighted: u32,     // residual: 1 = weighted by b_f (impulses), 0 = unweighted
-    method: u32,       // 0 = projected Jacobi, 1 = APGD (restart at residual checks)
-    tensors: u32,      // 1 = inverse inertia tensors after the body records (shapes)
+    tensors: u32,      // 1 = inverse inertia tensors in the third body region (shapes)
+    omega: f32,
+    lambda: f32,
+    tolerance: f32,    // relative residual tolerance (0 = none)
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 struct Contact {
@@ -65,6 +93,7 @@ struct Body {
     w: vec4<f32>,      // angular velocity (world), 1/I
 }
 
+// One world's loop control and result.
 struct Control {
     done: u32,
     checks: u32,
@@ -74,10 +103,18 @@ struct Control {
     residual_rel: f32,
     gamma_norm: f32,
     y_norm: f32,
-    theta: f32,        // APGD: Nesterov's θ_k (1 at the start and after a restart)
+    theta0: f32,       // APGD: Nesterov's θ_k at even k (1 at the start and after a restart)
+    theta1: f32,       // APGD: θ_k at odd k
     beta: f32,         // APGD: the momentum β_k of the current iteration
     last_rel: f32,     // APGD: the relative residual of the previous check
-    pad: u32,
+}
+
+// The batch's own state.
+struct Batch {
+    clock: u32,              // iterations performed by the batch (body_pass counts)
+    remaining: atomic<u32>,  // worlds not yet done
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -87,11 +124,15 @@ struct Control {
 @group(0) @binding(4) var<storage, read_write> slots: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> offsets: array<u32>;
 @group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
-@group(0) @binding(7) var<storage, read_write> control: Control;
+@group(0) @binding(7) var<storage, read_write> control: array<Control>;
+@group(0) @binding(8) var<storage, read> worlds: array<World>;
+// The world of each contact workgroup, then of each body workgroup.
+@group(0) @binding(9) var<storage, read> groups: array<u32>;
+@group(0) @binding(10) var<storage, read_write> batch: Batch;
 // Indirect dispatch arguments of contact_pass, body_pass and residual_pass
-// (three (x, y, z) triples). finalize_check zeroes them once converged, so
-// the rest of the encoded loop launches no work at all. Bound only for the
-// finalize entry points (group 1), never while the dispatches read them.
+// (three (x, y, z) triples). finalize zeroes them once every world is done,
+// so the rest of the encoded loop launches no work at all. Bound only for
+// finalize (group 1), never while the dispatches read them.
 @group(1) @binding(0) var<storage, read_write> indirect: array<u32, 9>;
 
 struct V6 {
@@ -198,10 +239,10 @@ fn twist(c: Contact, e: Ends) -> V6 {
               vec3<f32>(dot(n, wrel), dot(u, wrel), dot(w, wrel)));
 }
 
-// The velocity the law pairs with γ: y itself (associated) or, for De Saxcé,
-// ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …) (seed 001 eq. 63 + spin).
-fn law_velocity(y: V6, c: Contact) -> V6 {
-    if (params.law == 0u) {
+// The velocity the law pairs with γ: y itself (associated, law 0) or, for
+// De Saxcé, ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …) (seed 001 eq. 63 + spin).
+fn law_velocity(y: V6, c: Contact, law: u32) -> V6 {
+    if (law == 0u) {
         return y;
     }
     let g = c.n.w * length(y.f.yz) + c.bias.w * abs(y.t.x) + c.u.w * length(y.t.yz);
@@ -212,10 +253,25 @@ fn flat_index(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 {
     return gid.x + gid.y * nwg.x * wg;
 }
 
+// The world of contact i (contact workgroups first in `groups`).
+fn contact_world(i: u32) -> u32 {
+    return groups[i / WG];
+}
+
+// The world of body k (body workgroups after the contacts' in `groups`).
+fn body_world(k: u32) -> u32 {
+    return groups[params.contact_groups + k / WG];
+}
+
 @compute @workgroup_size(WG)
 fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat_index(gid, nwg, WG);
     if (i >= params.n_contacts) {
+        return;
+    }
+    let wi = contact_world(i);
+    let wd = worlds[wi];
+    if (i >= wd.contact_end || control[wi].done != 0u) {
         return;
     }
     let c = contacts[i];
@@ -223,8 +279,8 @@ fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let e = load_ends(c);
     // x = Π(γ − ω B ŷ); torque rows scaled by r = √(b_f/b_t) for the
     // B⁻¹-metric projection (projected_step).
-    let p = projected_step(c, g, law_velocity(twist(c, e), c));
-    let lam = params.lambda;
+    let p = projected_step(c, g, law_velocity(twist(c, e), c, wd.law), wd.omega);
+    let lam = wd.lambda;
     let gn = V6(lam * p.f + (1.0 - lam) * g.f, lam * p.t + (1.0 - lam) * g.t);
     store_gamma(i, gn.f, gn.t);
     write_slots(c, e, V6(gn.f - g.f, gn.t - g.t));
@@ -246,28 +302,24 @@ fn write_slots(c: Contact, e: Ends, d: V6) {
 }
 
 // The projected step x = Π(g − ω B ŷ) (in the metric B⁻¹) of contact c.
-fn projected_step(c: Contact, g: V6, y: V6) -> V6 {
+fn projected_step(c: Contact, g: V6, y: V6, omega: f32) -> V6 {
     let bf = c.arm_a.w;
     let bt = c.arm_b.w;
     let r = sqrt(bf / bt);
-    let sf = params.omega * bf;
-    let st = params.omega * bt;
+    let sf = omega * bf;
+    let st = omega * bt;
     let x = V6(g.f - sf * y.f, (g.t - st * y.t) * r);
     var p = project(x, c.n.w, c.u.w * r, c.bias.w * r);
     p.t = p.t / r;
     return p;
 }
 
-// APGD: β of this iteration from θ, and θ advanced (one thread).
-@compute @workgroup_size(1)
-fn apgd_advance() {
-    if (control.done != 0u) {
-        return;
+// APGD: Nesterov's θ_k of world wi at iteration k (the batch clock).
+fn apgd_theta(wi: u32, k: u32) -> f32 {
+    if ((k & 1u) == 0u) {
+        return control[wi].theta0;
     }
-    let th = control.theta;
-    let next = 0.5 * th * (sqrt(th * th + 4.0) - th);
-    control.beta = th * (1.0 - th) / (th * th + next);
-    control.theta = next;
+    return control[wi].theta1;
 }
 
 @compute @workgroup_size(WG)
@@ -276,12 +328,31 @@ fn apgd_contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     if (i >= params.n_contacts) {
         return;
     }
+    let wi = contact_world(i);
+    let wd = worlds[wi];
+    if (i >= wd.contact_end || control[wi].done != 0u) {
+        return;
+    }
+    // β_k from θ_k, the same in every thread; the world's first contact
+    // keeps β_k for the body pass and θ_{k+1} for the next iteration, in
+    // places no thread of this dispatch reads.
+    let k = batch.clock;
+    let th = apgd_theta(wi, k);
+    let next = 0.5 * th * (sqrt(th * th + 4.0) - th);
+    let beta = th * (1.0 - th) / (th * th + next);
+    if (i == wd.contact_start) {
+        control[wi].beta = beta;
+        if ((k & 1u) == 0u) {
+            control[wi].theta1 = next;
+        } else {
+            control[wi].theta0 = next;
+        }
+    }
     let c = contacts[i];
     let v = load_gamma(params.n_contacts + i);
     let e = load_ends_at(c, params.n_bodies);
-    let xn = projected_step(c, v, law_velocity(twist(c, e), c));
+    let xn = projected_step(c, v, law_velocity(twist(c, e), c, wd.law), wd.omega);
     let x = load_gamma(i);
-    let beta = control.beta;
     store_gamma(i, xn.f, xn.t);
     store_gamma(params.n_contacts + i, xn.f + beta * (xn.f - x.f), xn.t + beta * (xn.t - x.t));
     write_slots(c, e, V6(xn.f - v.f, xn.t - v.t));
@@ -290,15 +361,23 @@ fn apgd_contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 @compute @workgroup_size(WG)
 fn apgd_body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let k = flat_index(gid, nwg, WG);
+    if (k == 0u) {
+        batch.clock += 1u;
+    }
     if (k >= params.n_bodies) {
         return;
     }
-    let d = gather_slots(k);
+    let wi = body_world(k);
+    let wd = worlds[wi];
+    if (k >= wd.body_end || control[wi].done != 0u) {
+        return;
+    }
+    let d = gather_slots(k, wd.tensors);
     let bx = bodies[k];
     let bv = bodies[params.n_bodies + k];
     let xl = bv.v.xyz + d.f;
     let xa = bv.w.xyz + d.t;
-    let beta = control.beta;
+    let beta = control[wi].beta;
     bodies[k] = Body(vec4<f32>(xl, bv.v.w), vec4<f32>(xa, bv.w.w));
     bodies[params.n_bodies + k] = Body(vec4<f32>(xl + beta * (xl - bx.v.xyz), bv.v.w),
                                        vec4<f32>(xa + beta * (xa - bx.w.xyz), bv.w.w));
@@ -307,25 +386,33 @@ fn apgd_body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
 @compute @workgroup_size(WG)
 fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let k = flat_index(gid, nwg, WG);
+    if (k == 0u) {
+        batch.clock += 1u;
+    }
     if (k >= params.n_bodies) {
         return;
     }
-    let d = gather_slots(k);
+    let wi = body_world(k);
+    let wd = worlds[wi];
+    if (k >= wd.body_end || control[wi].done != 0u) {
+        return;
+    }
+    let d = gather_slots(k, wd.tensors);
     let b = bodies[k];
     bodies[k] = Body(vec4<f32>(b.v.xyz + d.f, b.v.w), vec4<f32>(b.w.xyz + d.t, b.w.w));
 }
 
 // Body k's velocity change: its contiguous slots added in CSR order. With
-// tensors (params.tensors = 1, scenes with shapes) the angular slots hold
-// impulses (the records' 1/I is 1) and the sum goes through I⁻¹.
-fn gather_slots(k: u32) -> V6 {
+// tensors (scenes with shapes) the angular slots hold impulses (the
+// records' 1/I is 1) and the sum goes through I⁻¹.
+fn gather_slots(k: u32, tensors: u32) -> V6 {
     var dl = vec3<f32>(0.0);
     var da = vec3<f32>(0.0);
     for (var s = offsets[k]; s < offsets[k + 1u]; s++) {
         dl += slots[2u * s].xyz;
         da += slots[2u * s + 1u].xyz;
     }
-    if (params.tensors != 0u) {
+    if (tensors != 0u) {
         da = apply_inertia(k, da);
     }
     return V6(dl, da);
@@ -349,11 +436,11 @@ var<workgroup> red: array<vec4<f32>, 256>;
 // (‖γ − Π(γ − c ŷ)‖², ‖γ‖², ‖c ŷ‖²); unweighted: (‖γ − Π(γ − ŷ)‖², ‖γ‖², ‖y‖²).
 // Weighting makes c ŷ an impulse like γ, so fast contacts elsewhere cannot
 // hide a stale impulse (src/solver/mod.rs `weighted_residual`).
-fn residual_terms(c: Contact, g: V6, y: V6) -> vec4<f32> {
+fn residual_terms(c: Contact, g: V6, y: V6, wd: World) -> vec4<f32> {
     // cy = c ŷ (weighted) or ŷ; s = the velocity-side scale term.
-    var cy = law_velocity(y, c);
+    var cy = law_velocity(y, c, wd.law);
     var s = y;
-    if (params.weighted != 0u) {
+    if (wd.weighted != 0u) {
         cy = V6(c.arm_a.w * cy.f, c.arm_a.w * cy.t);
         s = cy;
     }
@@ -363,15 +450,21 @@ fn residual_terms(c: Contact, g: V6, y: V6) -> vec4<f32> {
     return vec4<f32>(dot(ef, ef) + dot(et, et), dot(g.f, g.f) + dot(g.t, g.t), dot(s.f, s.f) + dot(s.t, s.t), 0.0);
 }
 
-// Per contact residual_terms, reduced per workgroup into `partials`.
+// Per contact residual_terms, reduced per workgroup into `partials` (one
+// per workgroup; a workgroup's contacts are all of one world). Done worlds
+// contribute nothing (finalize reads only the worlds still running).
 @compute @workgroup_size(RWG)
 fn residual_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
     let i = flat_index(gid, nwg, RWG);
     var acc = vec4<f32>(0.0);
     if (i < params.n_contacts) {
-        let c = contacts[i];
-        acc = residual_terms(c, load_gamma(i), twist(c, load_ends(c)));
+        let wi = contact_world(i);
+        let wd = worlds[wi];
+        if (i < wd.contact_end && control[wi].done == 0u) {
+            let c = contacts[i];
+            acc = residual_terms(c, load_gamma(i), twist(c, load_ends(c)), wd);
+        }
     }
     tree_reduce(li, acc);
     if (li == 0u) {
@@ -392,16 +485,18 @@ fn tree_reduce(li: u32, acc: vec4<f32>) {
     }
 }
 
-// Sums the partials (one workgroup) into red[0].
-fn reduce_partials(li: u32) {
+// Sums world wd's partials (one workgroup) into red[0], in the same order
+// for a world alone and in a batch (indices relative to its first partial).
+fn reduce_partials(li: u32, wd: World) {
     var acc = vec4<f32>(0.0);
-    for (var q = li; q < params.n_partials; q += RWG) {
+    for (var q = wd.partial_start + li; q < wd.partial_end; q += RWG) {
         acc += partials[q];
     }
     tree_reduce(li, acc);
 }
 
-fn record(sums: vec4<f32>) -> bool {
+// Writes the residual of world wi from its sums; whether it meets `tolerance`.
+fn record(wi: u32, sums: vec4<f32>, tolerance: f32) -> bool {
     let abs_res = sqrt(sums.x);
     let gn = sqrt(sums.y);
     let yn = sqrt(sums.z);
@@ -415,46 +510,60 @@ fn record(sums: vec4<f32>) -> bool {
     if (!(abs_res <= 3.4028235e38 && scale <= 3.4028235e38)) {
         rel = 3.4028235e38;
     }
-    control.residual_abs = abs_res;
-    control.residual_rel = rel;
-    control.gamma_norm = gn;
-    control.y_norm = yn;
-    return rel <= params.tolerance;
+    control[wi].residual_abs = abs_res;
+    control[wi].residual_rel = rel;
+    control[wi].gamma_norm = gn;
+    control[wi].y_norm = yn;
+    return rel <= tolerance;
 }
 
-// After iteration `checks × check_every`: stop the loop if the tolerance is met.
-@compute @workgroup_size(RWG)
-fn finalize_check(@builtin(local_invocation_index) li: u32) {
-    reduce_partials(li);
-    if (li == 0u && control.done == 0u) {
-        let it = control.checks * params.check_every;
-        control.checks += 1u;
-        if (record(red[0])) {
-            control.done = 1u;
-            control.converged = 1u;
-            control.iterations = it;
-            for (var q = 0u; q < 9u; q++) {
-                indirect[q] = 0u;
-            }
-        } else if (params.method == 1u) {
-            // APGD restart: the residual grew since the previous check.
-            if (control.residual_rel > control.last_rel) {
-                control.theta = 1.0;
-            }
-            control.last_rel = control.residual_rel;
+// World wi is done: once the last world is, the loop's indirect sizes are
+// zeroed and the rest of the encoded iterations launch nothing.
+fn finish_world(wi: u32) {
+    control[wi].done = 1u;
+    if (atomicSub(&batch.remaining, 1u) == 1u) {
+        for (var q = 0u; q < 9u; q++) {
+            indirect[q] = 0u;
         }
     }
 }
 
-// After the last iteration: the final residual, unless the loop already stopped.
+// One workgroup per world, after iteration k = batch.clock (the host
+// encodes it at each residual check and at each world's cap): at the
+// world's cap the final residual (the world is done, converged or not); at a
+// check, stop the world if its tolerance is met, else (APGD) restart when
+// the residual grew since the previous check. Other worlds' caps pass by.
 @compute @workgroup_size(RWG)
-fn finalize_last(@builtin(local_invocation_index) li: u32) {
-    reduce_partials(li);
-    if (li == 0u && control.done == 0u) {
-        control.iterations = params.max_iterations;
-        if (record(red[0])) {
-            control.converged = 1u;
+fn finalize(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+    let wi = wid.x;
+    let wd = worlds[wi];
+    reduce_partials(li, wd);
+    if (li != 0u || control[wi].done != 0u) {
+        return;
+    }
+    let k = batch.clock;
+    if (k == wd.max_iterations) {
+        control[wi].iterations = k;
+        if (record(wi, red[0], wd.tolerance)) {
+            control[wi].converged = 1u;
         }
-        control.done = 1u;
+        finish_world(wi);
+    } else if (wd.tolerance > 0.0 && k % params.check_every == 0u) {
+        control[wi].checks += 1u;
+        if (record(wi, red[0], wd.tolerance)) {
+            control[wi].converged = 1u;
+            control[wi].iterations = k;
+            finish_world(wi);
+        } else if (params.method == 1u) {
+            // APGD restart: the residual grew since the previous check.
+            if (control[wi].residual_rel > control[wi].last_rel) {
+                if ((k & 1u) == 0u) {
+                    control[wi].theta0 = 1.0;
+                } else {
+                    control[wi].theta1 = 1.0;
+                }
+            }
+            control[wi].last_rel = control[wi].residual_rel;
+        }
     }
 }

@@ -91,7 +91,7 @@ pub fn f32_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
 /// Jacobi's ([`f32_bytes_per_contact_iteration`]) plus, per contact, the
 /// iterate x read besides v and both written (2 × 32 more), and per body the
 /// second record (V(x) beside V(v)) read and written (2 × 32 more); the
-/// one-thread `apgd_advance` is negligible.
+/// world's θ and β (a few bytes per workgroup) are negligible.
 pub fn f32_apgd_bytes_per_contact_iteration(p: &ContactProblem) -> f64 {
     let nc = p.n_contacts() as f64;
     let nb = p.n_bodies() as f64;

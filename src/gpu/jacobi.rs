@@ -1,18 +1,28 @@
 //! The GPU solvers, projected Jacobi and APGD (pair with `shaders/jacobi.wgsl`;
-//! their CPU mirror is [`crate::solver::jacobi_f32`]).
+//! their CPU mirror is [`crate::solver::jacobi_f32`]), for one world or a
+//! batch of worlds in one solve.
 //!
 //! Owns the pipelines and the buffers, which grow with the problem (by
-//! doubling, so steady simulations stop reallocating). [`GpuJacobi::solve`]
-//! does one upload, the iterations in a few compute passes that each end at
-//! a residual check (the control record read after each), and one readback
-//! of the state (see the [module docs](super)).
+//! doubling, so steady simulations stop reallocating).
+//! [`GpuJacobi::solve_batch`] does one upload of every world's records
+//! ([`super::layout`]), the iterations in a few compute passes that each end
+//! at a residual check (the worlds' control records read after each), and
+//! one readback of the state (see the [module docs](super));
+//! [`GpuJacobi::solve`] is a batch of one. Dispatches per iteration and
+//! round trips per solve do not grow with the number of worlds: every
+//! dispatch covers all worlds, and a world that is done returns at once.
+//! It counts what it does ([`GpuCounters`]).
+
+use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
 
+use super::layout::BatchLayout;
+use super::profile::GpuCounters;
 use super::{GpuContext, GpuError};
 use crate::material::FrictionLaw;
 use crate::solver::packed::{PackedBody, PackedContact, PackedInertia, PackedProblem};
-use crate::solver::{SolveStats, SolverSettings};
+use crate::solver::{SolveStats, SolverMethod, SolverSettings};
 
 /// How many solves' iteration counts the first-chunk estimate looks at.
 const RECENT_SOLVES: usize = 8;
@@ -55,44 +65,74 @@ const _: () = assert!(
     "an inertia record fills one body-record place"
 );
 
-/// Uniform parameters (WGSL `Params`).
+/// Uniform parameters of a batch (WGSL `Params`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Params {
-    /// Number of contacts.
+    /// Contact records of all worlds, padding included.
     pub n_contacts: u32,
-    /// Number of bodies.
+    /// Body records of all worlds, padding included.
     pub n_bodies: u32,
+    /// Worlds in the batch.
+    pub n_worlds: u32,
+    /// Iterations between residual checks (the same for every world).
+    pub check_every: u32,
+    /// Method: 0 = projected Jacobi, 1 = APGD
+    /// ([`jacobi_f32::solve_apgd`](crate::solver::jacobi_f32::solve_apgd)).
+    pub method: u32,
+    /// Workgroups over the contacts (the bodies' follow in `groups`).
+    pub contact_groups: u32,
+    /// Padding (a multiple of 16 bytes).
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
+}
+
+/// One world of a batch: its ranges and settings (WGSL `World`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct WorldRecord {
+    /// First contact record.
+    pub contact_start: u32,
+    /// One past the last contact record.
+    pub contact_end: u32,
+    /// First body record.
+    pub body_start: u32,
+    /// One past the last body record.
+    pub body_end: u32,
+    /// First residual partial sum.
+    pub partial_start: u32,
+    /// One past the last partial sum.
+    pub partial_end: u32,
+    /// Iteration limit K.
+    pub max_iterations: u32,
+    /// Contact law: 0 = associated, 1 = De Saxcé.
+    pub law: u32,
+    /// Residual measure: 1 = weighted by b_f, 0 = unweighted
+    /// ([`jacobi_f32::weighted`](crate::solver::jacobi_f32::weighted)).
+    pub weighted: u32,
+    /// 1 when inverse inertia tensors are in the third body region (bodies
+    /// that are not spheres; [`PackedInertia`]), 0 for the scalar path.
+    pub tensors: u32,
     /// Step scale ω.
     pub omega: f32,
     /// Relaxation λ.
     pub lambda: f32,
     /// Relative residual tolerance (0 = none).
     pub tolerance: f32,
-    /// Iterations between residual checks.
-    pub check_every: u32,
-    /// Iteration limit K.
-    pub max_iterations: u32,
-    /// Number of residual partial sums (workgroups of `residual_pass`).
-    pub n_partials: u32,
-    /// Contact law: 0 = associated, 1 = De Saxcé.
-    pub law: u32,
-    /// Residual measure: 1 = weighted by b_f, 0 = unweighted
-    /// ([`jacobi_f32::weighted`](crate::solver::jacobi_f32::weighted)).
-    pub weighted: u32,
-    /// Method: 0 = projected Jacobi, 1 = APGD
-    /// ([`jacobi_f32::solve_apgd`](crate::solver::jacobi_f32::solve_apgd)).
-    pub method: u32,
-    /// 1 when inverse inertia tensors follow the body records (bodies that
-    /// are not spheres; [`PackedInertia`]), 0 for the scalar path.
-    pub tensors: u32,
+    /// Padding.
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
+    /// Padding.
+    pub pad2: u32,
 }
 
-/// Loop control and result record (WGSL `Control`).
+/// One world's loop control and result record (WGSL `Control`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Control {
-    /// Non-zero once the loop is over (converged or finished).
+    /// Non-zero once the world's loop is over (converged or at its cap).
     pub done: u32,
     /// Residual checks performed before stopping.
     pub checks: u32,
@@ -108,14 +148,38 @@ pub struct Control {
     pub gamma_norm: f32,
     /// ‖Nγ + r‖.
     pub y_norm: f32,
-    /// APGD: Nesterov's θ (1 at the start and after a restart).
-    pub theta: f32,
+    /// APGD: Nesterov's θ_k at even k (1 at the start and after a restart).
+    pub theta0: f32,
+    /// APGD: θ_k at odd k.
+    pub theta1: f32,
     /// APGD: the momentum β of the current iteration.
     pub beta: f32,
     /// APGD: the relative residual at the previous check.
     pub last_rel: f32,
-    /// Padding (a multiple of 16 bytes).
-    pub pad: u32,
+}
+
+/// The batch's own state (WGSL `Batch`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BatchRecord {
+    /// Iterations performed (the body pass counts them).
+    pub clock: u32,
+    /// Worlds not yet done (an atomic in WGSL).
+    pub remaining: u32,
+    /// Padding.
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
+}
+
+/// One world of a batch as the caller hands it to [`GpuJacobi::solve_batch`].
+pub struct BatchEntry<'a> {
+    /// The packed problem; its body records get the final velocities.
+    pub problem: &'a mut PackedProblem,
+    /// The warm start, overwritten with the result.
+    pub gamma: &'a mut [[f32; 6]],
+    /// The world's solver settings.
+    pub settings: &'a SolverSettings,
 }
 
 struct Buffers {
@@ -125,11 +189,33 @@ struct Buffers {
     _slots: wgpu::Buffer,
     offsets: wgpu::Buffer,
     _partials: wgpu::Buffer,
+    control: wgpu::Buffer,
+    worlds: wgpu::Buffer,
+    groups: wgpu::Buffer,
     read_bodies: wgpu::Buffer,
     read_gamma: wgpu::Buffer,
+    read_control: wgpu::Buffer,
     bind: wgpu::BindGroup,
-    /// Capacity in contacts and bodies.
-    cap: (usize, usize),
+    /// Capacity in contacts, bodies, slots and worlds.
+    cap: Capacity,
+}
+
+/// What the buffers hold room for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Capacity {
+    contacts: usize,
+    bodies: usize,
+    slots: usize,
+    worlds: usize,
+}
+
+impl Capacity {
+    fn holds(&self, need: &Capacity) -> bool {
+        self.contacts >= need.contacts
+            && self.bodies >= need.bodies
+            && self.slots >= need.slots
+            && self.worlds >= need.worlds
+    }
 }
 
 /// The GPU solver: pipelines plus growable buffers.
@@ -139,23 +225,23 @@ pub struct GpuJacobi {
     indirect_bind: wgpu::BindGroup,
     contact: wgpu::ComputePipeline,
     body: wgpu::ComputePipeline,
-    apgd_advance: wgpu::ComputePipeline,
     apgd_contact: wgpu::ComputePipeline,
     apgd_body: wgpu::ComputePipeline,
     residual: wgpu::ComputePipeline,
-    finalize_check: wgpu::ComputePipeline,
-    finalize_last: wgpu::ComputePipeline,
+    finalize: wgpu::ComputePipeline,
     params: wgpu::Buffer,
-    control: wgpu::Buffer,
-    read_control: wgpu::Buffer,
+    batch: wgpu::Buffer,
     bufs: Option<Buffers>,
     timer: Option<PassTimer>,
     last_pass_seconds: Option<f64>,
-    /// Iterations of the last few solves, oldest first: where the next
-    /// one's first chunk ends ([`first_chunk_estimate`]).
+    /// Iterations of the last few solves (the most of a batch's worlds),
+    /// oldest first: where the next one's first chunk ends
+    /// ([`first_chunk_estimate`]).
     recent_iterations: std::collections::VecDeque<usize>,
-    /// γ padded to the buffer layout for upload, kept between solves.
+    /// Records staged for upload, kept between solves.
     padded: Vec<[f32; 8]>,
+    /// What the solves did, summed.
+    counters: GpuCounters,
 }
 
 /// Timestamp queries around the iteration pass (when the device offers
@@ -256,6 +342,9 @@ impl GpuJacobi {
             (5, true),
             (6, false),
             (7, false),
+            (8, true),
+            (9, true),
+            (10, false),
         ] {
             entries.push(storage_entry(b, ro));
         }
@@ -272,18 +361,14 @@ impl GpuJacobi {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        // The finalize entry points also see the indirect arguments (group 1).
+        // `finalize` also sees the indirect arguments (group 1).
         let pl_fin = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("jacobi finalize"),
             bind_group_layouts: &[Some(&layout), Some(&ind_layout)],
             immediate_size: 0,
         });
         let pipe = |entry: &str| {
-            let layout = if entry.starts_with("finalize") {
-                &pl_fin
-            } else {
-                &pl
-            };
+            let layout = if entry == "finalize" { &pl_fin } else { &pl };
             dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
                 layout: Some(layout),
@@ -293,36 +378,23 @@ impl GpuJacobi {
                 cache: None,
             })
         };
-        let (contact, body, residual, finalize_check, finalize_last) = (
+        let (contact, body, residual, finalize) = (
             pipe("contact_pass"),
             pipe("body_pass"),
             pipe("residual_pass"),
-            pipe("finalize_check"),
-            pipe("finalize_last"),
+            pipe("finalize"),
         );
-        let (apgd_advance, apgd_contact, apgd_body) = (
-            pipe("apgd_advance"),
-            pipe("apgd_contact_pass"),
-            pipe("apgd_body_pass"),
-        );
+        let (apgd_contact, apgd_body) = (pipe("apgd_contact_pass"), pipe("apgd_body_pass"));
         let params = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
             size: std::mem::size_of::<Params>() as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let control = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("control"),
-            size: std::mem::size_of::<Control>() as u64,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let read_control = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("read control"),
-            size: std::mem::size_of::<Control>() as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        let batch = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("batch"),
+            size: std::mem::size_of::<BatchRecord>() as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let indirect = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -356,20 +428,18 @@ impl GpuJacobi {
             indirect_bind,
             contact,
             body,
-            apgd_advance,
             apgd_contact,
             apgd_body,
             residual,
-            finalize_check,
-            finalize_last,
+            finalize,
             params,
-            control,
-            read_control,
+            batch,
             bufs: None,
             timer: PassTimer::new(ctx),
             last_pass_seconds: None,
             recent_iterations: std::collections::VecDeque::new(),
             padded: Vec::new(),
+            counters: GpuCounters::default(),
         })
     }
 
@@ -423,13 +493,13 @@ impl GpuJacobi {
         Ok(())
     }
 
-    fn ensure(&mut self, ctx: &GpuContext, nc: usize, nb: usize) {
+    fn ensure(&mut self, ctx: &GpuContext, need: Capacity) {
         if let Some(b) = &self.bufs {
-            if b.cap.0 >= nc && b.cap.1 >= nb {
+            if b.cap.holds(&need) {
                 return;
             }
         }
-        let (oc, ob) = self.bufs.as_ref().map_or((0, 0), |b| b.cap);
+        let old = self.bufs.as_ref().map_or(Capacity::default(), |b| b.cap);
         let limit = ctx
             .limits
             .max_storage_buffer_binding_size
@@ -440,8 +510,21 @@ impl GpuJacobi {
             let max_items = (limit / bytes_each as u64) as usize;
             want.min(max_items).max(need)
         };
-        let cc = grow(oc, nc, std::mem::size_of::<PackedContact>());
-        let cb = grow(ob, nb, BODY_REGIONS * std::mem::size_of::<PackedBody>());
+        let cap = Capacity {
+            contacts: grow(
+                old.contacts,
+                need.contacts,
+                std::mem::size_of::<PackedContact>(),
+            ),
+            bodies: grow(
+                old.bodies,
+                need.bodies,
+                BODY_REGIONS * std::mem::size_of::<PackedBody>(),
+            ),
+            slots: grow(old.slots, need.slots, SLOT_BYTES),
+            worlds: grow(old.worlds, need.worlds, std::mem::size_of::<WorldRecord>()),
+        };
+        let (cc, cb) = (cap.contacts, cap.bodies);
         let dev = &ctx.device;
         let st = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
@@ -464,51 +547,48 @@ impl GpuJacobi {
             st,
         );
         let gamma = mk("gamma", 2 * cc * GAMMA_BYTES, st);
-        let slots = mk("slots", cc * 2 * SLOT_BYTES, st);
+        let slots = mk("slots", cap.slots * SLOT_BYTES, st);
         let offsets = mk("offsets", (cb + 1) * 4, st);
         // One partial per residual workgroup, of a 2-D grid past the per-dimension limit.
         let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
         let (rx, ry) = grid(cc, RWG, max_dim);
         let partials = mk("partials", (rx as usize * ry as usize + 1) * 16, st);
+        let control_bytes = cap.worlds * std::mem::size_of::<Control>();
+        let control = mk("control", control_bytes, st);
+        let worlds = mk(
+            "worlds",
+            cap.worlds * std::mem::size_of::<WorldRecord>(),
+            st,
+        );
+        let groups = mk("groups", (cc + cb).div_ceil(WG as usize) * 4 + 4, st);
         let read_bodies = mk("read bodies", cb * std::mem::size_of::<PackedBody>(), rd);
         let read_gamma = mk("read gamma", cc * GAMMA_BYTES, rd);
+        let read_control = mk("read control", control_bytes, rd);
+        let whole = [
+            &self.params,
+            &contacts,
+            &bodies,
+            &gamma,
+            &slots,
+            &offsets,
+            &partials,
+            &control,
+            &worlds,
+            &groups,
+            &self.batch,
+        ];
+        let entries: Vec<_> = whole
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
         let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("jacobi"),
             layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: self.params.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: contacts.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: bodies.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: gamma.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 4,
-                    resource: slots.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 5,
-                    resource: offsets.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 6,
-                    resource: partials.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 7,
-                    resource: self.control.as_entire_binding(),
-                },
-            ],
+            entries: &entries,
         });
         self.bufs = Some(Buffers {
             contacts,
@@ -517,10 +597,14 @@ impl GpuJacobi {
             _slots: slots,
             offsets,
             _partials: partials,
+            control,
+            worlds,
+            groups,
             read_bodies,
             read_gamma,
+            read_control,
             bind,
-            cap: (cc, cb),
+            cap,
         });
     }
 
@@ -531,9 +615,14 @@ impl GpuJacobi {
         self.last_pass_seconds
     }
 
+    /// What the solves so far did: counts, bytes and host times, summed.
+    pub fn counters(&self) -> GpuCounters {
+        self.counters
+    }
+
     /// Solves a packed problem: `gamma` is the warm start (the body records
     /// must hold v_free + M⁻¹Dγ₀) and is overwritten with the result; the
-    /// body records get the final velocities.
+    /// body records get the final velocities. A batch of one world.
     pub fn solve(
         &mut self,
         ctx: &GpuContext,
@@ -541,92 +630,228 @@ impl GpuJacobi {
         gamma: &mut [[f32; 6]],
         s: &SolverSettings,
     ) -> Result<SolveStats, GpuError> {
-        let nc = p.contacts.len();
-        let nb = p.bodies.len();
-        assert_eq!(gamma.len(), nc);
-        if nc == 0 {
-            return Ok(SolveStats {
+        let mut one = [BatchEntry {
+            problem: p,
+            gamma,
+            settings: s,
+        }];
+        Ok(self.solve_batch(ctx, &mut one)?.remove(0))
+    }
+
+    /// Solves the worlds of a batch together: each world as [`Self::solve`]
+    /// would alone, to the same bits (its own tolerance, iteration cap,
+    /// step sizes and law; it stops changing once done), in one upload, one
+    /// loop of dispatches over all worlds and one readback. The worlds must
+    /// share the method and the interval between residual checks.
+    pub fn solve_batch(
+        &mut self,
+        ctx: &GpuContext,
+        entries: &mut [BatchEntry<'_>],
+    ) -> Result<Vec<SolveStats>, GpuError> {
+        let mut stats = vec![
+            SolveStats {
                 converged: true,
                 ..Default::default()
-            });
+            };
+            entries.len()
+        ];
+        // Worlds without contacts have nothing to solve.
+        let live: Vec<usize> = (0..entries.len())
+            .filter(|&w| !entries[w].problem.contacts.is_empty())
+            .collect();
+        let Some(&first) = live.first() else {
+            return Ok(stats);
+        };
+        let s0 = entries[first].settings;
+        let apgd = s0.method == SolverMethod::Apgd;
+        let every = s0.check_every.max(1);
+        for &w in &live {
+            let e = &entries[w];
+            assert_eq!(e.gamma.len(), e.problem.contacts.len());
+            let s = e.settings;
+            if (s.method == SolverMethod::Apgd) != apgd || s.check_every.max(1) != every {
+                return Err(GpuError::Batch(format!(
+                    "world {w} of the batch runs {} with checks every {} iterations, world {first} {} every {}: one batch runs one method at one check interval",
+                    s.method.name(),
+                    s.check_every.max(1),
+                    s0.method.name(),
+                    every
+                )));
+            }
         }
+        let layout = BatchLayout::new(live.iter().map(|&w| {
+            let p = &entries[w].problem;
+            (
+                p.contacts.len(),
+                p.bodies.len(),
+                *p.offsets.last().unwrap_or(&0) as usize,
+            )
+        }));
+        let (nc, nb) = (layout.contacts, layout.bodies);
         Self::check_fits(ctx, nc, nb)?;
         let dev = &ctx.device;
         let scope = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let vscope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        self.ensure(ctx, nc, nb);
+        self.ensure(
+            ctx,
+            Capacity {
+                contacts: nc,
+                bodies: nb,
+                slots: layout.slots,
+                worlds: live.len(),
+            },
+        );
+        let counters = &mut self.counters;
         let b = self.bufs.as_ref().expect("buffers");
         let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
         let cgrid = grid(nc, WG, max_dim);
         let bgrid = grid(nb, WG, max_dim);
         let rgrid = grid(nc, RWG, max_dim);
-        let check = s.tolerance > 0.0;
-        let apgd = s.method == crate::solver::SolverMethod::Apgd;
+        let check = live.iter().any(|&w| entries[w].settings.tolerance > 0.0);
+        let caps: Vec<usize> = live
+            .iter()
+            .map(|&w| entries[w].settings.max_iterations)
+            .collect();
+        let max = caps.iter().copied().max().unwrap_or(0);
+        let tensors = live.iter().any(|&w| !entries[w].problem.inertia.is_empty());
+
+        // Upload: the records of every world at its place (module docs of
+        // `layout`), the worlds' settings, fresh control records.
+        let t_up = Instant::now();
+        let mut up = 0u64;
+        let q = &ctx.queue;
+        let mut write = |buf: &wgpu::Buffer, at: u64, data: &[u8]| {
+            q.write_buffer(buf, at, data);
+            up += data.len() as u64;
+        };
         let params = Params {
             n_contacts: nc as u32,
             n_bodies: nb as u32,
-            omega: s.omega as f32,
-            lambda: s.lambda as f32,
-            tolerance: s.tolerance as f32,
-            check_every: s.check_every.max(1) as u32,
-            max_iterations: s.max_iterations as u32,
-            n_partials: rgrid.0 * rgrid.1,
-            law: match p.law {
-                FrictionLaw::Associated => 0,
-                FrictionLaw::DeSaxce => 1,
-            },
-            weighted: crate::solver::jacobi_f32::weighted(s) as u32,
+            n_worlds: live.len() as u32,
+            check_every: every as u32,
             method: u32::from(apgd),
-            tensors: u32::from(!p.inertia.is_empty()),
+            contact_groups: layout.contact_groups() as u32,
+            ..Params::default()
         };
-        let q = &ctx.queue;
-        q.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-        let control = Control {
-            theta: 1.0,
-            last_rel: f32::MAX,
-            ..Control::default()
+        write(&self.params, 0, bytemuck::bytes_of(&params));
+        let records: Vec<WorldRecord> = live
+            .iter()
+            .zip(&layout.worlds)
+            .map(|(&w, r)| {
+                let (e, s) = (&entries[w], entries[w].settings);
+                let (p0, p1) = r.partials();
+                WorldRecord {
+                    contact_start: r.contact_start as u32,
+                    contact_end: r.contact_end() as u32,
+                    body_start: r.body_start as u32,
+                    body_end: r.body_end() as u32,
+                    partial_start: p0 as u32,
+                    partial_end: p1 as u32,
+                    max_iterations: s.max_iterations as u32,
+                    law: match e.problem.law {
+                        FrictionLaw::Associated => 0,
+                        FrictionLaw::DeSaxce => 1,
+                    },
+                    weighted: crate::solver::jacobi_f32::weighted(s) as u32,
+                    tensors: u32::from(!e.problem.inertia.is_empty()),
+                    omega: s.omega as f32,
+                    lambda: s.lambda as f32,
+                    tolerance: s.tolerance as f32,
+                    ..WorldRecord::default()
+                }
+            })
+            .collect();
+        write(&b.worlds, 0, bytemuck::cast_slice(&records));
+        write(&b.groups, 0, bytemuck::cast_slice(&layout.groups()));
+        let control = vec![
+            Control {
+                theta0: 1.0,
+                last_rel: f32::MAX,
+                ..Control::default()
+            };
+            live.len()
+        ];
+        write(&b.control, 0, bytemuck::cast_slice(&control));
+        let batch = BatchRecord {
+            clock: 0,
+            remaining: live.len() as u32,
+            ..BatchRecord::default()
         };
-        q.write_buffer(&self.control, 0, bytemuck::bytes_of(&control));
-        q.write_buffer(&b.contacts, 0, bytemuck::cast_slice(&p.contacts));
-        q.write_buffer(&b.bodies, 0, bytemuck::cast_slice(&p.bodies));
-        let body_bytes = (nb * std::mem::size_of::<PackedBody>()) as u64;
-        let gamma_bytes = (nc * GAMMA_BYTES) as u64;
-        if apgd {
-            // The extrapolated point starts at the warm start.
-            q.write_buffer(&b.bodies, body_bytes, bytemuck::cast_slice(&p.bodies));
+        write(&self.batch, 0, bytemuck::bytes_of(&batch));
+        let body_size = std::mem::size_of::<PackedBody>() as u64;
+        let problems: Vec<&PackedProblem> = live.iter().map(|&w| &*entries[w].problem).collect();
+        for (i, (r, p)) in layout.worlds.iter().zip(&problems).enumerate() {
+            let c_at = (r.contact_start * std::mem::size_of::<PackedContact>()) as u64;
+            if r.body_start == 0 && r.slot_start == 0 {
+                write(&b.contacts, c_at, bytemuck::cast_slice(&p.contacts));
+            } else {
+                let shifted = layout.shifted_contacts(i, p);
+                write(&b.contacts, c_at, bytemuck::cast_slice(&shifted));
+            }
+            let b_at = r.body_start as u64 * body_size;
+            write(&b.bodies, b_at, bytemuck::cast_slice(&p.bodies));
+            if apgd {
+                // The extrapolated point starts at the warm start.
+                write(
+                    &b.bodies,
+                    nb as u64 * body_size + b_at,
+                    bytemuck::cast_slice(&p.bodies),
+                );
+            }
+            if tensors {
+                let at = 2 * nb as u64 * body_size + b_at;
+                if p.inertia.is_empty() {
+                    // A world of spheres beside worlds of shapes: its
+                    // records are not read (its `tensors` is 0).
+                } else {
+                    assert_eq!(
+                        p.inertia.len(),
+                        p.bodies.len(),
+                        "one inertia record per body"
+                    );
+                    write(&b.bodies, at, bytemuck::cast_slice(&p.inertia));
+                }
+            }
         }
-        if !p.inertia.is_empty() {
-            assert_eq!(p.inertia.len(), nb, "one inertia record per body");
-            q.write_buffer(&b.bodies, 2 * body_bytes, bytemuck::cast_slice(&p.inertia));
+        for (&w, r) in live.iter().zip(&layout.worlds) {
+            self.padded.clear();
+            self.padded.extend(
+                entries[w]
+                    .gamma
+                    .iter()
+                    .map(|g| [g[0], g[1], g[2], g[3], g[4], g[5], 0.0, 0.0]),
+            );
+            let at = (r.contact_start * GAMMA_BYTES) as u64;
+            write(&b.gamma, at, bytemuck::cast_slice(&self.padded));
+            if apgd {
+                let second = (nc * GAMMA_BYTES) as u64 + at;
+                write(&b.gamma, second, bytemuck::cast_slice(&self.padded));
+            }
         }
-        self.padded.clear();
-        self.padded.extend(
-            gamma
-                .iter()
-                .map(|g| [g[0], g[1], g[2], g[3], g[4], g[5], 0.0, 0.0]),
+        write(
+            &b.offsets,
+            0,
+            bytemuck::cast_slice(&layout.offsets(&problems)),
         );
-        q.write_buffer(&b.gamma, 0, bytemuck::cast_slice(&self.padded));
-        if apgd {
-            q.write_buffer(&b.gamma, gamma_bytes, bytemuck::cast_slice(&self.padded));
-        }
-        q.write_buffer(&b.offsets, 0, bytemuck::cast_slice(&p.offsets));
         let args: [u32; 12] = [
             cgrid.0, cgrid.1, 1, bgrid.0, bgrid.1, 1, rgrid.0, rgrid.1, 1, 0, 0, 0,
         ];
-        q.write_buffer(&self.indirect, 0, bytemuck::cast_slice(&args));
+        write(&self.indirect, 0, bytemuck::cast_slice(&args));
+        counters.upload_bytes += up;
+        counters.upload_seconds += t_up.elapsed().as_secs_f64();
 
         // The iterations in chunks ending at a residual check: each chunk is
-        // one submit, after which only the 48-byte control record is read; once
-        // it says done, the rest is not encoded at all (the zeroed indirect
-        // sizes would make it launch nothing, but each empty dispatch still
-        // costs the driver its overhead). The first chunk ends at the first
-        // check at or after the last solve's count (a warm start needs about as
-        // many) but at most 4× the recent median (one capped solve does not
-        // make the next pay the whole cap), later ones double. The GPU runs the same dispatches on the
-        // same buffers as in one pass, so the result does not depend on the
-        // chunking.
-        let every = params.check_every as usize;
-        let max = s.max_iterations;
+        // one submit, after which only the worlds' control records are read;
+        // once every world is done, the rest is not encoded at all (the
+        // zeroed indirect sizes would make it launch nothing, but each empty
+        // dispatch still costs the driver its overhead). The first chunk ends
+        // at the first check at or after the last solve's count (a warm start
+        // needs about as many) but at most 4× the recent median (one capped
+        // solve does not make the next pay the whole cap), later ones double.
+        // The GPU runs the same dispatches on the same buffers as in one
+        // pass, so the result does not depend on the chunking. Besides the
+        // checks, the final residual of each world runs after its cap
+        // (`finalize` tells a check from a cap by the batch's clock).
         let mut len = if check {
             first_chunk_estimate(&self.recent_iterations)
                 .div_ceil(every)
@@ -635,11 +860,16 @@ impl GpuJacobi {
         } else {
             max
         };
+        let boundary = |it: usize| (check && it % every == 0) || caps.contains(&it);
         let mut start = 0;
         let mut pass_seconds = self.timer.as_ref().map(|_| 0.0);
+        let ctl_bytes = (live.len() * std::mem::size_of::<Control>()) as u64;
+        let state_bytes = nb as u64 * body_size + (nc * GAMMA_BYTES) as u64;
         let (ctl, copied) = loop {
             let end = (start + len).min(max);
             let last = end == max;
+            let t_enc = Instant::now();
+            let (dispatches, indirect);
             let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("jacobi"),
             });
@@ -658,69 +888,74 @@ impl GpuJacobi {
                 pass.set_bind_group(1, &self.indirect_bind, &[]);
                 // Sizes come from the indirect buffer only when a check can
                 // zero them.
-                let dispatch = |pass: &mut wgpu::ComputePass, slot: u64, g: (u32, u32)| {
-                    if check {
-                        pass.dispatch_workgroups_indirect(&self.indirect, slot * 12);
-                    } else {
-                        pass.dispatch_workgroups(g.0, g.1, 1);
-                    }
+                let mut rec = Recorder {
+                    indirect_buf: &self.indirect,
+                    via_indirect: check,
+                    dispatches: 0,
+                    indirect: 0,
                 };
-                let residual_check = |pass: &mut wgpu::ComputePass| {
+                let worlds = live.len() as u32;
+                let residual_check = |pass: &mut wgpu::ComputePass, rec: &mut Recorder| {
                     pass.set_pipeline(&self.residual);
-                    dispatch(pass, 2, rgrid);
-                    pass.set_pipeline(&self.finalize_check);
-                    pass.dispatch_workgroups(1, 1, 1);
+                    rec.sized(pass, 2, rgrid);
+                    pass.set_pipeline(&self.finalize);
+                    rec.direct(pass, (worlds, 1));
+                };
+                let (cp, bp) = if apgd {
+                    (&self.apgd_contact, &self.apgd_body)
+                } else {
+                    (&self.contact, &self.body)
                 };
                 for it in start..end {
-                    // The check at a chunk's start closed the chunk before.
-                    if check && it % every == 0 && (it == 0 || it > start) {
-                        residual_check(&mut pass);
+                    // The boundary at a chunk's start closed the chunk before.
+                    if boundary(it) && (it == 0 || it > start) {
+                        residual_check(&mut pass, &mut rec);
                     }
-                    if apgd {
-                        pass.set_pipeline(&self.apgd_advance);
-                        pass.dispatch_workgroups(1, 1, 1);
-                        pass.set_pipeline(&self.apgd_contact);
-                        dispatch(&mut pass, 0, cgrid);
-                        pass.set_pipeline(&self.apgd_body);
-                        dispatch(&mut pass, 1, bgrid);
-                    } else {
-                        pass.set_pipeline(&self.contact);
-                        dispatch(&mut pass, 0, cgrid);
-                        pass.set_pipeline(&self.body);
-                        dispatch(&mut pass, 1, bgrid);
-                    }
+                    pass.set_pipeline(cp);
+                    rec.sized(&mut pass, 0, cgrid);
+                    pass.set_pipeline(bp);
+                    rec.sized(&mut pass, 1, bgrid);
                 }
                 if last {
                     // The final residual always runs in full (it reports
                     // the result).
                     pass.set_pipeline(&self.residual);
-                    pass.dispatch_workgroups(rgrid.0, rgrid.1, 1);
-                    pass.set_pipeline(&self.finalize_last);
-                    pass.dispatch_workgroups(1, 1, 1);
+                    rec.direct(&mut pass, rgrid);
+                    pass.set_pipeline(&self.finalize);
+                    rec.direct(&mut pass, (worlds, 1));
                 } else {
-                    residual_check(&mut pass);
+                    residual_check(&mut pass, &mut rec);
                 }
+                dispatches = rec.dispatches;
+                indirect = rec.indirect;
             }
             if last {
-                enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
-                enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
+                enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, nb as u64 * body_size);
+                enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, (nc * GAMMA_BYTES) as u64);
             }
-            let ctl_bytes = std::mem::size_of::<Control>() as u64;
-            enc.copy_buffer_to_buffer(&self.control, 0, &self.read_control, 0, ctl_bytes);
-            let mut reads = vec![(&self.read_control, ctl_bytes)];
+            enc.copy_buffer_to_buffer(&b.control, 0, &b.read_control, 0, ctl_bytes);
+            let mut reads = vec![(&b.read_control, ctl_bytes)];
             if let Some(t) = &self.timer {
                 enc.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
                 enc.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
                 reads.push((&t.read, 16));
             }
-            q.submit([enc.finish()]);
-            let data = read_back(dev, &reads)?;
-            let ctl: Control = *bytemuck::from_bytes(&data[0]);
+            let cmd = enc.finish();
+            counters.encode_seconds += t_enc.elapsed().as_secs_f64();
+            counters.dispatches += dispatches;
+            counters.indirect_dispatches += indirect;
+            counters.iterations_encoded += (end - start) as u64;
+            let t_sub = Instant::now();
+            q.submit([cmd]);
+            counters.submit_seconds += t_sub.elapsed().as_secs_f64();
+            counters.submits += 1;
+            let data = read_back(dev, &reads, counters)?;
+            let ctl: Vec<Control> = bytemuck::pod_collect_to_vec(&data[0]);
             if let (Some(t), Some(total)) = (&self.timer, pass_seconds.as_mut()) {
-                let ticks: [u64; 2] = *bytemuck::from_bytes(&data[1]);
+                let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&data[1]);
                 *total += ticks[1].saturating_sub(ticks[0]) as f64 * t.period * 1e-9;
             }
-            if last || ctl.done != 0 {
+            if last || ctl.iter().all(|c| c.done != 0) {
                 break (ctl, last);
             }
             start = end;
@@ -728,48 +963,110 @@ impl GpuJacobi {
         };
         if !copied {
             // Stopped at a check before the last chunk: the state was not
-            // copied with the control record.
+            // copied with the control records.
+            let t_enc = Instant::now();
             let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("jacobi readback"),
             });
-            enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, body_bytes);
-            enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, gamma_bytes);
-            q.submit([enc.finish()]);
+            enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, nb as u64 * body_size);
+            enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, (nc * GAMMA_BYTES) as u64);
+            let cmd = enc.finish();
+            counters.encode_seconds += t_enc.elapsed().as_secs_f64();
+            q.submit([cmd]);
+            counters.submits += 1;
         }
         let data = read_back(
             dev,
-            &[(&b.read_bodies, body_bytes), (&b.read_gamma, gamma_bytes)],
+            &[
+                (&b.read_bodies, nb as u64 * body_size),
+                (&b.read_gamma, (nc * GAMMA_BYTES) as u64),
+            ],
+            counters,
         )?;
+        debug_assert_eq!(
+            state_bytes,
+            (data[0].len() + data[1].len()) as u64,
+            "the state read back"
+        );
         if let Some(e) = pollster::block_on(vscope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
-        p.bodies.copy_from_slice(bytemuck::cast_slice(&data[0]));
+        let all_bodies: &[PackedBody] = bytemuck::cast_slice(&data[0]);
         let padded: &[[f32; 8]] = bytemuck::cast_slice(&data[1]);
-        for (g, q) in gamma.iter_mut().zip(padded) {
-            g.copy_from_slice(&q[..6]);
+        let mut most = 0;
+        for ((&w, r), c) in live.iter().zip(&layout.worlds).zip(&ctl) {
+            let e = &mut entries[w];
+            e.problem
+                .bodies
+                .copy_from_slice(&all_bodies[r.body_start..r.body_end()]);
+            for (g, q) in e.gamma.iter_mut().zip(&padded[r.contact_start..]) {
+                g.copy_from_slice(&q[..6]);
+            }
+            stats[w] = SolveStats {
+                iterations: c.iterations as usize,
+                residual_abs: c.residual_abs as f64,
+                residual_rel: c.residual_rel as f64,
+                converged: c.converged != 0,
+                fallback_iterations: None,
+                timed_out: false,
+            };
+            most = most.max(c.iterations as usize);
+            counters.iterations += c.iterations as u64;
         }
+        counters.solves += 1;
         self.last_pass_seconds = pass_seconds;
+        if let Some(d) = pass_seconds {
+            *counters.device_seconds.get_or_insert(0.0) += d;
+        }
         if self.recent_iterations.len() == RECENT_SOLVES {
             self.recent_iterations.pop_front();
         }
-        self.recent_iterations.push_back(ctl.iterations as usize);
-        Ok(SolveStats {
-            iterations: ctl.iterations as usize,
-            residual_abs: ctl.residual_abs as f64,
-            residual_rel: ctl.residual_rel as f64,
-            converged: ctl.converged != 0,
-            fallback_iterations: None,
-            timed_out: false,
-        })
+        self.recent_iterations.push_back(most);
+        Ok(stats)
     }
 }
 
-/// Maps each (buffer, bytes) for reading, waits for the device, and returns
-/// copies of their first `bytes` bytes (the buffers are unmapped again).
-fn read_back(dev: &wgpu::Device, reads: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u8>>, GpuError> {
+/// Records dispatches into a compute pass and counts them.
+struct Recorder<'a> {
+    /// The indirect arguments (three (x, y, z) triples).
+    indirect_buf: &'a wgpu::Buffer,
+    /// Whether sizes come from the indirect buffer (a check can zero them).
+    via_indirect: bool,
+    dispatches: u64,
+    indirect: u64,
+}
+
+impl Recorder<'_> {
+    /// A dispatch of one of the loop's sized passes: from indirect argument
+    /// triple `slot`, or of `g` workgroups.
+    fn sized(&mut self, pass: &mut wgpu::ComputePass, slot: u64, g: (u32, u32)) {
+        if self.via_indirect {
+            self.indirect += 1;
+            self.dispatches += 1;
+            pass.dispatch_workgroups_indirect(self.indirect_buf, slot * 12);
+        } else {
+            self.direct(pass, g);
+        }
+    }
+
+    /// A dispatch of `g` workgroups.
+    fn direct(&mut self, pass: &mut wgpu::ComputePass, g: (u32, u32)) {
+        self.dispatches += 1;
+        pass.dispatch_workgroups(g.0, g.1, 1);
+    }
+}
+
+/// Maps each (buffer, bytes) for reading, waits for the device (one round
+/// trip), and returns copies of their first `bytes` bytes (the buffers are
+/// unmapped again); the wait and the copies are counted.
+fn read_back(
+    dev: &wgpu::Device,
+    reads: &[(&wgpu::Buffer, u64)],
+    counters: &mut GpuCounters,
+) -> Result<Vec<Vec<u8>>, GpuError> {
     for (buf, bytes) in reads {
         buf.slice(..*bytes).map_async(wgpu::MapMode::Read, |r| {
             if let Err(e) = r {
@@ -777,8 +1074,12 @@ fn read_back(dev: &wgpu::Device, reads: &[(&wgpu::Buffer, u64)]) -> Result<Vec<V
             }
         });
     }
+    let t_wait = Instant::now();
     dev.poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
+    counters.wait_seconds += t_wait.elapsed().as_secs_f64();
+    counters.round_trips += 1;
+    let t_read = Instant::now();
     let mut out = Vec::with_capacity(reads.len());
     for (buf, bytes) in reads {
         let data = buf
@@ -787,8 +1088,10 @@ fn read_back(dev: &wgpu::Device, reads: &[(&wgpu::Buffer, u64)]) -> Result<Vec<V
             .map_err(|e| GpuError::Wgpu(format!("reading back: {e:?}")))?
             .to_vec();
         buf.unmap();
+        counters.readback_bytes += *bytes;
         out.push(data);
     }
+    counters.readback_seconds += t_read.elapsed().as_secs_f64();
     Ok(out)
 }
 

@@ -8,18 +8,26 @@
 //! (collision, frames, cones, CSR) and packs it into f32 records
 //! ([`crate::solver::packed`]). Per step the GPU gets **one upload** (contact
 //! records, body records holding v_free + M⁻¹Dγ₀, the warm-start impulses, the
-//! CSR offsets), runs K iterations of **two dispatches each** (three for APGD)
-//! with **no host readback of the state inside the loop**, and gives **one
-//! readback** of the state (body velocities and impulses). The loop is encoded
-//! in chunks, one compute pass and one submit each, that end at a residual
-//! check; after each only the 48-byte control record is read, and once it says
-//! converged nothing more is encoded. The first chunk ends at the first check
-//! at or after the previous solve's iteration count, the later ones double, so
-//! a warm-started step costs one or two round trips, and a cap far above what
-//! the steps need costs nothing (encoded in one pass, every iteration after
-//! convergence would still cost its empty dispatches: a 900-step test at a
-//! cap of 240, 24 iterations a step, took 71 s on lavapipe so, 5.9 s in
-//! chunks).
+//! CSR offsets), runs K iterations of **two dispatches each** (Jacobi and
+//! APGD alike) with **no host readback of the state inside the loop**, and
+//! gives **one readback** of the state (body velocities and impulses). The
+//! loop is encoded in chunks, one compute pass and one submit each, that end
+//! at a residual check; after each only the worlds' 48-byte control records
+//! are read, and once they say done nothing more is encoded. The first chunk
+//! ends at the first check at or after the previous solve's iteration count,
+//! the later ones double, so a warm-started step costs one or two round
+//! trips, and a cap far above what the steps need costs nothing (encoded in
+//! one pass, every iteration after convergence would still cost its empty
+//! dispatches: a 900-step test at a cap of 240, 24 iterations a step, took
+//! 71 s on lavapipe so, 5.9 s in chunks).
+//!
+//! **Many worlds in one solve** ([`jacobi::GpuJacobi::solve_batch`],
+//! [`layout`]): the worlds' records lie side by side, each world's range
+//! starting at a workgroup boundary, every dispatch covers all of them, and
+//! each world has its own settings, residual, control record and stopping.
+//! A world's arithmetic is that of the world alone, so its result is the
+//! same to the bit; dispatches and round trips per solve are those of the
+//! slowest world, whatever the number of worlds ([`profile`] counts them).
 //!
 //! * `contact_pass` (one thread per contact): twist y = Dᵀv + b, scaled step,
 //!   exact cone projection, relaxation; writes γ and, for each end, the
@@ -29,10 +37,14 @@
 //!   No float atomics, fixed summation order → bit-identical runs.
 //! * With a tolerance, every `check_every` iterations `residual_pass`
 //!   (per-contact natural-map residual, workgroup tree reduction) and
-//!   `finalize_check` (one workgroup) compute the relative residual on the
-//!   GPU, set `control.done` and zero the indirect dispatch sizes; every
-//!   later dispatch of the chunk then launches no workgroups, and the host
-//!   encodes no further chunk.
+//!   `finalize` (one workgroup per world) compute each world's relative
+//!   residual on the GPU and mark the world done; once all are, `finalize`
+//!   zeroes the indirect dispatch sizes; every later dispatch of the chunk
+//!   then launches no workgroups, and the host encodes no further chunk.
+//!   wgpu's own check of indirect arguments (a dispatch and a barrier per
+//!   indirect dispatch) is off: the arguments are ours ([`instance`]).
+//! * APGD's momentum is computed by every contact thread from the world's
+//!   θ (kept at the iteration's parity), so it needs no dispatch of its own.
 //! * γ and the slots are stored as two `vec4` per 6-vector, and each contact
 //!   loads its two body records once: Mesa's software driver (lavapipe)
 //!   turns every storage access into a loop over its SIMD lanes, so fewer,
@@ -53,6 +65,8 @@ use std::fmt;
 
 pub mod copy;
 pub mod jacobi;
+pub mod layout;
+pub mod profile;
 
 /// A GPU device and queue, with what was chosen and why.
 pub struct GpuContext {
@@ -90,10 +104,27 @@ pub enum GpuError {
     /// wgpu reported an error (validation, out of memory, device lost).
     #[error("GPU error: {0}")]
     Wgpu(String),
+    /// Worlds that cannot share one solve (their method or check interval
+    /// differs).
+    #[error("these worlds cannot be solved in one batch: {0}")]
+    Batch(String),
 }
 
+/// The wgpu instance. wgpu checks the arguments of every indirect dispatch
+/// on the device before it runs (`InstanceFlags::VALIDATION_INDIRECT_CALL`,
+/// on by default): a dispatch and a barrier of its own for each, which
+/// doubles the dispatches of a solve's loop. repose turns it off: its
+/// indirect arguments are written only by the host (workgroup counts
+/// checked against the adapter's limits, [`jacobi::GpuJacobi::check_fits`])
+/// and by its own `finalize` kernel (zeros), so they are always within the
+/// limits the check enforces. (Without the check, D3D12 would report zero
+/// `num_workgroups`; repose builds for Vulkan only.)
+/// `WGPU_VALIDATION_INDIRECT_CALL=1` turns the check back on.
 fn instance() -> wgpu::Instance {
-    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.flags
+        .remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+    wgpu::Instance::new(desc.with_env())
 }
 
 impl GpuContext {

@@ -395,7 +395,7 @@ pub fn solve(
     stats
 }
 
-/// Nesterov's momentum of the GPU APGD (WGSL `apgd_advance`): from θ_k,
+/// Nesterov's momentum of the GPU APGD (WGSL `apgd_contact_pass`): from θ_k,
 /// θ_{k+1} = θ_k (√(θ_k² + 4) − θ_k) / 2 and β_k = θ_k (1 − θ_k) / (θ_k² + θ_{k+1}),
 /// in f32 as the shader computes them. Returns (β_k, θ_{k+1}).
 #[inline]
@@ -404,7 +404,7 @@ pub fn apgd_momentum(theta: f32) -> (f32, f32) {
     (theta * (1.0 - theta) / (theta * theta + next), next)
 }
 
-/// The GPU's APGD in f32, operation for operation (WGSL `apgd_advance`,
+/// The GPU's APGD in f32, operation for operation (WGSL
 /// `apgd_contact_pass`, `apgd_body_pass`): the accelerated projected
 /// gradient of [`super::apgd`] without its line search and gradient test,
 /// which need a global reduction every iteration. Instead:

@@ -57,9 +57,9 @@ impl Shader {
             .iter()
             .map(|m| {
                 let kind = match self.module.types[m.ty].inner {
-                    naga::TypeInner::Scalar(s) | naga::TypeInner::Vector { scalar: s, .. } => {
-                        s.kind
-                    }
+                    naga::TypeInner::Scalar(s)
+                    | naga::TypeInner::Vector { scalar: s, .. }
+                    | naga::TypeInner::Atomic(s) => s.kind,
                     ref other => {
                         panic!("WGSL {name}.{:?}: unexpected member type {other:?}", m.name)
                     }
@@ -160,16 +160,35 @@ fn wgsl_structs_match_rust_records() {
         [
             n_contacts,
             n_bodies,
+            n_worlds,
+            check_every,
+            method,
+            contact_groups,
+            pad0,
+            pad1
+        ]
+    );
+    assert_same_layout!(
+        shader,
+        "World",
+        WorldRecord,
+        [
+            contact_start,
+            contact_end,
+            body_start,
+            body_end,
+            partial_start,
+            partial_end,
+            max_iterations,
+            law,
+            weighted,
+            tensors,
             omega,
             lambda,
             tolerance,
-            check_every,
-            max_iterations,
-            n_partials,
-            law,
-            weighted,
-            method,
-            tensors
+            pad0,
+            pad1,
+            pad2
         ]
     );
     assert_same_layout!(
@@ -185,12 +204,14 @@ fn wgsl_structs_match_rust_records() {
             residual_rel,
             gamma_norm,
             y_norm,
-            theta,
+            theta0,
+            theta1,
             beta,
-            last_rel,
-            pad
+            last_rel
         ]
     );
+    // `remaining` is an atomic<u32> in WGSL, a u32 in Rust.
+    assert_same_layout!(shader, "Batch", BatchRecord, [clock, remaining, pad0, pad1]);
 
     // The bound variables are of those types.
     let m = &shader.module;
@@ -206,7 +227,9 @@ fn wgsl_structs_match_rust_records() {
         ref t => panic!("WGSL {name} is {t:?}, not an array"),
     };
     assert_eq!(global("params").ty, shader.struct_type("Params"));
-    assert_eq!(global("control").ty, shader.struct_type("Control"));
+    assert_eq!(element("control"), shader.struct_type("Control"));
+    assert_eq!(element("worlds"), shader.struct_type("World"));
+    assert_eq!(global("batch").ty, shader.struct_type("Batch"));
     assert_eq!(element("contacts"), shader.struct_type("Contact"));
     assert_eq!(element("bodies"), shader.struct_type("Body"));
 
@@ -239,9 +262,7 @@ fn wgsl_structs_match_rust_records() {
     for ep in &m.entry_points {
         let want = match ep.name.as_str() {
             "contact_pass" | "body_pass" | "apgd_contact_pass" | "apgd_body_pass" => WG,
-            "residual_pass" | "finalize_check" | "finalize_last" => RWG,
-            // One thread: the host dispatches (1, 1, 1).
-            "apgd_advance" => 1,
+            "residual_pass" | "finalize" => RWG,
             other => panic!("unexpected entry point {other}: add it to this test"),
         };
         assert_eq!(

@@ -39,6 +39,7 @@
 //! | `trajectories` | 4. 100-step trajectories, f32 against f64 |
 //! | `stats` | 5. the reported iterations and residuals |
 //! | `layout` | 6. the WGSL structs against the Rust records |
+//! | `batch` | 7. worlds in one batch against the same worlds alone, bit for bit; the loop's cost per world |
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -48,7 +49,7 @@ use std::sync::OnceLock;
 use glam::DVec3;
 use repose::collision::NO_BODY;
 use repose::cone;
-use repose::gpu::jacobi::{Control, GpuJacobi, Params};
+use repose::gpu::jacobi::{BatchRecord, Control, GpuJacobi, Params, WorldRecord};
 use repose::gpu::{context_for_tests, GpuContext};
 use repose::material::ConeCoeffs;
 use repose::problem::{tangent_frame, BodyDelassus, ContactProblem, Delassus, Vec6};
@@ -332,6 +333,7 @@ fn assert_method_matches_mirror(
     }
 }
 
+mod batch;
 mod convergence;
 mod determinism;
 mod layout;

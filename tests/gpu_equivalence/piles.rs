@@ -55,7 +55,7 @@ for_each_f32_solver! {
 /// at random on a lattice, then pushed together to 70 % of its spacing, so
 /// many pairs overlap) on a floor, with random velocities: the first step's
 /// problem, whose bodies carry world inverse inertia tensors.
-fn shapes_problem() -> &'static ContactProblem {
+pub(crate) fn shapes_problem() -> &'static ContactProblem {
     static P: OnceLock<ContactProblem> = OnceLock::new();
     P.get_or_init(|| {
         let text = "Scene(version: 1, time_step: 1e-3, duration: 1.0,
