@@ -215,6 +215,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     s.solver.steps,
                     s.solver.contact_iterations as f64 / s.wall_time_s.max(1e-9)
                 );
+                if let Some(g) = &s.gpu {
+                    println!("{g}");
+                }
                 if s.solver.steps_fallback > 0 {
                     println!(
                         "solver.fallback ran on {} steps ({} of its iterations in all)",

@@ -97,6 +97,15 @@ impl Backend {
         }
     }
 
+    /// What the GPU solver has done so far (counts, bytes, host times);
+    /// `None` on the CPU backends.
+    pub fn gpu_counters(&self) -> Option<crate::gpu::profile::GpuCounters> {
+        match self {
+            Backend::Gpu(g) => Some(g.solver.counters()),
+            _ => None,
+        }
+    }
+
     /// Whether the solver computes in f32.
     pub fn is_f32(&self) -> bool {
         !matches!(self, Backend::Cpu)

@@ -54,6 +54,28 @@ pub struct SolverBench {
     pub copy_bytes_per_second: f64,
     /// bytes_per_contact_iteration × contact_iterations_per_second ÷ copy bandwidth.
     pub share_of_copy_bandwidth: f64,
+    /// On the GPU: one iteration's wall time split into its parts
+    /// ([`FixedCost`]); `None` on the CPU backends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_cost: Option<FixedCost>,
+}
+
+/// One GPU iteration's wall time, split: W = host + device, device =
+/// memory traffic + the device's own overhead. From K- and 2K-iteration
+/// solves without a tolerance (one submit each), by difference, so upload
+/// and readback drop out.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FixedCost {
+    /// Wall seconds per iteration (host encoding, submit and the device's run).
+    pub wall_seconds: f64,
+    /// Host seconds recording and submitting one iteration's commands.
+    pub host_seconds: f64,
+    /// Device seconds per iteration (timestamps; `None` where not offered).
+    pub device_seconds: Option<f64>,
+    /// Seconds the iteration's bytes take at the measured copy bandwidth.
+    pub traffic_seconds: f64,
+    /// Dispatches per iteration.
+    pub dispatches: f64,
 }
 
 /// Loads a scene and steps it `settle_steps` times on the CPU so the
@@ -261,6 +283,13 @@ pub fn bench_solver(
         Backend::CpuF32 => (f32_bytes, cpu_copy_bandwidth()),
         Backend::Cpu => (f64_bytes_per_contact_iteration(p), cpu_copy_bandwidth()),
     };
+    let fixed_cost = match backend {
+        Backend::Gpu(_) => {
+            let traffic = bytes * p.n_contacts() as f64 / copy_bw;
+            Some(fixed_cost(backend, p, gamma0, k, repeats, method, traffic)?)
+        }
+        _ => None,
+    };
     Ok(SolverBench {
         backend: backend.describe(),
         method: method.name().to_string(),
@@ -273,6 +302,59 @@ pub fn bench_solver(
         bytes_per_contact_iteration: bytes,
         copy_bytes_per_second: copy_bw,
         share_of_copy_bandwidth: bytes * cips / copy_bw,
+        fixed_cost,
+    })
+}
+
+/// The split of one GPU iteration's wall time ([`FixedCost`]): the fastest
+/// K- and 2K-iteration solves on the wall clock, their host encoding and
+/// device time from the solver's counters of the same solves.
+fn fixed_cost(
+    backend: &mut Backend,
+    p: &ContactProblem,
+    gamma0: &[Vec6],
+    k: usize,
+    repeats: usize,
+    method: SolverMethod,
+    traffic_seconds: f64,
+) -> Result<FixedCost> {
+    let Backend::Gpu(_) = backend else {
+        anyhow::bail!("the fixed cost is measured on the GPU backend");
+    };
+    let counters = |b: &Backend| match b {
+        Backend::Gpu(g) => g.solver.counters(),
+        _ => unreachable!(),
+    };
+    // (wall, host, device) of the fastest solve of `n` iterations.
+    let mut fastest = |n: usize| -> Result<(f64, f64, Option<f64>)> {
+        let mut best = (f64::INFINITY, 0.0, None);
+        for _ in 0..repeats.max(1) {
+            let before = counters(backend);
+            let t0 = Instant::now();
+            solve_on(backend, p, gamma0, &settings(n, method))?;
+            let wall = t0.elapsed().as_secs_f64();
+            let c = counters(backend).since(&before);
+            if wall < best.0 {
+                best = (wall, c.encode_seconds + c.submit_seconds, c.device_seconds);
+            }
+        }
+        Ok(best)
+    };
+    let (w1, h1, d1) = fastest(k)?;
+    let (w2, h2, d2) = fastest(2 * k)?;
+    let per = |a: f64, b: f64| (b - a).max(0.0) / k as f64;
+    let dispatches = {
+        let before = counters(backend);
+        solve_on(backend, p, gamma0, &settings(k, method))?;
+        let c = counters(backend).since(&before);
+        c.dispatches as f64 / c.iterations_encoded.max(1) as f64
+    };
+    Ok(FixedCost {
+        wall_seconds: per(w1, w2),
+        host_seconds: per(h1, h2),
+        device_seconds: d1.zip(d2).map(|(a, b)| per(a, b)),
+        traffic_seconds,
+        dispatches,
     })
 }
 
@@ -292,6 +374,29 @@ impl std::fmt::Display for SolverBench {
             self.bytes_per_contact_iteration * self.contact_iterations_per_second / 1e9,
             self.copy_bytes_per_second / 1e9,
             100.0 * self.share_of_copy_bandwidth
-        )
+        )?;
+        if let Some(c) = &self.fixed_cost {
+            write!(
+                f,
+                "\n  one iteration: {:.1} µs wall = {:.1} µs host (encoding and submitting {:.2} dispatches) + ",
+                1e6 * c.wall_seconds,
+                1e6 * c.host_seconds,
+                c.dispatches
+            )?;
+            match c.device_seconds {
+                Some(d) => write!(
+                    f,
+                    "{:.1} µs device, of which {:.1} µs the memory traffic at copy bandwidth",
+                    1e6 * d,
+                    1e6 * c.traffic_seconds
+                ),
+                None => write!(
+                    f,
+                    "the device (no timestamps); the memory traffic alone {:.1} µs at copy bandwidth",
+                    1e6 * c.traffic_seconds
+                ),
+            }?;
+        }
+        Ok(())
     }
 }

@@ -865,7 +865,7 @@ impl GpuJacobi {
         let mut pass_seconds = self.timer.as_ref().map(|_| 0.0);
         let ctl_bytes = (live.len() * std::mem::size_of::<Control>()) as u64;
         let state_bytes = nb as u64 * body_size + (nc * GAMMA_BYTES) as u64;
-        let (ctl, copied) = loop {
+        let (ctl, data) = loop {
             let end = (start + len).min(max);
             let last = end == max;
             let t_enc = Instant::now();
@@ -929,10 +929,16 @@ impl GpuJacobi {
                 dispatches = rec.dispatches;
                 indirect = rec.indirect;
             }
-            if last {
-                enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, nb as u64 * body_size);
-                enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, (nc * GAMMA_BYTES) as u64);
-            }
+            // The state is copied with the control records at the end of
+            // every chunk (a small copy beside the chunk's iterations), and
+            // all are mapped in the one wait: the chunk that ends the loop
+            // then needs no second round trip for the state.
+            let state = [
+                (&b.read_bodies, nb as u64 * body_size),
+                (&b.read_gamma, (nc * GAMMA_BYTES) as u64),
+            ];
+            enc.copy_buffer_to_buffer(&b.bodies, 0, state[0].0, 0, state[0].1);
+            enc.copy_buffer_to_buffer(&b.gamma, 0, state[1].0, 0, state[1].1);
             enc.copy_buffer_to_buffer(&b.control, 0, &b.read_control, 0, ctl_bytes);
             let mut reads = vec![(&b.read_control, ctl_bytes)];
             if let Some(t) = &self.timer {
@@ -949,40 +955,23 @@ impl GpuJacobi {
             q.submit([cmd]);
             counters.submit_seconds += t_sub.elapsed().as_secs_f64();
             counters.submits += 1;
-            let data = read_back(dev, &reads, counters)?;
+            let mapped: Vec<_> = reads.iter().chain(&state).copied().collect();
+            wait_mapped(dev, &mapped, counters)?;
+            let data = copy_out(&reads, counters)?;
             let ctl: Vec<Control> = bytemuck::pod_collect_to_vec(&data[0]);
             if let (Some(t), Some(total)) = (&self.timer, pass_seconds.as_mut()) {
                 let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&data[1]);
                 *total += ticks[1].saturating_sub(ticks[0]) as f64 * t.period * 1e-9;
             }
             if last || ctl.iter().all(|c| c.done != 0) {
-                break (ctl, last);
+                break (ctl, copy_out(&state, counters)?);
+            }
+            for (buf, _) in &state {
+                buf.unmap();
             }
             start = end;
             len *= 2;
         };
-        if !copied {
-            // Stopped at a check before the last chunk: the state was not
-            // copied with the control records.
-            let t_enc = Instant::now();
-            let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("jacobi readback"),
-            });
-            enc.copy_buffer_to_buffer(&b.bodies, 0, &b.read_bodies, 0, nb as u64 * body_size);
-            enc.copy_buffer_to_buffer(&b.gamma, 0, &b.read_gamma, 0, (nc * GAMMA_BYTES) as u64);
-            let cmd = enc.finish();
-            counters.encode_seconds += t_enc.elapsed().as_secs_f64();
-            q.submit([cmd]);
-            counters.submits += 1;
-        }
-        let data = read_back(
-            dev,
-            &[
-                (&b.read_bodies, nb as u64 * body_size),
-                (&b.read_gamma, (nc * GAMMA_BYTES) as u64),
-            ],
-            counters,
-        )?;
         debug_assert_eq!(
             state_bytes,
             (data[0].len() + data[1].len()) as u64,
@@ -1059,14 +1048,13 @@ impl Recorder<'_> {
     }
 }
 
-/// Maps each (buffer, bytes) for reading, waits for the device (one round
-/// trip), and returns copies of their first `bytes` bytes (the buffers are
-/// unmapped again); the wait and the copies are counted.
-fn read_back(
+/// Maps each (buffer, bytes) for reading and waits for the device (one
+/// round trip, counted).
+fn wait_mapped(
     dev: &wgpu::Device,
     reads: &[(&wgpu::Buffer, u64)],
     counters: &mut GpuCounters,
-) -> Result<Vec<Vec<u8>>, GpuError> {
+) -> Result<(), GpuError> {
     for (buf, bytes) in reads {
         buf.slice(..*bytes).map_async(wgpu::MapMode::Read, |r| {
             if let Err(e) = r {
@@ -1079,6 +1067,15 @@ fn read_back(
         .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
     counters.wait_seconds += t_wait.elapsed().as_secs_f64();
     counters.round_trips += 1;
+    Ok(())
+}
+
+/// Copies the first `bytes` bytes of each mapped buffer out and unmaps it
+/// (the copies are counted).
+fn copy_out(
+    reads: &[(&wgpu::Buffer, u64)],
+    counters: &mut GpuCounters,
+) -> Result<Vec<Vec<u8>>, GpuError> {
     let t_read = Instant::now();
     let mut out = Vec::with_capacity(reads.len());
     for (buf, bytes) in reads {

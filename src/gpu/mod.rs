@@ -12,8 +12,10 @@
 //! APGD alike) with **no host readback of the state inside the loop**, and
 //! gives **one readback** of the state (body velocities and impulses). The
 //! loop is encoded in chunks, one compute pass and one submit each, that end
-//! at a residual check; after each only the worlds' 48-byte control records
-//! are read, and once they say done nothing more is encoded. The first chunk
+//! at a residual check; after each the worlds' 48-byte control records are
+//! read (the state is copied and mapped beside them in the same wait, and
+//! read only from the chunk that ends the loop: one round trip per chunk),
+//! and once they say done nothing more is encoded. The first chunk
 //! ends at the first check at or after the previous solve's iteration count,
 //! the later ones double, so a warm-started step costs one or two round
 //! trips, and a cap far above what the steps need costs nothing (encoded in

@@ -19,6 +19,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{write_atomic, ReadError};
+use crate::gpu::profile::GpuCounters;
 
 /// Serde helpers writing non-finite `f64` as `null` and reading `null` as NaN.
 pub(crate) mod finite_or_null {
@@ -84,6 +85,10 @@ pub struct Summary {
     /// residuals under the penalty formulation, which solves no contact
     /// problem: see `substeps` and `particle_steps` there).
     pub solver: SolverStats,
+    /// Where the GPU solver's time went (counts, bytes, host times; see
+    /// [`GpuCounters`]); absent when the run did not use the GPU backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuCounters>,
     /// Total kinetic energy (translational + rotational) at the end (J);
     /// `null` in JSON when not finite.
     #[serde(with = "finite_or_null")]
@@ -125,11 +130,18 @@ impl Summary {
             stage_seconds: BTreeMap::new(),
             contacts: ContactStats::default(),
             solver: SolverStats::default(),
+            gpu: None,
             kinetic_energy_final: f64::NAN,
             bodies: 0,
             repose_version: env!("CARGO_PKG_VERSION").to_owned(),
             extra: serde_json::Map::new(),
         }
+    }
+
+    /// Adds a stretch of the GPU solver's counters (a resumed run adds its
+    /// own to those of the processes before it).
+    pub fn add_gpu(&mut self, c: &GpuCounters) {
+        self.gpu.get_or_insert_with(GpuCounters::default).add(c);
     }
 
     /// Adds `seconds` to the total of stage `stage`.

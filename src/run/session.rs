@@ -111,6 +111,9 @@ impl Session<'_> {
         for (k, v) in self.stepper.timers.seconds() {
             summary.add_stage_seconds(&k, v);
         }
+        if let Some(c) = self.stepper.backend.gpu_counters() {
+            summary.add_gpu(&c);
+        }
         summary.steps = self.world.step_index;
         summary.simulated_time = self.world.time;
         summary.bodies = self.world.bodies.len();
@@ -461,6 +464,9 @@ impl Session<'_> {
         summary.wall_time_s = self.wall_before + self.t0.elapsed().as_secs_f64();
         for (k, v) in self.stepper.timers.seconds() {
             summary.add_stage_seconds(&k, v);
+        }
+        if let Some(c) = self.stepper.backend.gpu_counters() {
+            summary.add_gpu(&c);
         }
         summary.kinetic_energy_final = world.bodies.kinetic_energy();
         // A failed or diverged run has no state worth measuring.
