@@ -106,6 +106,14 @@ pub(crate) enum Command {
         /// Solver backend of every run.
         #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
         backend: BackendChoice,
+        /// Runs stepped together on one GPU, one solve per step for all
+        /// (each run's files as when it runs alone). It pays on a hardware
+        /// GPU, where a solve's fixed cost outweighs the work of a pile of
+        /// thousands of contacts; on a software adapter (lavapipe) or the
+        /// CPU it gains little. Default: every run of the shard (up to 64)
+        /// on a hardware GPU, else 1 (one at a time, --jobs at once).
+        #[arg(long, value_name = "K")]
+        batch: Option<usize>,
         /// Draw reference data over the plots: CSV with the parameter's
         /// value first, then columns named angle_deg, height_over_diameter
         /// or bottom_mean_radius_over_diameter (optional <column>_err and

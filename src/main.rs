@@ -259,6 +259,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             frames,
             rerun,
             backend,
+            batch,
             reference,
         } => {
             let spec = SweepSpec::parse(&vary, seeds)?;
@@ -281,6 +282,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 progress: std::io::stderr().is_terminal(),
                 rerun,
                 reference,
+                batch,
             };
             let report = sweep::run_sweep(&prepared, &opts)?;
             Ok(report_sweep(

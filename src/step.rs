@@ -47,21 +47,19 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use glam::DVec3;
-
 use crate::collision;
+use crate::formulation::complementarity::{self as rigid, FinishBuffers};
 use crate::formulation::penalty::{self, PenaltyWorkspace};
 use crate::formulation::pyramid::{self, PyramidError, PyramidLcp, PyramidSettings};
 use crate::formulation::Formulation;
-use crate::gpu::jacobi::GpuJacobi;
+use crate::gpu::jacobi::{BatchEntry, GpuJacobi};
 use crate::gpu::{GpuContext, GpuError};
-use crate::integrate;
 use crate::problem::{BodyDelassus, ContactProblem, Vec6};
 use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
-use crate::solver::packed::pack;
+use crate::solver::packed::PackedProblem;
 use crate::solver::SolveStats;
 use crate::solver::{self, SolverMethod, Workspace};
-use crate::world::{WarmImpulse, World};
+use crate::world::World;
 
 /// Which solver runs the `solve` stage.
 pub enum Backend {
@@ -71,6 +69,10 @@ pub enum Backend {
     CpuF32,
     /// The WGSL solver on a GPU adapter (hardware or lavapipe).
     Gpu(Box<GpuState>),
+    /// A world of a batch on one GPU ([`crate::run::batch`]): its solve is
+    /// the batch's ([`Stepper::begin_batched`], [`Stepper::end_batched`]);
+    /// the description names the GPU.
+    Batched(String),
 }
 
 /// A GPU context with its solver.
@@ -94,6 +96,7 @@ impl Backend {
             Backend::Cpu => "cpu".into(),
             Backend::CpuF32 => "cpu-f32".into(),
             Backend::Gpu(g) => format!("gpu ({})", g.ctx.describe()),
+            Backend::Batched(gpu) => gpu.clone(),
         }
     }
 
@@ -242,8 +245,10 @@ pub struct Stepper {
     gamma: Vec<Vec6>,
     gamma32: Vec<[f32; 6]>,
     /// The new velocities of a step, checked before they replace the bodies'.
-    new_vel: Vec<DVec3>,
-    new_omega: Vec<DVec3>,
+    finish_bufs: FinishBuffers,
+    /// A batched step between [`Self::begin_batched`] and
+    /// [`Self::end_batched`]: its problem and its packed records.
+    pending: Option<(ContactProblem, PackedProblem)>,
     /// The last step's contact problem (for analysis and tests).
     pub last_problem: ContactProblem,
     /// Steps whose previous step had fewer contacts than this run on one
@@ -286,8 +291,8 @@ impl Stepper {
             ws32: JacobiF32Workspace::default(),
             gamma: Vec::new(),
             gamma32: Vec::new(),
-            new_vel: Vec::new(),
-            new_omega: Vec::new(),
+            finish_bufs: FinishBuffers::default(),
+            pending: None,
             last_problem: ContactProblem::default(),
             serial_below: SERIAL_BELOW,
             pools: [None, None],
@@ -344,6 +349,24 @@ impl Stepper {
     /// One step on the calling thread's rayon pool: the inlets emit, then
     /// the world goes to its formulation ([`crate::formulation`]).
     fn step_here(&mut self, world: &mut World) -> Result<StepReport, StepError> {
+        self.emit(world)?;
+        match &world.formulation {
+            Formulation::Complementarity => self.complementarity(world),
+            Formulation::Penalty(settings) => {
+                let settings = settings.clone();
+                penalty::step(world, &settings, &mut self.penalty, &mut self.timers)
+            }
+            Formulation::PyramidLcp(settings) => {
+                let settings = settings.clone();
+                self.pyramid(world, &settings)
+            }
+        }
+    }
+
+    /// The `emit` stage (inlets), and the check that the backend runs the
+    /// world's formulation (only the f64 CPU runs those other than
+    /// complementarity).
+    fn emit(&mut self, world: &mut World) -> Result<(), StepError> {
         let h = world.time_step;
         if !world.inlets.is_empty() {
             let envelope = world.envelope();
@@ -358,7 +381,6 @@ impl Stepper {
                 )
             });
         }
-        // Only the f64 CPU runs the formulations other than complementarity.
         if !matches!(world.formulation, Formulation::Complementarity)
             && !matches!(self.backend, Backend::Cpu)
         {
@@ -367,47 +389,17 @@ impl Stepper {
                 formulation: world.formulation.name(),
             });
         }
-        match &world.formulation {
-            Formulation::Complementarity => self.complementarity(world),
-            Formulation::Penalty(settings) => {
-                let settings = settings.clone();
-                penalty::step(world, &settings, &mut self.penalty, &mut self.timers)
-            }
-            Formulation::PyramidLcp(settings) => {
-                let settings = settings.clone();
-                self.pyramid(world, &settings)
-            }
-        }
+        Ok(())
     }
 
-    /// One step of the complementarity formulation (module docs).
+    /// One step of the complementarity formulation
+    /// ([`crate::formulation::complementarity`]).
     fn complementarity(&mut self, world: &mut World) -> Result<StepReport, StepError> {
-        let problem = pose(world, &mut self.timers)?;
+        let problem = rigid::pose(world, &mut self.timers)?;
+        rigid::warm_start(world, &problem, &mut self.gamma, &mut self.timers);
         let timers = &mut self.timers;
-        let gamma = &mut self.gamma;
-        timers.time("warm_start", || {
-            gamma.clear();
-            gamma.extend((0..problem.n_contacts()).map(|i| {
-                if !world.solver.warm_start {
-                    return [0.0; 6];
-                }
-                match world.warm.get(&problem.key[i]) {
-                    None => [0.0; 6],
-                    Some(wi) => {
-                        let [n, u, w] = problem.frame[i];
-                        [
-                            wi.force.dot(n),
-                            wi.force.dot(u),
-                            wi.force.dot(w),
-                            wi.torque.dot(n),
-                            wi.torque.dot(u),
-                            wi.torque.dot(w),
-                        ]
-                    }
-                }
-            }));
-        });
-        let (ws, ws32, gamma32) = (&mut self.ws, &mut self.ws32, &mut self.gamma32);
+        let (gamma, gamma32) = (&mut self.gamma, &mut self.gamma32);
+        let (ws, ws32) = (&mut self.ws, &mut self.ws32);
         let backend = &mut self.backend;
         let settings = &world.solver;
         let step_index = world.step_index;
@@ -417,29 +409,8 @@ impl Stepper {
                 let mut op = BodyDelassus::new(&problem);
                 return Ok((solver::solve(&mut op, gamma, settings, ws), None));
             }
-            if !matches!(settings.method, SolverMethod::Jacobi | SolverMethod::Apgd) {
-                return Err(StepError::Unsupported {
-                    backend: backend.describe(),
-                    method: settings.method,
-                });
-            }
-            if let Some(method) = settings.fallback {
-                return Err(StepError::UnsupportedFallback {
-                    backend: backend.describe(),
-                    method,
-                });
-            }
-            // `pack` keeps only the force rows of the bias: refuse rather
-            // than drop a spinning wall's torque rows.
-            if problem.has_torque_bias() {
-                return Err(StepError::RotatingBoundary {
-                    step: step_index,
-                    backend: backend.describe(),
-                });
-            }
-            let mut packed = pack(&problem, gamma);
-            gamma32.clear();
-            gamma32.extend(gamma.iter().map(|g| g.map(|x| x as f32)));
+            rigid::check_f32(world, &problem, &backend.describe())?;
+            let mut packed = rigid::pack_f32(&problem, gamma, gamma32);
             let stats = match backend {
                 Backend::Gpu(g) => g
                     .solver
@@ -448,22 +419,83 @@ impl Stepper {
                         step: step_index,
                         error,
                     })?,
+                Backend::Batched(_) => {
+                    return Err(StepError::Gpu {
+                        step: step_index,
+                        error: GpuError::Batch(
+                            "a batched world is stepped by its batch, not alone".into(),
+                        ),
+                    })
+                }
                 _ => jacobi_f32::solve(&mut packed, &problem.csr_slots, gamma32, settings, ws32),
             };
-            for (g, g32) in gamma.iter_mut().zip(gamma32.iter()) {
-                *g = g32.map(|x| x as f64);
-            }
-            let v = packed
-                .bodies
-                .iter()
-                .map(|b| DVec3::new(b.v[0] as f64, b.v[1] as f64, b.v[2] as f64));
-            let w = packed
-                .bodies
-                .iter()
-                .map(|b| DVec3::new(b.w[0] as f64, b.w[1] as f64, b.w[2] as f64));
-            Ok((stats, Some((v.collect::<Vec<_>>(), w.collect::<Vec<_>>()))))
+            Ok((stats, Some(rigid::unpack_f32(&packed, gamma32, gamma))))
         })?;
         self.finish(world, problem, stats, velocities)
+    }
+
+    /// The first half of a step of a world in a GPU batch
+    /// ([`crate::run::batch`]): emit, pose, warm start and pack, as the
+    /// world alone would; the packed problem waits in the stepper for the
+    /// batch's solve ([`Self::batch_entry`]) and [`Self::end_batched`].
+    pub fn begin_batched(&mut self, world: &mut World) -> Result<(), StepError> {
+        self.pending = None;
+        self.emit(world)?;
+        if !matches!(world.formulation, Formulation::Complementarity) {
+            return Err(StepError::FormulationBackend {
+                backend: self.backend.describe(),
+                formulation: world.formulation.name(),
+            });
+        }
+        let problem = rigid::pose(world, &mut self.timers)?;
+        rigid::warm_start(world, &problem, &mut self.gamma, &mut self.timers);
+        let (gamma, gamma32) = (&self.gamma, &mut self.gamma32);
+        let packed = self.timers.time("solve", || {
+            rigid::check_f32(world, &problem, &self.backend.describe())?;
+            Ok::<_, StepError>(rigid::pack_f32(&problem, gamma, gamma32))
+        })?;
+        self.pending = Some((problem, packed));
+        Ok(())
+    }
+
+    /// This world's part of the batch's solve, after [`Self::begin_batched`].
+    pub fn batch_entry<'a>(&'a mut self, world: &'a World) -> Option<BatchEntry<'a>> {
+        let (_, packed) = self.pending.as_mut()?;
+        Some(BatchEntry {
+            problem: packed,
+            gamma: &mut self.gamma32,
+            settings: &world.solver,
+        })
+    }
+
+    /// The second half of a batched step: the batch's result for this
+    /// world (or its error), `seconds` of the batch's solve added to this
+    /// world's `solve` stage; then unpack, keep the impulses and integrate,
+    /// as the world alone would.
+    pub fn end_batched(
+        &mut self,
+        world: &mut World,
+        result: Result<SolveStats, GpuError>,
+        seconds: f64,
+    ) -> Result<StepReport, StepError> {
+        let Some((problem, packed)) = self.pending.take() else {
+            return Err(StepError::Gpu {
+                step: world.step_index,
+                error: GpuError::Batch("end_batched without begin_batched".into()),
+            });
+        };
+        *self.timers.total.entry("solve").or_default() += Duration::from_secs_f64(seconds);
+        let stats = result.map_err(|error| StepError::Gpu {
+            step: world.step_index,
+            error,
+        })?;
+        let (gamma, gamma32) = (&mut self.gamma, &self.gamma32);
+        let velocities = self
+            .timers
+            .time("solve", || rigid::unpack_f32(&packed, gamma32, gamma));
+        let report = self.finish(world, problem, stats, Some(velocities))?;
+        self.last_contacts = report.contacts;
+        Ok(report)
     }
 
     /// One step of seed 002's pyramid LCP ([`crate::formulation::pyramid`]):
@@ -476,7 +508,7 @@ impl Stepper {
         world: &mut World,
         settings: &PyramidSettings,
     ) -> Result<StepReport, StepError> {
-        let problem = pose(world, &mut self.timers)?;
+        let problem = rigid::pose(world, &mut self.timers)?;
         let h = world.time_step;
         let step = world.step_index + 1;
         let bodies = &world.bodies;
@@ -508,129 +540,27 @@ impl Stepper {
         self.finish(world, problem, stats, None)
     }
 
-    /// The end of a step of a rigid formulation: keep this step's impulses
-    /// for the next (warm starts, histories), then integrate with the new
-    /// velocities (`velocities`, or v_free + M⁻¹ D γ).
+    /// The end of a step of a rigid formulation
+    /// ([`rigid::finish`]); the problem is kept as the last one.
     fn finish(
         &mut self,
         world: &mut World,
         problem: ContactProblem,
         stats: SolveStats,
-        velocities: Option<(Vec<DVec3>, Vec<DVec3>)>,
+        velocities: Option<(Vec<glam::DVec3>, Vec<glam::DVec3>)>,
     ) -> Result<StepReport, StepError> {
-        let h = world.time_step;
-        let timers = &mut self.timers;
-        let gamma = &self.gamma;
-        timers.time("store_warm", || {
-            world.warm.clear();
-            for (i, g) in gamma.iter().enumerate() {
-                let [n, u, w] = problem.frame[i];
-                world.warm.insert(
-                    problem.key[i],
-                    WarmImpulse {
-                        force: n * g[0] + u * g[1] + w * g[2],
-                        torque: n * g[3] + u * g[4] + w * g[5],
-                    },
-                );
-            }
-        });
-        let step = world.step_index;
-        let time = world.time;
-        let (new_vel, new_omega) = (&mut self.new_vel, &mut self.new_omega);
-        timers.time("integrate", || -> Result<(), NonFiniteError> {
-            let b = &mut world.bodies;
-            // Compute and check the new velocities aside, so that a failing
-            // step leaves the bodies at the last good state.
-            match velocities {
-                Some((v, w)) if problem.n_bodies() == b.len() => {
-                    *new_vel = v;
-                    *new_omega = w;
-                }
-                _ => {
-                    // velocities_into writes every entry.
-                    new_vel.resize(b.len(), DVec3::ZERO);
-                    new_omega.resize(b.len(), DVec3::ZERO);
-                    problem.velocities_into(gamma, new_vel, new_omega);
-                }
-            }
-            let bad = |x: &[DVec3]| x.iter().position(|v| !v.is_finite());
-            // Impulses so large that their squares overflow (the residual
-            // is then not a number) are a diverged solve even while every
-            // velocity is still finite.
-            if stats.residual_rel.is_nan() {
-                let body = (0..new_vel.len())
-                    .max_by(|&i, &j| new_vel[i].length().total_cmp(&new_vel[j].length()))
-                    .unwrap_or(0);
-                return Err(NonFiniteError {
-                    step,
-                    time,
-                    what: "solver residual (the impulses overflow)",
-                    body,
-                });
-            }
-            if let Some(body) = bad(new_vel) {
-                return Err(NonFiniteError {
-                    step,
-                    time,
-                    what: "velocity",
-                    body,
-                });
-            }
-            if let Some(body) = bad(new_omega) {
-                return Err(NonFiniteError {
-                    step,
-                    time,
-                    what: "angular velocity",
-                    body,
-                });
-            }
-            std::mem::swap(&mut b.vel, new_vel);
-            std::mem::swap(&mut b.omega, new_omega);
-            integrate::positions(b, h);
-            integrate::boundaries(&mut world.boundaries, time, h);
-            Ok(())
-        })?;
-        world.time += h;
-        world.step_index += 1;
-        let report = StepReport {
-            contacts: problem.n_contacts(),
-            solve: stats,
-            substeps: 1,
-        };
+        let report = rigid::finish(
+            world,
+            &problem,
+            &self.gamma,
+            stats,
+            velocities,
+            &mut self.finish_bufs,
+            &mut self.timers,
+        )?;
         self.last_problem = problem;
         Ok(report)
     }
-}
-
-/// The first stages of a rigid formulation's step: free velocities,
-/// contacts, and the contact problem.
-fn pose(world: &World, timers: &mut StageTimers) -> Result<ContactProblem, StepError> {
-    let h = world.time_step;
-    let (v_free, w_free) = timers.time("forces", || {
-        integrate::free_velocities(&world.bodies, world.gravity, h)
-    });
-    let envelope = world.envelope();
-    let contacts = timers
-        .time("collide", || {
-            collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
-        })
-        .map_err(|error| StepError::Crowded {
-            step: world.step_index + 1,
-            error,
-        })?;
-    Ok(timers.time("assemble", || {
-        let mut p = ContactProblem::assemble(
-            &world.bodies,
-            &contacts,
-            &world.materials,
-            v_free,
-            w_free,
-            h,
-            world.contact.max_recovery_speed,
-        );
-        p.law = world.contact.friction_law;
-        p
-    }))
 }
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ fn opts(out: PathBuf, shard: Shard) -> SweepOptions {
         progress: false,
         rerun: false,
         reference: None,
+        batch: Some(1),
     }
 }
 

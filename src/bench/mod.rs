@@ -174,6 +174,7 @@ fn solve_on(
 ) -> Result<(SolveStats, f64)> {
     let f32_start = || -> Vec<[f32; 6]> { gamma0.iter().map(|g| g.map(|x| x as f32)).collect() };
     Ok(match backend {
+        Backend::Batched(_) => anyhow::bail!("a world of a batch is not benchmarked alone"),
         Backend::Cpu => {
             let mut ws = Workspace::default();
             let mut g = gamma0.to_vec();
@@ -281,7 +282,9 @@ pub fn bench_solver(
             copy::measure(&gs.ctx, 64 << 20, 20)?.bytes_per_second,
         ),
         Backend::CpuF32 => (f32_bytes, cpu_copy_bandwidth()),
-        Backend::Cpu => (f64_bytes_per_contact_iteration(p), cpu_copy_bandwidth()),
+        Backend::Cpu | Backend::Batched(_) => {
+            (f64_bytes_per_contact_iteration(p), cpu_copy_bandwidth())
+        }
     };
     let fixed_cost = match backend {
         Backend::Gpu(_) => {

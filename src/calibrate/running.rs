@@ -272,6 +272,7 @@ impl Evaluator for SimEvaluator<'_> {
             progress: self.opts.progress,
             rerun: self.opts.rerun,
             reference: None,
+            batch: None,
         };
         let rows = run_jobs(&list, &sweep_opts);
         if rows.len() < list.len() || crate::interrupt::requested() {

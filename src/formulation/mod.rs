@@ -6,10 +6,11 @@
 //!
 //! | formulation | contact | a step | module |
 //! |---|---|---|---|
-//! | `Complementarity` (default) | rigid, nonsmooth: the 6-D cone complementarity problem of seeds 000/001 (sliding, rolling and spinning friction) | one solve per step | [`crate::step`], [`crate::problem`], [`crate::solver`] |
+//! | `Complementarity` (default) | rigid, nonsmooth: the 6-D cone complementarity problem of seeds 000/001 (sliding, rolling and spinning friction) | one solve per step | [`complementarity`], [`crate::problem`], [`crate::solver`] |
 //! | `PyramidLcp(…)` | rigid with relaxation: seed 002's faceted Coulomb cone with phantom inertia, sliding friction only; small systems | one dense LCP per step, solved by Lemke's method | [`pyramid`] |
 //! | `Penalty(…)` | smooth: bodies overlap; Hertz or Hooke normal force damped to a restitution; seed 003's micro-deflection friction with static and kinetic coefficients | explicit sub-steps | [`penalty`] |
 
+pub mod complementarity;
 pub mod penalty;
 pub mod pyramid;
 

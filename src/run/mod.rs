@@ -38,6 +38,7 @@ use crate::scene::Scene;
 use crate::solver::{SolverMethod, SolverSettings};
 use crate::step::{Backend, Stepper};
 
+pub mod batch;
 pub mod checkpoint;
 mod guards;
 mod report;
@@ -215,9 +216,23 @@ pub fn scene_floor(boundaries: &[Boundary], bodies: &Bodies) -> Option<f64> {
 pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
     crate::interrupt::install();
-    let mut world = scene.build()?;
+    let world = scene.build()?;
     let (backend, why) =
         open_backend_for(opts.backend, &world.solver, f32_blocker(&world).as_deref())?;
+    start_session(scene, opts, world, backend, why, t0)?.run()
+}
+
+/// A run of `scene` set up to its first step on `backend` (chosen for
+/// `why`): the output directory prepared, `scene.ron` and the first frame
+/// written; [`Session::run`] or a batch ([`batch`]) steps it.
+fn start_session<'a>(
+    scene: &'a Scene,
+    opts: &RunOptions,
+    mut world: crate::world::World,
+    backend: Backend,
+    why: String,
+    t0: Instant,
+) -> Result<Session<'a>> {
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     prepare_output_dir(&out, opts.overwrite)?;
     log::info!("backend {why}");
@@ -343,7 +358,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     if session.clock.is_some() {
         session.checkpoint()?;
     }
-    session.run()
+    Ok(session)
 }
 
 /// Basename (and frame prefix) of the series of the bodies' surfaces:

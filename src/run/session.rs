@@ -28,6 +28,30 @@ use super::report::{record_analysis, record_discharge, record_dynamic_angle, wri
 /// Seconds between progress log lines when no terminal shows the bar.
 const PROGRESS_LOG_SECONDS: f64 = 30.0;
 
+/// The step loop's state ([`Session::start_loop`]): the next step, how the
+/// loop ended, and the state kept to undo a step that makes it non-finite.
+pub(super) struct LoopState {
+    /// The next step (1-based).
+    pub k: u64,
+    first: u64,
+    steps: u64,
+    frame_every: u64,
+    stop_when_settled: bool,
+    bar: ProgressBar,
+    dump_steps: std::collections::BTreeSet<u64>,
+    log_progress: Option<Instant>,
+    run_start: Instant,
+    stopped: bool,
+    failure: Option<crate::step::StepError>,
+    reason: StopReason,
+    diverged: Option<String>,
+    before: crate::bodies::Bodies,
+    history_before: Vec<(u64, crate::formulation::penalty::ContactHistory)>,
+    walls_before: Vec<(glam::DVec3, Option<glam::DQuat>)>,
+    time_before: (f64, u64),
+    framed: u64,
+}
+
 /// A run in progress: the world, its stepper and everything its outputs
 /// and analyses accumulate.
 pub(super) struct Session<'a> {
@@ -177,10 +201,21 @@ impl Session<'_> {
     /// Steps the world to the scene's duration (or until it settles, fails,
     /// diverges or is interrupted) and writes the final outputs.
     pub fn run(mut self) -> Result<Summary> {
+        let mut ls = self.start_loop();
+        while self.before_step(&mut ls) {
+            let step = self.stepper.step(&mut self.world);
+            if !self.after_step(&mut ls, step)? {
+                break;
+            }
+        }
+        self.end_loop(ls)
+    }
+
+    /// The step loop's state before its first step (the progress bar, the
+    /// steps whose problems are written, the state kept to undo a step).
+    pub fn start_loop(&mut self) -> LoopState {
         let scene = self.scene;
         let steps = scene.steps();
-        let frame_every = scene.frame_every();
-        let out = self.out.clone();
         let first = self.world.step_index + 1;
         let bar = if self.progress {
             let b = ProgressBar::new(steps);
@@ -196,7 +231,6 @@ impl Session<'_> {
         } else {
             ProgressBar::hidden()
         };
-        let stop_when_settled = scene.analysis.stop_when_settled && self.settle.is_some();
         if scene.analysis.existence_every.is_some()
             && !matches!(
                 scene.formulation,
@@ -205,7 +239,6 @@ impl Session<'_> {
         {
             log::warn!("analysis.existence_every: the penalty formulation poses no contact problem to check; no check will run");
         }
-        let mut stopped = false;
         let dump_steps: std::collections::BTreeSet<u64> = scene
             .output
             .dump_problems
@@ -216,203 +249,235 @@ impl Session<'_> {
         if let Some(last) = dump_steps.last().filter(|&&s| s > steps) {
             log::warn!("the run has {steps} steps: no problem will be written for step {last}");
         }
-        let mut failure = None;
-        // Without a terminal (a batch job, a redirected log) the bar is not
-        // drawn; a log line every PROGRESS_LOG_SECONDS takes its place.
-        let mut log_progress =
-            (self.progress && !std::io::stderr().is_terminal()).then(Instant::now);
-        let run_start = Instant::now();
-        let mut reason = StopReason::Completed;
-        let mut diverged: Option<String> = None;
-        // The state before the step, kept so that a step that makes it
-        // non-finite leaves the last finite one in the outputs.
-        let mut before = self.world.bodies.clone();
-        // The penalty formulation's contact history, kept with the bodies,
-        // and where the moving boundaries were.
-        let mut history_before = self.world.contact_history.clone();
-        let mut walls_before = Vec::with_capacity(self.world.boundaries.len());
-        // The step whose state the last frame holds (the run's first frame,
-        // or a resumed run's last, holds the state it starts from).
-        let mut framed = self.world.step_index;
-        for k in first..=steps {
-            let asked = self.stop_after_step.is_some_and(|s| k > s);
-            if asked || crate::interrupt::requested() {
-                reason = StopReason::Interrupted;
-                log::warn!(
-                    "{}: stopping after step {} of {steps} (t = {:.4} s) and writing the outputs",
-                    if asked {
-                        "stop_after_step"
-                    } else {
-                        "interrupted"
-                    },
-                    k - 1,
-                    self.world.time
-                );
-                break;
-            }
-            let world = &mut self.world;
-            before.clone_from(&world.bodies);
-            if !world.contact_history.is_empty() || !history_before.is_empty() {
-                history_before.clone_from(&world.contact_history);
-            }
-            walls_before.clear();
-            walls_before.extend(world.boundaries.iter().map(|b| b.pose()));
-            let (time_before, index_before) = (world.time, world.step_index);
-            let step = self.stepper.step(world);
-            // One scan of the new state; a failed step has its own error.
-            let bad = step.as_ref().ok().and_then(|_| non_finite(&world.bodies));
-            // A finite state can still be lost: the bounds. The kinetic
-            // energy serves them and the settling detector.
-            let ke = world.bodies.kinetic_energy();
-            let crossed = match (&step, &bad) {
-                (Ok(_), None) => self.bounds.check(world, ke, &self.stepper.last_problem),
-                _ => None,
-            };
-            match step {
-                Ok(_) if bad.is_some() => {
-                    let what = bad.unwrap_or_default();
-                    diverged = Some(format!(
-                        "step {k} (t = {:.4} s) made the state non-finite: {what}; \
-                         the outputs hold the state after step {} — a smaller time step \
-                         (time_step) or a check of the initial velocities usually helps",
-                        world.time,
-                        k - 1
-                    ));
-                    world.bodies.clone_from(&before);
-                    world.contact_history.clone_from(&history_before);
-                    for (b, &pose) in world.boundaries.iter_mut().zip(&walls_before) {
-                        b.set_pose(pose);
-                    }
-                    (world.time, world.step_index) = (time_before, index_before);
-                    break;
+        LoopState {
+            k: first,
+            first,
+            steps,
+            frame_every: scene.frame_every(),
+            stop_when_settled: scene.analysis.stop_when_settled && self.settle.is_some(),
+            bar,
+            dump_steps,
+            // Without a terminal (a batch job, a redirected log) the bar is
+            // not drawn; a log line every PROGRESS_LOG_SECONDS takes its place.
+            log_progress: (self.progress && !std::io::stderr().is_terminal()).then(Instant::now),
+            run_start: Instant::now(),
+            stopped: false,
+            failure: None,
+            reason: StopReason::Completed,
+            diverged: None,
+            before: self.world.bodies.clone(),
+            history_before: self.world.contact_history.clone(),
+            walls_before: Vec::with_capacity(self.world.boundaries.len()),
+            time_before: (self.world.time, self.world.step_index),
+            framed: self.world.step_index,
+        }
+    }
+
+    /// Before step `ls.k`: whether it is to be taken (not past the end, no
+    /// signal, not past `stop_after_step`); if so, the state it starts from
+    /// is kept, so that a step that makes it non-finite can be undone.
+    pub fn before_step(&mut self, ls: &mut LoopState) -> bool {
+        let k = ls.k;
+        if k > ls.steps {
+            return false;
+        }
+        let asked = self.stop_after_step.is_some_and(|s| k > s);
+        if asked || crate::interrupt::requested() {
+            ls.reason = StopReason::Interrupted;
+            log::warn!(
+                "{}: stopping after step {} of {} (t = {:.4} s) and writing the outputs",
+                if asked {
+                    "stop_after_step"
+                } else {
+                    "interrupted"
+                },
+                k - 1,
+                ls.steps,
+                self.world.time
+            );
+            return false;
+        }
+        let world = &mut self.world;
+        ls.before.clone_from(&world.bodies);
+        if !world.contact_history.is_empty() || !ls.history_before.is_empty() {
+            ls.history_before.clone_from(&world.contact_history);
+        }
+        ls.walls_before.clear();
+        ls.walls_before
+            .extend(world.boundaries.iter().map(|b| b.pose()));
+        ls.time_before = (world.time, world.step_index);
+        true
+    }
+
+    /// After step `ls.k` (taken by the stepper alone or by a batch): checks
+    /// the new state, records the step, writes what is due; whether the
+    /// loop goes on.
+    pub fn after_step(
+        &mut self,
+        ls: &mut LoopState,
+        step: Result<crate::step::StepReport, crate::step::StepError>,
+    ) -> Result<bool> {
+        let scene = self.scene;
+        let (k, steps, frame_every) = (ls.k, ls.steps, ls.frame_every);
+        let out = self.out.clone();
+        let world = &mut self.world;
+        // One scan of the new state; a failed step has its own error.
+        let bad = step.as_ref().ok().and_then(|_| non_finite(&world.bodies));
+        // A finite state can still be lost: the bounds. The kinetic
+        // energy serves them and the settling detector.
+        let ke = world.bodies.kinetic_energy();
+        let crossed = match (&step, &bad) {
+            (Ok(_), None) => self.bounds.check(world, ke, &self.stepper.last_problem),
+            _ => None,
+        };
+        match step {
+            Ok(_) if bad.is_some() => {
+                let what = bad.unwrap_or_default();
+                ls.diverged = Some(format!(
+                    "step {k} (t = {:.4} s) made the state non-finite: {what}; \
+                     the outputs hold the state after step {} — a smaller time step \
+                     (time_step) or a check of the initial velocities usually helps",
+                    world.time,
+                    k - 1
+                ));
+                world.bodies.clone_from(&ls.before);
+                world.contact_history.clone_from(&ls.history_before);
+                for (b, &pose) in world.boundaries.iter_mut().zip(&ls.walls_before) {
+                    b.set_pose(pose);
                 }
-                Ok(_) if crossed.is_some() => {
-                    let what = crossed.unwrap_or_default();
-                    diverged = Some(format!(
-                        "step {k} (t = {:.4} s): {what}; the outputs hold the state after that step",
-                        world.time
-                    ));
-                    break;
+                (world.time, world.step_index) = ls.time_before;
+                return Ok(false);
+            }
+            Ok(_) if crossed.is_some() => {
+                let what = crossed.unwrap_or_default();
+                ls.diverged = Some(format!(
+                    "step {k} (t = {:.4} s): {what}; the outputs hold the state after that step",
+                    world.time
+                ));
+                return Ok(false);
+            }
+            Ok(rep) => {
+                if ls.dump_steps.contains(&k) {
+                    let path = out.join(format!("problem_step{k:06}.dat"));
+                    crate::output::write_contact_problem(&path, &self.stepper.last_problem)
+                        .with_context(|| format!("cannot write the problem of step {k}"))?;
+                    log::info!(
+                        "step {k}: wrote its problem ({} contacts) to {}",
+                        rep.contacts,
+                        path.display()
+                    );
                 }
-                Ok(rep) => {
-                    if dump_steps.contains(&k) {
-                        let path = out.join(format!("problem_step{k:06}.dat"));
-                        crate::output::write_contact_problem(&path, &self.stepper.last_problem)
-                            .with_context(|| format!("cannot write the problem of step {k}"))?;
+                let summary = &mut self.summary;
+                summary.contacts.record(rep.contacts);
+                summary.substeps += rep.substeps;
+                summary.particle_steps += rep.substeps * world.bodies.len() as u64;
+                let s = rep.solve;
+                summary
+                    .solver
+                    .record(s.iterations, s.residual_abs, s.residual_rel, s.converged);
+                summary.solver.record_work(rep.contacts, s.iterations);
+                if let Some(f) = s.fallback_iterations {
+                    summary.solver.record_fallback(f);
+                }
+                if k % 10 == 0 || k == steps {
+                    ls.bar.set_message(format!(
+                        "{} contacts, {} it, res {:.1e}",
+                        rep.contacts, s.iterations, s.residual_rel
+                    ));
+                }
+                if let Some(last) = &mut ls.log_progress {
+                    if last.elapsed().as_secs_f64() >= PROGRESS_LOG_SECONDS {
+                        *last = Instant::now();
+                        let wall = ls.run_start.elapsed().as_secs_f64();
+                        let eta = wall / (k + 1 - ls.first) as f64 * (steps - k) as f64;
                         log::info!(
-                            "step {k}: wrote its problem ({} contacts) to {}",
+                            "step {k}/{steps} (t = {:.3} s): {} bodies, {} contacts, {} it, res {:.1e}; {:.0} s elapsed, ETA {:.0} s",
+                            world.time,
+                            world.bodies.len(),
                             rep.contacts,
-                            path.display()
+                            s.iterations,
+                            s.residual_rel,
+                            wall,
+                            eta
                         );
                     }
-                    let summary = &mut self.summary;
-                    summary.contacts.record(rep.contacts);
-                    summary.substeps += rep.substeps;
-                    summary.particle_steps += rep.substeps * world.bodies.len() as u64;
-                    let s = rep.solve;
-                    summary.solver.record(
-                        s.iterations,
-                        s.residual_abs,
-                        s.residual_rel,
-                        s.converged,
-                    );
-                    summary.solver.record_work(rep.contacts, s.iterations);
-                    if let Some(f) = s.fallback_iterations {
-                        summary.solver.record_fallback(f);
-                    }
-                    if k % 10 == 0 || k == steps {
-                        bar.set_message(format!(
-                            "{} contacts, {} it, res {:.1e}",
-                            rep.contacts, s.iterations, s.residual_rel
-                        ));
-                    }
-                    if let Some(last) = &mut log_progress {
-                        if last.elapsed().as_secs_f64() >= PROGRESS_LOG_SECONDS {
-                            *last = Instant::now();
-                            let wall = run_start.elapsed().as_secs_f64();
-                            let eta = wall / (k + 1 - first) as f64 * (steps - k) as f64;
-                            log::info!(
-                                "step {k}/{steps} (t = {:.3} s): {} bodies, {} contacts, {} it, res {:.1e}; {:.0} s elapsed, ETA {:.0} s",
-                                world.time,
-                                world.bodies.len(),
-                                rep.contacts,
-                                s.iterations,
-                                s.residual_rel,
-                                wall,
-                                eta
-                            );
-                        }
-                    }
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break;
                 }
             }
-            if let Some(d) = &mut self.settle {
-                // A pile still being poured is not settled, however quiet: the
-                // sample is loud (infinite) until every inlet has finished.
-                let pouring = world.inlets.iter().any(|i| !i.finished());
-                let ke = if pouring || world.bodies.is_empty() {
-                    f64::INFINITY
-                } else {
-                    ke / world.bodies.len() as f64
-                };
-                stopped = d.update(world.time, ke) && stop_when_settled;
-            }
-            if let Some(every) = scene.analysis.existence_every {
-                if k % every == 0 && self.stepper.last_problem.n_contacts() > 0 {
-                    let t = Instant::now();
-                    record_existence(&mut self.summary, k, every, &self.stepper.last_problem);
-                    self.summary
-                        .add_stage_seconds("existence", t.elapsed().as_secs_f64());
-                }
-            }
-            let t_out = Instant::now();
-            if let Some(d) = &mut self.discharge {
-                d.sample(&world.bodies, world.time);
-            }
-            if let Some(d) = &mut self.drum {
-                if k % frame_every == 0 || k == steps {
-                    d.sample(&world.bodies.pos, &world.bodies.radius, world.time);
-                }
-            }
-            if k % frame_every == 0 || k == steps || stopped {
-                self.write_frame()?;
-                framed = self.world.step_index;
-            }
-            if let Some(t) = &mut self.track {
-                t.record(self.world.time, &self.world.bodies)?;
-            }
-            self.summary
-                .add_stage_seconds("output", t_out.elapsed().as_secs_f64());
-            bar.inc(1);
-            if stopped {
-                log::info!(
-                    "pile settled at t = {:.4} s (detected at t = {:.4} s); stopping after step {k} of {steps} (analysis.stop_when_settled)",
-                    self.settle.as_ref().and_then(|d| d.settle_time()).unwrap_or(self.world.time),
-                    self.world.time
-                );
-                break;
-            }
-            if k < steps && self.clock.as_mut().is_some_and(|c| c.due(k)) {
-                self.checkpoint()?;
+            Err(e) => {
+                ls.failure = Some(e);
+                return Ok(false);
             }
         }
-        bar.finish_and_clear();
+        if let Some(d) = &mut self.settle {
+            // A pile still being poured is not settled, however quiet: the
+            // sample is loud (infinite) until every inlet has finished.
+            let pouring = world.inlets.iter().any(|i| !i.finished());
+            let ke = if pouring || world.bodies.is_empty() {
+                f64::INFINITY
+            } else {
+                ke / world.bodies.len() as f64
+            };
+            ls.stopped = d.update(world.time, ke) && ls.stop_when_settled;
+        }
+        if let Some(every) = scene.analysis.existence_every {
+            if k % every == 0 && self.stepper.last_problem.n_contacts() > 0 {
+                let t = Instant::now();
+                record_existence(&mut self.summary, k, every, &self.stepper.last_problem);
+                self.summary
+                    .add_stage_seconds("existence", t.elapsed().as_secs_f64());
+            }
+        }
+        let t_out = Instant::now();
+        if let Some(d) = &mut self.discharge {
+            d.sample(&world.bodies, world.time);
+        }
+        if let Some(d) = &mut self.drum {
+            if k % frame_every == 0 || k == steps {
+                d.sample(&world.bodies.pos, &world.bodies.radius, world.time);
+            }
+        }
+        if k % frame_every == 0 || k == steps || ls.stopped {
+            self.write_frame()?;
+            ls.framed = self.world.step_index;
+        }
+        if let Some(t) = &mut self.track {
+            t.record(self.world.time, &self.world.bodies)?;
+        }
+        self.summary
+            .add_stage_seconds("output", t_out.elapsed().as_secs_f64());
+        ls.bar.inc(1);
+        if ls.stopped {
+            log::info!(
+                "pile settled at t = {:.4} s (detected at t = {:.4} s); stopping after step {k} of {steps} (analysis.stop_when_settled)",
+                self.settle.as_ref().and_then(|d| d.settle_time()).unwrap_or(self.world.time),
+                self.world.time
+            );
+            return Ok(false);
+        }
+        if k < steps && self.clock.as_mut().is_some_and(|c| c.due(k)) {
+            self.checkpoint()?;
+        }
+        ls.k += 1;
+        Ok(true)
+    }
+
+    /// After the last step: the frame of a failed run's last state, the
+    /// checkpoint of an interrupted one, then the final outputs.
+    pub fn end_loop(mut self, ls: LoopState) -> Result<Summary> {
+        ls.bar.finish_and_clear();
         // A run that diverged or failed ends the frame series with the state
         // it stopped in (the state of final.csv), so that ParaView shows
         // what went wrong; an interrupted run does not: its resumption
         // continues the series on the frame interval.
-        if (diverged.is_some() || failure.is_some()) && framed != self.world.step_index {
+        if (ls.diverged.is_some() || ls.failure.is_some()) && ls.framed != self.world.step_index {
             self.write_frame()
                 .context("cannot write the frame of the state the run stopped in")?;
         }
-        if reason == StopReason::Interrupted {
+        if ls.reason == StopReason::Interrupted {
             self.checkpoint()
                 .context("cannot write the checkpoint of the interrupted run")?;
         }
-        self.finish(reason, stopped, diverged, failure)
+        self.finish(ls.reason, ls.stopped, ls.diverged, ls.failure)
     }
 
     /// Writes `final.csv`, `final.png` and `summary.json` for a run that

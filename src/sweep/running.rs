@@ -98,7 +98,15 @@ pub struct SweepOptions {
     pub rerun: bool,
     /// Curves drawn over the plots (`--reference FILE`).
     pub reference: Option<Reference>,
+    /// Runs stepped together on one GPU ([`crate::run::batch`]): `Some(k)`
+    /// batches of up to k (1: one run at a time, as without a GPU); `None`
+    /// chooses: every run of the shard (at most [`AUTO_BATCH`]) on a
+    /// hardware GPU, one at a time elsewhere.
+    pub batch: Option<usize>,
 }
+
+/// The most runs `--batch` puts in one batch when left to choose.
+pub const AUTO_BATCH: usize = 64;
 
 /// What a sweep or a merge produced.
 #[derive(Clone, Debug)]
@@ -193,6 +201,9 @@ pub struct RunJob<'a> {
 /// are not read: the directories are the jobs' own.
 pub fn run_jobs(list: &[RunJob<'_>], opts: &SweepOptions) -> Vec<SweepRow> {
     crate::interrupt::install();
+    if let Some((gpu, size)) = batch_gpu(list.len(), opts) {
+        return run_batched(list, opts, gpu, size);
+    }
     let bar = if opts.progress {
         let b = ProgressBar::new(list.len() as u64);
         b.set_style(
@@ -400,10 +411,125 @@ fn row_of(p: &RunPoint, dir: &Path, t0: Instant, result: Result<Summary>) -> Swe
     }
 }
 
-/// Runs one scene into `dir` and turns the outcome into a row.
-fn run_one(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> SweepRow {
-    let t0 = Instant::now();
-    let ropts = RunOptions {
+/// The GPU and batch size when the runs are to be batched: `--batch` above
+/// 1 on a GPU backend, or left to choose ([`SweepOptions::batch`]) on a
+/// hardware GPU; `None` otherwise (and a log line says why when a batch was
+/// asked for but cannot be had).
+fn batch_gpu(runs: usize, opts: &SweepOptions) -> Option<(crate::step::GpuState, usize)> {
+    use crate::run::BackendChoice as B;
+    if runs < 2 || matches!(opts.batch, Some(0 | 1)) {
+        return None;
+    }
+    if matches!(opts.backend, B::Cpu | B::CpuF32) {
+        if opts.batch.is_some() {
+            log::warn!(target: "repose::sweep",
+                "--batch: batches run on a GPU backend; with --backend {} the runs go one at a time",
+                if opts.backend == B::Cpu { "cpu" } else { "cpu-f32" });
+        }
+        return None;
+    }
+    let Some(ctx) = crate::gpu::GpuContext::try_new() else {
+        if opts.batch.is_some() || opts.backend == B::Gpu {
+            log::warn!(target: "repose::sweep", "--batch: no GPU adapter; the runs go one at a time");
+        }
+        return None;
+    };
+    let hardware = ctx.info.device_type != wgpu::DeviceType::Cpu;
+    let size = match opts.batch {
+        Some(k) => k,
+        None if hardware => AUTO_BATCH,
+        None => return None,
+    }
+    .min(runs);
+    match crate::gpu::jacobi::GpuJacobi::new(&ctx) {
+        Ok(solver) => {
+            log::info!(target: "repose::sweep",
+                "runs in batches of up to {size} on gpu ({}){}",
+                ctx.describe(),
+                if opts.batch.is_none() { " (--batch chooses all runs on a hardware GPU)" } else { "" });
+            Some((crate::step::GpuState { ctx, solver }, size))
+        }
+        Err(e) => {
+            log::warn!(target: "repose::sweep", "--batch: the GPU solver could not be made ({e}); the runs go one at a time");
+            None
+        }
+    }
+}
+
+/// Runs `list` in batches of `size` on one GPU ([`crate::run::batch`]):
+/// runs an earlier sweep finished are reused and stopped ones resumed
+/// alone, as [`run_jobs`] does; the rest go in batches, in run order.
+fn run_batched(
+    list: &[RunJob<'_>],
+    opts: &SweepOptions,
+    mut gpu: crate::step::GpuState,
+    size: usize,
+) -> Vec<SweepRow> {
+    let mut rows = Vec::with_capacity(list.len());
+    let mut fresh = Vec::new();
+    for job in list {
+        let (p, scene, dir) = (job.point, job.scene, &job.dir);
+        if !opts.rerun {
+            if let Some(row) = finished_run(p, scene, dir, opts) {
+                log::info!(target: "repose::sweep",
+                    "run {} was finished by an earlier sweep: reused ({})", p.index, dir.display());
+                rows.push(row);
+                continue;
+            }
+            if resumable(scene, dir, opts) {
+                log::info!(target: "repose::sweep",
+                    "run {} was stopped part way by an earlier sweep: resumed alone from its checkpoint ({})",
+                    p.index, dir.display());
+                let t0 = Instant::now();
+                let ropts = ResumeOptions {
+                    backend: Some(opts.backend),
+                    progress: false,
+                    stop_after_step: None,
+                };
+                rows.push(row_of(p, dir, t0, resume_run(dir, &ropts)));
+                continue;
+            }
+        }
+        fresh.push(job);
+    }
+    for chunk in fresh.chunks(size.max(1)) {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let t0 = Instant::now();
+        let runs: Vec<(&Scene, RunOptions)> = chunk
+            .iter()
+            .map(|job| (job.scene, run_options(&job.dir, opts)))
+            .collect();
+        log::info!(target: "repose::sweep",
+            "a batch of {} runs: {}", chunk.len(),
+            chunk.iter().map(|j| j.point.index.to_string()).collect::<Vec<_>>().join(", "));
+        let results = crate::run::batch::run_batch(&runs, &mut gpu);
+        for (job, result) in chunk.iter().zip(results) {
+            let row = row_of(job.point, &job.dir, t0, result);
+            log::info!(target: "repose::sweep",
+            "run {} ({}): {}",
+            job.point.index,
+            job.caption,
+            if row.run_failed() {
+                format!("FAILED: {}", row.error)
+            } else {
+                match (row.angle_deg, row.angle_stderr_deg) {
+                    (Some(a), Some(e)) => format!("angle {a:.2}° ± {e:.2}°"),
+                    _ => "no angle".to_string(),
+                }
+            });
+            rows.push(row);
+        }
+    }
+    rows.sort_by_key(|r| r.run);
+    rows
+}
+
+/// The options of one run of a sweep: into its own directory, replaced if
+/// there, no progress bar, frames only with `--frames`.
+fn run_options(dir: &Path, opts: &SweepOptions) -> RunOptions {
+    RunOptions {
         out_dir: Some(dir.to_owned()),
         progress: false,
         no_frames: !opts.frames,
@@ -413,8 +539,13 @@ fn run_one(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> Swee
         // A sweep owns its run directories: running it again replaces them.
         overwrite: true,
         stop_after_step: None,
-    };
-    row_of(p, dir, t0, run_scene(scene, &ropts))
+    }
+}
+
+/// Runs one scene into `dir` and turns the outcome into a row.
+fn run_one(p: &RunPoint, scene: &Scene, dir: &Path, opts: &SweepOptions) -> SweepRow {
+    let t0 = Instant::now();
+    row_of(p, dir, t0, run_scene(scene, &run_options(dir, opts)))
 }
 
 /// Writes `sweep.csv` and `sweep.json`, and with `whole` also `sweep.png`

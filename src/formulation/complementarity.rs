@@ -1,0 +1,263 @@
+//! The complementarity formulation's stages (seed 000 §3–4): rigid
+//! contact as a cone complementarity problem, one solve per step.
+//!
+//! ```text
+//! forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
+//! └──────────── pose ─────────────┘                       └──────── finish ────────┘
+//! ```
+//!
+//! With impulses γ = h·γ̂ the step is `M v⁺ = M v + h f + D γ` (eq. 44),
+//! and γ solves the cone complementarity problem
+//! `γ ∈ Y, Nγ + r ∈ −Y°, γ ⊥ Nγ + r`, `N = Dᵀ M⁻¹ D`, `r = Dᵀ M⁻¹ k̃ + b`
+//! (eqs. 38–40), Y the product of the 6-D cones
+//! `{μγ_n ≥ ‖γ_t‖, ρ γ_n ≥ ‖τ_r‖, σ γ_n ≥ |τ_n|}` (eq. 31).
+//!
+//! | stage | what | where |
+//! |---|---|---|
+//! | `forces` | v_free = v + h M⁻¹ f (k̃ = M v + h f, eq. 37); gyroscopic step of shapes | [`crate::integrate`] |
+//! | `collide` | contact geometry (grid broadphase, narrowphase) | [`crate::collision`] |
+//! | `assemble` | the [`ContactProblem`]: frames, arms, cones, bias, CSR | [`crate::problem`] |
+//! | `warm_start` | γ₀: the previous step's impulses of persistent pairs in the new frames | [`warm_start`] |
+//! | `solve` | γ on the f64 CPU, its f32 mirror or the GPU (alone or in a batch of worlds) | [`crate::solver`], [`crate::gpu`] |
+//! | `store_warm` | this step's impulses in world coordinates, for the next | [`finish`] |
+//! | `integrate` | v⁺ = v_free + M⁻¹ D γ, then positions and orientations | [`finish`] |
+//!
+//! The stages before and after the solve are each world's own; a batch of
+//! worlds on one GPU ([`crate::run::batch`]) runs [`pose`], [`warm_start`]
+//! and [`pack_f32`] per world, one shared solve, then [`unpack_f32`] and
+//! [`finish`] per world — the same functions a world alone runs, so a
+//! batched world's step is the world's step.
+
+use glam::DVec3;
+
+use crate::collision;
+use crate::integrate;
+use crate::problem::{ContactProblem, Vec6};
+use crate::solver::packed::{pack, PackedProblem};
+use crate::solver::{SolveStats, SolverMethod};
+use crate::step::{NonFiniteError, StageTimers, StepError, StepReport};
+use crate::world::{WarmImpulse, World};
+
+/// The first stages of a rigid formulation's step: free velocities,
+/// contacts, and the contact problem.
+pub fn pose(world: &World, timers: &mut StageTimers) -> Result<ContactProblem, StepError> {
+    let h = world.time_step;
+    let (v_free, w_free) = timers.time("forces", || {
+        integrate::free_velocities(&world.bodies, world.gravity, h)
+    });
+    let envelope = world.envelope();
+    let contacts = timers
+        .time("collide", || {
+            collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
+        })
+        .map_err(|error| StepError::Crowded {
+            step: world.step_index + 1,
+            error,
+        })?;
+    Ok(timers.time("assemble", || {
+        let mut p = ContactProblem::assemble(
+            &world.bodies,
+            &contacts,
+            &world.materials,
+            v_free,
+            w_free,
+            h,
+            world.contact.max_recovery_speed,
+        );
+        p.law = world.contact.friction_law;
+        p
+    }))
+}
+
+/// The `warm_start` stage: γ₀ for each contact of `problem`, the previous
+/// step's impulse of the same pair and point turned into the new frame
+/// (zero for new contacts, or when the scene turns warm starts off).
+pub fn warm_start(
+    world: &World,
+    problem: &ContactProblem,
+    gamma: &mut Vec<Vec6>,
+    timers: &mut StageTimers,
+) {
+    timers.time("warm_start", || {
+        gamma.clear();
+        gamma.extend((0..problem.n_contacts()).map(|i| {
+            if !world.solver.warm_start {
+                return [0.0; 6];
+            }
+            match world.warm.get(&problem.key[i]) {
+                None => [0.0; 6],
+                Some(wi) => {
+                    let [n, u, w] = problem.frame[i];
+                    [
+                        wi.force.dot(n),
+                        wi.force.dot(u),
+                        wi.force.dot(w),
+                        wi.torque.dot(n),
+                        wi.torque.dot(u),
+                        wi.torque.dot(w),
+                    ]
+                }
+            }
+        }));
+    });
+}
+
+/// What the f32 solvers (the GPU's and its CPU mirror) cannot run, checked
+/// before packing: other methods, a fallback, or a spinning boundary's
+/// torque bias (which the packed records do not carry; dropping it would
+/// silently remove the wall's spin from rolling and spinning friction).
+pub fn check_f32(world: &World, problem: &ContactProblem, backend: &str) -> Result<(), StepError> {
+    let settings = &world.solver;
+    if !matches!(settings.method, SolverMethod::Jacobi | SolverMethod::Apgd) {
+        return Err(StepError::Unsupported {
+            backend: backend.to_string(),
+            method: settings.method,
+        });
+    }
+    if let Some(method) = settings.fallback {
+        return Err(StepError::UnsupportedFallback {
+            backend: backend.to_string(),
+            method,
+        });
+    }
+    if problem.has_torque_bias() {
+        return Err(StepError::RotatingBoundary {
+            step: world.step_index,
+            backend: backend.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Packs the problem and its warm start for the f32 solvers (the body
+/// records get v_free + M⁻¹Dγ₀, the impulses f32).
+pub fn pack_f32(
+    problem: &ContactProblem,
+    gamma: &[Vec6],
+    gamma32: &mut Vec<[f32; 6]>,
+) -> PackedProblem {
+    gamma32.clear();
+    gamma32.extend(gamma.iter().map(|g| g.map(|x| x as f32)));
+    pack(problem, gamma)
+}
+
+/// The f32 solve's impulses widened into `gamma`, and the body velocities
+/// it left in the packed records.
+pub fn unpack_f32(
+    packed: &PackedProblem,
+    gamma32: &[[f32; 6]],
+    gamma: &mut [Vec6],
+) -> (Vec<DVec3>, Vec<DVec3>) {
+    for (g, g32) in gamma.iter_mut().zip(gamma32) {
+        *g = g32.map(|x| x as f64);
+    }
+    let v = packed
+        .bodies
+        .iter()
+        .map(|b| DVec3::new(b.v[0] as f64, b.v[1] as f64, b.v[2] as f64));
+    let w = packed
+        .bodies
+        .iter()
+        .map(|b| DVec3::new(b.w[0] as f64, b.w[1] as f64, b.w[2] as f64));
+    (v.collect(), w.collect())
+}
+
+/// Buffers of [`finish`]: the new velocities, checked before they replace
+/// the bodies'.
+#[derive(Debug, Default)]
+pub struct FinishBuffers {
+    new_vel: Vec<DVec3>,
+    new_omega: Vec<DVec3>,
+}
+
+/// The end of a step of a rigid formulation: keep this step's impulses
+/// for the next (warm starts, histories), then integrate with the new
+/// velocities (`velocities`, or v_free + M⁻¹ D γ). On a [`NonFiniteError`]
+/// the bodies keep the last good state.
+pub fn finish(
+    world: &mut World,
+    problem: &ContactProblem,
+    gamma: &[Vec6],
+    stats: SolveStats,
+    velocities: Option<(Vec<DVec3>, Vec<DVec3>)>,
+    buffers: &mut FinishBuffers,
+    timers: &mut StageTimers,
+) -> Result<StepReport, StepError> {
+    let h = world.time_step;
+    timers.time("store_warm", || {
+        world.warm.clear();
+        for (i, g) in gamma.iter().enumerate() {
+            let [n, u, w] = problem.frame[i];
+            world.warm.insert(
+                problem.key[i],
+                WarmImpulse {
+                    force: n * g[0] + u * g[1] + w * g[2],
+                    torque: n * g[3] + u * g[4] + w * g[5],
+                },
+            );
+        }
+    });
+    let step = world.step_index;
+    let time = world.time;
+    let FinishBuffers { new_vel, new_omega } = buffers;
+    timers.time("integrate", || -> Result<(), NonFiniteError> {
+        let b = &mut world.bodies;
+        // Compute and check the new velocities aside, so that a failing
+        // step leaves the bodies at the last good state.
+        match velocities {
+            Some((v, w)) if problem.n_bodies() == b.len() => {
+                *new_vel = v;
+                *new_omega = w;
+            }
+            _ => {
+                // velocities_into writes every entry.
+                new_vel.resize(b.len(), DVec3::ZERO);
+                new_omega.resize(b.len(), DVec3::ZERO);
+                problem.velocities_into(gamma, new_vel, new_omega);
+            }
+        }
+        let bad = |x: &[DVec3]| x.iter().position(|v| !v.is_finite());
+        // Impulses so large that their squares overflow (the residual
+        // is then not a number) are a diverged solve even while every
+        // velocity is still finite.
+        if stats.residual_rel.is_nan() {
+            let body = (0..new_vel.len())
+                .max_by(|&i, &j| new_vel[i].length().total_cmp(&new_vel[j].length()))
+                .unwrap_or(0);
+            return Err(NonFiniteError {
+                step,
+                time,
+                what: "solver residual (the impulses overflow)",
+                body,
+            });
+        }
+        if let Some(body) = bad(new_vel) {
+            return Err(NonFiniteError {
+                step,
+                time,
+                what: "velocity",
+                body,
+            });
+        }
+        if let Some(body) = bad(new_omega) {
+            return Err(NonFiniteError {
+                step,
+                time,
+                what: "angular velocity",
+                body,
+            });
+        }
+        std::mem::swap(&mut b.vel, new_vel);
+        std::mem::swap(&mut b.omega, new_omega);
+        integrate::positions(b, h);
+        integrate::boundaries(&mut world.boundaries, time, h);
+        Ok(())
+    })?;
+    world.time += h;
+    world.step_index += 1;
+    Ok(StepReport {
+        contacts: problem.n_contacts(),
+        solve: stats,
+        substeps: 1,
+    })
+}
