@@ -679,6 +679,13 @@ impl GpuJacobi {
                 )));
             }
         }
+        let max_worlds = ctx.limits.max_compute_workgroups_per_dimension as usize;
+        if live.len() > max_worlds {
+            return Err(GpuError::Batch(format!(
+                "{} worlds with contacts, but the adapter runs at most {max_worlds} in one batch (one workgroup each for the residual)",
+                live.len()
+            )));
+        }
         let layout = BatchLayout::new(live.iter().map(|&w| {
             let p = &entries[w].problem;
             (
