@@ -23,9 +23,12 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Simulate a scene file and write frames, final.csv, final.png and summary.json.
     Run {
-        /// The scene file (RON).
-        #[arg(required_unless_present = "resume")]
-        scene: Option<PathBuf>,
+        /// The scene file (RON). Several are stepped together in one batch
+        /// on a GPU backend (`--backend gpu`, or `auto` on a hardware GPU;
+        /// one after another otherwise), each into OUT/<scene name> with
+        /// --out, else its default directory.
+        #[arg(required_unless_present = "resume", num_args = 1..)]
+        scene: Vec<PathBuf>,
         /// Continue the run whose output directory is DIR from its
         /// checkpoint (DIR/checkpoint.bin), with the scene and options it was
         /// started with; on the cpu backend the result is bit-identical to

@@ -183,62 +183,33 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     overwrite,
                     stop_after_step: None,
                 };
+                if scene.len() > 1 {
+                    let results = repose::run::batch::run_files(&scene, &overrides, &opts)?;
+                    let mut failed = 0;
+                    for (path, r) in scene.iter().zip(results) {
+                        println!("== {}", path.display());
+                        match r {
+                            Ok(s) => s.report_lines().iter().for_each(|l| println!("{l}")),
+                            Err(e) => {
+                                failed += 1;
+                                println!("FAILED: {e:#}");
+                            }
+                        }
+                    }
+                    return Ok(if failed > 0 {
+                        ExitCode::from(2)
+                    } else {
+                        ExitCode::SUCCESS
+                    });
+                }
                 let scene = scene
+                    .into_iter()
+                    .next()
                     .ok_or_else(|| anyhow::anyhow!("a scene file or --resume DIR is needed"))?;
                 run_file(&scene, &overrides, &opts)?
             };
-            if s.formulation == "penalty" {
-                println!(
-                    "{}: {} steps, {:.3} s simulated in {:.1} s wall; mean {:.0} contacts per step",
-                    s.scene, s.steps, s.simulated_time, s.wall_time_s, s.contacts.mean
-                );
-                println!(
-                    "penalty: {} sub-steps ({:.1} per step); {:.3e} particle-steps/s all-in",
-                    s.substeps,
-                    s.substeps as f64 / s.steps.max(1) as f64,
-                    s.particle_steps as f64 / s.wall_time_s.max(1e-9)
-                );
-            } else {
-                println!(
-                    "{}: {} steps, {:.3} s simulated in {:.1} s wall; mean {:.0} contacts and {:.1} iterations per step; final relative residual {:.2e}",
-                    s.scene,
-                    s.steps,
-                    s.simulated_time,
-                    s.wall_time_s,
-                    s.contacts.mean,
-                    s.solver.iterations_mean,
-                    s.solver.residual_rel_final
-                );
-                println!(
-                    "solver: {} of {} steps met the tolerance; {:.3e} contact-iterations/s all-in",
-                    s.solver.steps - s.solver.steps_not_converged,
-                    s.solver.steps,
-                    s.solver.contact_iterations as f64 / s.wall_time_s.max(1e-9)
-                );
-                if let Some(g) = &s.gpu {
-                    println!("{g}");
-                }
-                if s.solver.steps_fallback > 0 {
-                    println!(
-                        "solver.fallback ran on {} steps ({} of its iterations in all)",
-                        s.solver.steps_fallback, s.solver.fallback_iterations_total
-                    );
-                }
-            }
-            if let Some(t) = s.extra.get("settling").and_then(|v| v.get("settle_time_s")) {
-                if let Some(t) = t.as_f64() {
-                    println!("settled at t = {t:.4} s");
-                }
-            }
-            if let Some(a) = s.extra.get("angle_of_repose") {
-                let num = |k: &str| a.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
-                println!(
-                    "angle of repose: {:.2}° ± {:.2}°; height {:.4} m, base radius {:.4} m",
-                    num("angle_deg"),
-                    num("angle_stderr_deg"),
-                    num("height"),
-                    num("base_radius")
-                );
+            for line in s.report_lines() {
+                println!("{line}");
             }
             if s.stopped == StopReason::Interrupted {
                 println!(

@@ -56,7 +56,7 @@ fn assert_batched_runs_equal_runs_alone(method: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let solver =
         |tol: &str| format!("solver: (method: {method}, max_iterations: 200, tolerance: {tol}),");
-    let scenes = vec![
+    let scenes = [
         scene(
             "a",
             3,
@@ -169,5 +169,86 @@ fn a_run_that_cannot_be_batched_is_refused_with_its_reason() {
     );
     for part in ["penalty", "cannot run in a GPU batch", "cpu backend"] {
         assert!(e.contains(part), "the error should say {part:?}: {e}");
+    }
+}
+
+/// `repose run A.ron B.ron`: on the GPU backend one batch of two worlds,
+/// each into OUT/<scene name>, with the files of the runs alone; on the CPU
+/// backend one run after the other, not batched.
+#[test]
+fn repose_run_of_several_scenes_batches_them_on_a_gpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, friction: &str| {
+        let s = scene(
+            name,
+            3,
+            3,
+            &format!("materials: [(name: \"m\", friction: {friction})],"),
+        );
+        let p = tmp.path().join(format!("{name}.ron"));
+        fs::write(&p, s.to_ron().unwrap()).unwrap();
+        p
+    };
+    let (a, b) = (write("first", "0.3"), write("second", "0.7"));
+    let run = |backend: &str, out: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_repose"))
+            .args([
+                "run",
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "--backend",
+                backend,
+            ])
+            .args([
+                "--no-frames",
+                "--no-picture",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap()
+    };
+    let cpu = tmp.path().join("cpu");
+    let out = run("cpu", &cpu);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["first", "second"] {
+        let s = read_summary(cpu.join(name).join("summary.json")).unwrap();
+        assert_eq!(s.backend, "cpu");
+        assert!(
+            !s.extra.contains_key("batch"),
+            "{name}: not batched on the cpu"
+        );
+    }
+    if context_for_tests("repose run A B --backend gpu").is_none() {
+        return;
+    }
+    let gpu = tmp.path().join("gpu");
+    let out = run("gpu", &gpu);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout.matches("== ").count(),
+        2,
+        "one report per scene: {stdout}"
+    );
+    for name in ["first", "second"] {
+        let dir = gpu.join(name);
+        let s = read_summary(dir.join("summary.json")).unwrap();
+        assert_eq!(s.extra["batch"]["worlds"], 2, "{name}");
+        let alone = tmp.path().join(format!("alone_{name}"));
+        let scene = Scene::load(&tmp.path().join(format!("{name}.ron")), &[]).unwrap();
+        run_scene(&scene, &options(&alone)).unwrap();
+        assert!(
+            fs::read(dir.join("final.csv")).unwrap() == fs::read(alone.join("final.csv")).unwrap(),
+            "{name}: the batched run's final.csv differs from the run alone"
+        );
     }
 }

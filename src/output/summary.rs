@@ -138,6 +138,68 @@ impl Summary {
         }
     }
 
+    /// What a run's last lines say: steps, time, contacts and iterations,
+    /// the steps that met the tolerance (or the penalty sub-steps), the GPU
+    /// breakdown, settling and the angle of repose.
+    pub fn report_lines(&self) -> Vec<String> {
+        let s = self;
+        let mut lines = Vec::new();
+        if s.formulation == "penalty" {
+            lines.push(format!(
+                "{}: {} steps, {:.3} s simulated in {:.1} s wall; mean {:.0} contacts per step",
+                s.scene, s.steps, s.simulated_time, s.wall_time_s, s.contacts.mean
+            ));
+            lines.push(format!(
+                "penalty: {} sub-steps ({:.1} per step); {:.3e} particle-steps/s all-in",
+                s.substeps,
+                s.substeps as f64 / s.steps.max(1) as f64,
+                s.particle_steps as f64 / s.wall_time_s.max(1e-9)
+            ));
+        } else {
+            lines.push(format!(
+                    "{}: {} steps, {:.3} s simulated in {:.1} s wall; mean {:.0} contacts and {:.1} iterations per step; final relative residual {:.2e}",
+                    s.scene,
+                    s.steps,
+                    s.simulated_time,
+                    s.wall_time_s,
+                    s.contacts.mean,
+                    s.solver.iterations_mean,
+                    s.solver.residual_rel_final
+                ));
+            lines.push(format!(
+                "solver: {} of {} steps met the tolerance; {:.3e} contact-iterations/s all-in",
+                s.solver.steps - s.solver.steps_not_converged,
+                s.solver.steps,
+                s.solver.contact_iterations as f64 / s.wall_time_s.max(1e-9)
+            ));
+            if let Some(g) = &s.gpu {
+                lines.push(g.to_string());
+            }
+            if s.solver.steps_fallback > 0 {
+                lines.push(format!(
+                    "solver.fallback ran on {} steps ({} of its iterations in all)",
+                    s.solver.steps_fallback, s.solver.fallback_iterations_total
+                ));
+            }
+        }
+        if let Some(t) = s.extra.get("settling").and_then(|v| v.get("settle_time_s")) {
+            if let Some(t) = t.as_f64() {
+                lines.push(format!("settled at t = {t:.4} s"));
+            }
+        }
+        if let Some(a) = s.extra.get("angle_of_repose") {
+            let num = |k: &str| a.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+            lines.push(format!(
+                "angle of repose: {:.2}° ± {:.2}°; height {:.4} m, base radius {:.4} m",
+                num("angle_deg"),
+                num("angle_stderr_deg"),
+                num("height"),
+                num("base_radius")
+            ));
+        }
+        lines
+    }
+
     /// Adds a stretch of the GPU solver's counters (a resumed run adds its
     /// own to those of the processes before it).
     pub fn add_gpu(&mut self, c: &GpuCounters) {

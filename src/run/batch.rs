@@ -30,8 +30,10 @@ use std::time::Instant;
 use anyhow::Result;
 use rayon::prelude::*;
 
+use std::path::PathBuf;
+
 use super::session::{LoopState, Session};
-use super::{f32_blocker, start_session, RunOptions};
+use super::{f32_blocker, run_scene, start_session, BackendChoice, RunOptions};
 use crate::formulation::Formulation;
 use crate::gpu::GpuError;
 use crate::output::summary::Summary;
@@ -259,4 +261,74 @@ fn too_large(e: GpuError, worlds: usize) -> GpuError {
         "{e}; a batch of {worlds} worlds of this size does not fit the GPU, about {fits} would (--batch {})",
         fits.max(1)
     ))
+}
+
+/// `repose run A.ron B.ron …`: every scene (with the same overrides and
+/// options) into its own directory — `OUT/<scene name>` with `--out OUT`,
+/// else the scene's default — stepped together in one batch on a GPU
+/// backend (`--backend gpu`, or `auto` on a hardware GPU), one after
+/// another otherwise. Every scene is loaded and checked before any runs;
+/// one result per scene, in order.
+pub fn run_files(
+    paths: &[PathBuf],
+    overrides: &[(String, String)],
+    opts: &RunOptions,
+) -> Result<Vec<Result<Summary>>> {
+    let scenes = paths
+        .iter()
+        .map(|p| Scene::load(p, overrides).map_err(anyhow::Error::from))
+        .collect::<Result<Vec<_>>>()?;
+    let mut dirs: Vec<PathBuf> = Vec::with_capacity(scenes.len());
+    for (s, p) in scenes.iter().zip(paths) {
+        let d = match &opts.out_dir {
+            Some(o) => o.join(&s.name),
+            None => s.output_dir(),
+        };
+        if let Some(k) = dirs.iter().position(|e| *e == d) {
+            anyhow::bail!(
+                "{} and {} would both write to {} (their scenes are both named {:?}): give them different names",
+                paths[k].display(),
+                p.display(),
+                d.display(),
+                s.name
+            );
+        }
+        dirs.push(d);
+    }
+    let options = |d: &PathBuf, progress: bool| RunOptions {
+        out_dir: Some(d.clone()),
+        progress,
+        ..opts.clone()
+    };
+    if let Some(mut gpu) = batch_backend(opts.backend)? {
+        let runs: Vec<_> = scenes
+            .iter()
+            .zip(&dirs)
+            .map(|(s, d)| (s, options(d, false)))
+            .collect();
+        return Ok(run_batch(&runs, &mut gpu));
+    }
+    Ok(scenes
+        .iter()
+        .zip(&dirs)
+        .map(|(s, d)| run_scene(s, &options(d, opts.progress)))
+        .collect())
+}
+
+/// The GPU for a batch of runs: with `--backend gpu` the adapter (an error
+/// without one); with `auto` a hardware adapter, else none (the runs go one
+/// after another, each choosing as alone); none on the CPU backends.
+fn batch_backend(choice: BackendChoice) -> Result<Option<GpuState>> {
+    let ctx = match choice {
+        BackendChoice::Cpu | BackendChoice::CpuF32 => return Ok(None),
+        BackendChoice::Gpu => crate::gpu::GpuContext::try_new().ok_or_else(|| {
+            anyhow::anyhow!("--backend gpu: no GPU adapter found (on a machine without a GPU, install mesa-vulkan-drivers for lavapipe and set WGPU_BACKEND=vulkan)")
+        })?,
+        BackendChoice::Auto => match crate::gpu::GpuContext::try_new() {
+            Some(c) if c.info.device_type != wgpu::DeviceType::Cpu => c,
+            _ => return Ok(None),
+        },
+    };
+    let solver = crate::gpu::jacobi::GpuJacobi::new(&ctx)?;
+    Ok(Some(GpuState { ctx, solver }))
 }
