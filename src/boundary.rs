@@ -493,3 +493,18 @@ impl Face {
         }
     }
 }
+
+/// The triangles of the mesh boundaries, placed and turned as they are now
+/// (for pictures).
+pub fn mesh_triangles(boundaries: &[Boundary]) -> Vec<[DVec3; 3]> {
+    boundaries
+        .iter()
+        .filter_map(|b| match &b.shape {
+            Shape::Mesh { surface, rot } => Some((b, surface, *rot)),
+            _ => None,
+        })
+        .flat_map(|(b, s, q)| {
+            (0..s.mesh.triangles.len()).map(move |t| s.mesh.corners(t).map(|v| b.origin + q * v))
+        })
+        .collect()
+}

@@ -44,10 +44,8 @@
 //! the same bits either way: the passes are elementwise, and reductions run
 //! in fixed chunks ([`crate::solver::det_sums`]).
 
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::collision;
 use crate::formulation::complementarity::{self as rigid, FinishBuffers};
 use crate::formulation::penalty::{self, PenaltyWorkspace};
 use crate::formulation::pyramid::{self, PyramidError, PyramidLcp, PyramidSettings};
@@ -58,8 +56,10 @@ use crate::problem::{BodyDelassus, ContactProblem, Vec6};
 use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
 use crate::solver::packed::PackedProblem;
 use crate::solver::SolveStats;
-use crate::solver::{self, SolverMethod, Workspace};
+use crate::solver::{self, Workspace};
 use crate::world::World;
+
+pub use crate::formulation::stage::{NonFiniteError, StageTimers, StepError, StepReport};
 
 /// Which solver runs the `solve` stage.
 pub enum Backend {
@@ -113,125 +113,6 @@ impl Backend {
     pub fn is_f32(&self) -> bool {
         !matches!(self, Backend::Cpu)
     }
-}
-
-/// Accumulated wall-clock time per stage.
-#[derive(Clone, Debug, Default)]
-pub struct StageTimers {
-    /// Stage name → total time.
-    pub total: BTreeMap<&'static str, Duration>,
-}
-
-impl StageTimers {
-    /// Runs `f`, adding its duration to `stage`.
-    pub fn time<T>(&mut self, stage: &'static str, f: impl FnOnce() -> T) -> T {
-        let t0 = Instant::now();
-        let out = f();
-        *self.total.entry(stage).or_default() += t0.elapsed();
-        out
-    }
-
-    /// Seconds per stage, for reports.
-    pub fn seconds(&self) -> BTreeMap<String, f64> {
-        self.total
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.as_secs_f64()))
-            .collect()
-    }
-}
-
-/// What one step reports.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StepReport {
-    /// Sub-steps taken (the penalty formulation's; 1 for complementarity).
-    pub substeps: u64,
-    /// Contacts in the problem.
-    pub contacts: usize,
-    /// Solver statistics.
-    pub solve: SolveStats,
-}
-
-/// Why a step failed.
-#[derive(Debug, thiserror::Error)]
-pub enum StepError {
-    /// The solve produced non-finite numbers.
-    #[error(transparent)]
-    NonFinite(#[from] NonFiniteError),
-    /// The GPU solver failed.
-    #[error("step {step}: {error}")]
-    Gpu {
-        /// Index of the failing step.
-        step: u64,
-        /// The GPU error (part of the message, not a `source()`, so that
-        /// `{:#}` does not print it twice).
-        error: GpuError,
-    },
-    /// The f32 backends cannot see a spinning boundary: their contact records
-    /// carry only the force rows of the bias, and dropping the torque rows
-    /// would silently remove the wall's spin from rolling/spinning friction.
-    #[error("step {step}: the {backend} backend cannot run a scene with a rotating boundary (its contact records carry no torque bias); use --backend cpu")]
-    RotatingBoundary {
-        /// Index of the failing step.
-        step: u64,
-        /// The backend.
-        backend: String,
-    },
-    /// The penalty and pyramid formulations run on the f64 CPU only.
-    #[error("the {backend} backend runs the complementarity formulation only; the {formulation} formulation runs on the cpu backend (--backend cpu)")]
-    FormulationBackend {
-        /// The backend.
-        backend: String,
-        /// The formulation's name.
-        formulation: &'static str,
-    },
-    /// The pyramid LCP of a step could not be posed or solved.
-    #[error("step {step}: {error}")]
-    Pyramid {
-        /// Index of the failing step.
-        step: u64,
-        /// Why.
-        error: PyramidError,
-    },
-    /// Contact detection refused: spheres inside each other en masse.
-    #[error("step {step}: {error}")]
-    Crowded {
-        /// Index of the failing step.
-        step: u64,
-        /// Which sphere, and the bound.
-        error: collision::Crowded,
-    },
-    /// The backend cannot run the asked-for method.
-    #[error(
-        "the {backend} backend runs only the jacobi and apgd methods, not {method}; use the cpu backend"
-    )]
-    Unsupported {
-        /// The backend.
-        backend: String,
-        /// The solver method asked for.
-        method: SolverMethod,
-    },
-    /// The backend cannot run a fallback method (`solver.fallback`).
-    #[error("solver.fallback ({method}) runs on the cpu backend only, not on the {backend} backend; use --backend cpu or remove it")]
-    UnsupportedFallback {
-        /// The backend.
-        backend: String,
-        /// The fallback method asked for.
-        method: SolverMethod,
-    },
-}
-
-/// A step that produced non-finite numbers.
-#[derive(Debug, thiserror::Error)]
-#[error("step {step} (t = {time:.6} s): {what} is not finite (body {body}); the solver diverged — try a smaller time step or a lower solver.omega")]
-pub struct NonFiniteError {
-    /// Index of the failing step.
-    pub step: u64,
-    /// Simulated time at the start of that step.
-    pub time: f64,
-    /// Which quantity.
-    pub what: &'static str,
-    /// The first body where it happened.
-    pub body: usize,
 }
 
 /// Advances worlds one step at a time, keeping buffers and timers between steps.

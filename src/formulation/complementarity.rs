@@ -31,11 +31,11 @@
 use glam::DVec3;
 
 use crate::collision;
+use crate::formulation::stage::{NonFiniteError, StageTimers, StepError, StepReport};
 use crate::integrate;
 use crate::problem::{ContactProblem, Vec6};
 use crate::solver::packed::{pack, PackedProblem};
 use crate::solver::{SolveStats, SolverMethod};
-use crate::step::{NonFiniteError, StageTimers, StepError, StepReport};
 use crate::world::{WarmImpulse, World};
 
 /// The first stages of a rigid formulation's step: free velocities,

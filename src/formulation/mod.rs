@@ -13,6 +13,7 @@
 pub mod complementarity;
 pub mod penalty;
 pub mod pyramid;
+pub mod stage;
 
 use serde::{Deserialize, Serialize};
 

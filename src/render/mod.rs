@@ -286,7 +286,7 @@ fn walls_of_output(scene: &crate::scene::Scene) -> Vec<[DVec3; 3]> {
     match scene.built_boundaries() {
         Ok(b) => {
             let still: Vec<_> = b.into_iter().filter(|b| b.geometry_still()).collect();
-            crate::run::wall_triangles(&still)
+            crate::boundary::mesh_triangles(&still)
         }
         Err(e) => {
             log::warn!("mesh boundaries left out of the picture: {e}");

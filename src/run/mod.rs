@@ -49,8 +49,6 @@ pub use guards::tunnelling_risk;
 use guards::{prepare_output_dir, DivergenceBounds};
 use session::Session;
 
-pub(crate) use report::wall_triangles;
-
 /// The backend asked for on the command line.
 #[derive(
     Clone,

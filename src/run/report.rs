@@ -49,7 +49,7 @@ pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &P
                     pic.colour,
                 )),
                 look_along: pic.look_along,
-                walls: wall_triangles(&world.boundaries),
+                walls: crate::boundary::mesh_triangles(&world.boundaries),
             };
             render_bodies(&pos, &radius, &values, &surfaces, &opts)
         })
@@ -247,19 +247,4 @@ pub(super) fn record_dynamic_angle(d: DrumSampler, completed: bool, summary: &mu
                 .insert("dynamic_angle_error".into(), e.to_string().into());
         }
     }
-}
-
-/// The triangles of the mesh boundaries, placed and turned as they are now
-/// (for pictures).
-pub(crate) fn wall_triangles(boundaries: &[crate::boundary::Boundary]) -> Vec<[glam::DVec3; 3]> {
-    boundaries
-        .iter()
-        .filter_map(|b| match &b.shape {
-            crate::boundary::Shape::Mesh { surface, rot } => Some((b, surface, *rot)),
-            _ => None,
-        })
-        .flat_map(|(b, s, q)| {
-            (0..s.mesh.triangles.len()).map(move |t| s.mesh.corners(t).map(|v| b.origin + q * v))
-        })
-        .collect()
 }

@@ -76,8 +76,8 @@ pub use slide::SlideHistory;
 
 use crate::bodies::SPHERE;
 use crate::collision::{self, ContactGeom, NO_BODY};
+use crate::formulation::stage::{NonFiniteError, StageTimers, StepError, StepReport};
 use crate::material::Material;
-use crate::step::{NonFiniteError, StageTimers, StepError, StepReport};
 use crate::world::World;
 use held::Held;
 use loads::{contact_loads, Context, EndSum, Loads, PairConstants};
