@@ -21,7 +21,7 @@ use repose::output::summary::StopReason;
 use repose::run::{open_backend, resume_run, run_file, BackendChoice, ResumeOptions, RunOptions};
 use repose::scene::parse_set;
 use repose::solver::SolverMethod;
-use repose::step::Stepper;
+use repose::step::{Backend, Stepper};
 use repose::sweep::{self, Shard, SweepOptions, SweepReport, SweepSpec};
 
 /// Mesa's Vulkan drivers (lavapipe among them) probe the Wayland window
@@ -461,7 +461,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let r = repose::bench::bench_solver(&mut b, &problem, &gamma, iterations, 5, solver)?;
+            let mut r =
+                repose::bench::bench_solver(&mut b, &problem, &gamma, iterations, 5, solver)?;
+            if matches!(b, Backend::Gpu(_)) && problem.n_contacts() > 20_000 {
+                log::info!(
+                    "timing one iteration on {} too…",
+                    repose::bench::SMALL_SCENE
+                );
+                r.small = Some(repose::bench::small_fixed_cost(
+                    &mut b, iterations, 5, solver,
+                )?);
+            }
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {

@@ -58,6 +58,59 @@ pub struct SolverBench {
     /// ([`FixedCost`]); `None` on the CPU backends.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed_cost: Option<FixedCost>,
+    /// On the GPU: the same split at the size of the piles people run
+    /// ([`SMALL_SCENE`], about 10⁴ contacts), where the fixed cost rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub small: Option<SmallFixedCost>,
+}
+
+/// The pile of about 10⁴ contacts on which the GPU's fixed cost per
+/// iteration is timed beside any benchmarked scene.
+pub const SMALL_SCENE: &str = "scenes/bench_pile_small.ron";
+
+/// [`FixedCost`] on the small pile.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SmallFixedCost {
+    /// Contacts of the small pile's problem.
+    pub contacts: usize,
+    /// One iteration's wall time there, split.
+    pub cost: FixedCost,
+}
+
+/// One iteration's split ([`FixedCost`]) on the small pile ([`SMALL_SCENE`],
+/// settled for 3 steps on the CPU), `iterations` timed iterations, the best
+/// of `repeats`.
+pub fn small_fixed_cost(
+    backend: &mut Backend,
+    iterations: usize,
+    repeats: usize,
+    method: SolverMethod,
+) -> Result<SmallFixedCost> {
+    let (p, gamma0) = prepare(Path::new(SMALL_SCENE), 3)?;
+    let bytes = if method == SolverMethod::Apgd {
+        f32_apgd_bytes_per_contact_iteration(&p)
+    } else {
+        f32_bytes_per_contact_iteration(&p)
+    };
+    let copy_bw = match backend {
+        Backend::Gpu(gs) => copy::measure(&gs.ctx, 64 << 20, 20)?.bytes_per_second,
+        _ => anyhow::bail!("the fixed cost is measured on the GPU backend"),
+    };
+    solve_on(backend, &p, &gamma0, &settings(iterations.max(1), method))?;
+    let traffic = bytes * p.n_contacts() as f64 / copy_bw;
+    let cost = fixed_cost(
+        backend,
+        &p,
+        &gamma0,
+        iterations.max(1),
+        repeats,
+        method,
+        traffic,
+    )?;
+    Ok(SmallFixedCost {
+        contacts: p.n_contacts(),
+        cost,
+    })
 }
 
 /// One GPU iteration's wall time, split: W = host + device, device =
@@ -306,7 +359,34 @@ pub fn bench_solver(
         copy_bytes_per_second: copy_bw,
         share_of_copy_bandwidth: bytes * cips / copy_bw,
         fixed_cost,
+        small: None,
     })
+}
+
+impl std::fmt::Display for FixedCost {
+    /// "one iteration: W µs wall = H µs host (…) + D µs device, of which T µs the memory traffic …"
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "one iteration: {:.1} µs wall = {:.1} µs host (encoding and submitting {:.2} dispatches) + ",
+            1e6 * self.wall_seconds,
+            1e6 * self.host_seconds,
+            self.dispatches
+        )?;
+        match self.device_seconds {
+            Some(d) => write!(
+                f,
+                "{:.1} µs device, of which {:.1} µs the memory traffic at copy bandwidth",
+                1e6 * d,
+                1e6 * self.traffic_seconds
+            ),
+            None => write!(
+                f,
+                "the device (no timestamps); the memory traffic alone {:.1} µs at copy bandwidth",
+                1e6 * self.traffic_seconds
+            ),
+        }
+    }
 }
 
 /// The split of one GPU iteration's wall time ([`FixedCost`]): the fastest
@@ -379,26 +459,14 @@ impl std::fmt::Display for SolverBench {
             100.0 * self.share_of_copy_bandwidth
         )?;
         if let Some(c) = &self.fixed_cost {
+            write!(f, "\n  {c}")?;
+        }
+        if let Some(s) = &self.small {
             write!(
                 f,
-                "\n  one iteration: {:.1} µs wall = {:.1} µs host (encoding and submitting {:.2} dispatches) + ",
-                1e6 * c.wall_seconds,
-                1e6 * c.host_seconds,
-                c.dispatches
+                "\n  at {} contacts ({SMALL_SCENE}): {}",
+                s.contacts, s.cost
             )?;
-            match c.device_seconds {
-                Some(d) => write!(
-                    f,
-                    "{:.1} µs device, of which {:.1} µs the memory traffic at copy bandwidth",
-                    1e6 * d,
-                    1e6 * c.traffic_seconds
-                ),
-                None => write!(
-                    f,
-                    "the device (no timestamps); the memory traffic alone {:.1} µs at copy bandwidth",
-                    1e6 * c.traffic_seconds
-                ),
-            }?;
         }
         Ok(())
     }
