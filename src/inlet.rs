@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bodies::{Bodies, BodyInit, SphereInit};
 use crate::boundary::Boundary;
-use crate::scene::rng::Rng;
+use crate::rng::Rng;
 
 /// Random centres tried per sphere and step before it is deferred.
 pub const INLET_TRIES: usize = 50;
@@ -242,7 +242,7 @@ impl Inlet {
         let reach = 2.0 * r_max + envelope.max(0.0);
         let (lo, hi) = self.settings.region.bounds();
         let (lo, hi) = (lo - DVec3::splat(reach), hi + DVec3::splat(reach));
-        let mut hash = crate::scene::SpatialHash::new(2.0 * r_max);
+        let mut hash = crate::placement::SpatialHash::new(2.0 * r_max);
         for (i, p) in bodies.pos.iter().enumerate() {
             if p.cmpge(lo).all() && p.cmple(hi).all() {
                 hash.insert(*p, i);
@@ -312,7 +312,7 @@ impl Inlet {
                     // The placement checked a ball about the centre of mass.
                     bodies.push_body(&BodyInit {
                         vel,
-                        ..crate::scene::copy_at(proto, pos, turn)
+                        ..crate::placement::copy_at(proto, pos, turn)
                     })
                 }
                 None => {

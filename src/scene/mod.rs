@@ -34,7 +34,9 @@
 mod error;
 mod generate;
 mod overrides;
-pub mod rng;
+/// The seeded random numbers of the generators (re-exported: they live
+/// below the scene, [`crate::rng`], so that inlets need not import it).
+pub use crate::rng;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -55,7 +57,6 @@ use crate::world::{ContactSettings, World};
 
 pub use error::{Issue, SceneError};
 pub use generate::PlacedSphere;
-pub(crate) use generate::{copy_at, SpatialHash};
 pub use overrides::{apply_override, parse_set};
 
 /// The scene format version this build reads.
