@@ -9,7 +9,7 @@
 # TOTAL=480): a part that fails or runs out of time is recorded and the next
 # one starts.
 #   info   20   repose info, nvidia-smi, the pack's manifest        info.txt
-#   tests  90   gpu_equivalence (all its tests) and the tests named
+#   tests  90   gpu_equivalence and batch (all their tests) and the tests named
 #               `gpu` of physics, shapes, cylinder, warm_start,
 #               friction_law, with REPOSE_REQUIRE_GPU=1              tests.log
 #   bench  90   repose bench --backend gpu --iterations 200, jacobi
@@ -201,9 +201,9 @@ part_tests() {
     local t rc=0
     # The short filtered targets first, so that a hang in gpu_equivalence
     # (the longest, about 10 s on an H100) costs only itself.
-    for t in physics shapes cylinder warm_start friction_law gpu_equivalence; do
+    for t in physics shapes cylinder warm_start friction_law batch gpu_equivalence; do
         local filter=gpu
-        [ "$t" = gpu_equivalence ] && filter=
+        case $t in gpu_equivalence | batch) filter= ;; esac
         echo "--- $t $filter" >>"$TESTS_LOG"
         # shellcheck disable=SC2086 # an empty filter is no argument
         lim "$BIN/$t" $filter >>"$TESTS_LOG" 2>&1

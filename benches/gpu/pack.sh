@@ -7,8 +7,8 @@
 #
 # .hw/ (git-ignored through .git/info/exclude, never tracked) then holds:
 #   repose-hw.tar.xz  the stripped release binary `repose` and the test
-#                     binaries gpu_equivalence, physics, shapes, cylinder,
-#                     warm_start and friction_law (bin/), and MANIFEST;
+#                     binaries gpu_equivalence, batch, physics, shapes,
+#                     cylinder, warm_start and friction_law (bin/), and MANIFEST;
 #   MANIFEST          the same manifest in plain text: the build's root
 #                     directory (the tests find scenes/ and the binary through
 #                     CARGO_MANIFEST_DIR, fixed at compile time), commit,
@@ -30,7 +30,7 @@ die() { printf 'pack.sh: FAILED: %s\n' "$*" >&2; exit 1; }
 ROOT=$(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --show-toplevel) || die "not inside the repository"
 cd "$ROOT"
 HW_DIR=${HW_DIR:-.hw}
-TESTS=(gpu_equivalence physics shapes cylinder warm_start friction_law)
+TESTS=(gpu_equivalence batch physics shapes cylinder warm_start friction_law)
 # The GPU machine's whole working tree travels within 64 MiB; this folder
 # shares that limit with the tracked files.
 MAX_BYTES=$((30 * 1024 * 1024))
