@@ -321,13 +321,8 @@ impl Stepper {
     /// batch's solve ([`Self::batch_entry`]) and [`Self::end_batched`].
     pub fn begin_batched(&mut self, world: &mut World) -> Result<(), StepError> {
         self.pending = None;
+        // `emit` refuses other formulations on any backend but the f64 CPU.
         self.emit(world)?;
-        if !matches!(world.formulation, Formulation::Complementarity) {
-            return Err(StepError::FormulationBackend {
-                backend: self.backend.describe(),
-                formulation: world.formulation.name(),
-            });
-        }
         let problem = rigid::pose(world, &mut self.timers)?;
         rigid::warm_start(world, &problem, &mut self.gamma, &mut self.timers);
         let (gamma, gamma32) = (&self.gamma, &mut self.gamma32);
