@@ -298,7 +298,7 @@ pub(crate) enum Command {
         #[arg(long, value_name = "DIR", conflicts_with = "file")]
         all: Option<PathBuf>,
         /// The method: jacobi, apgd, pgs, fixed-point, extra-gradient,
-        /// interior-point, or lemke (the direct method on the faceted LCP
+        /// interior-point, newton, or lemke (the direct method on the faceted LCP
         /// of a 3-D Coulomb problem). With --all every method runs alone,
         /// and this one once more with its --fallback.
         #[arg(long, default_value = "apgd")]

@@ -862,8 +862,8 @@ fn solve_falls_back_to_the_interior_point_by_default_and_checks_the_option() {
     let once = row(&solve(&["--fallback", "none"]));
     assert!(once.contains(" apgd ") && once.ends_with("yes"), "{once}");
     assert_one_error(
-        &solve(&["--fallback", "newton"]),
-        &["--fallback", "\"newton\""],
+        &solve(&["--fallback", "simplex"]),
+        &["--fallback", "\"simplex\""],
     );
     assert_one_error(
         &solve(&["--solver", "lemke", "--fallback", "pgs"]),

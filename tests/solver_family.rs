@@ -122,6 +122,7 @@ every_method! {
     fixed_point: SolverMethod::FixedPoint;
     extra_gradient: SolverMethod::ExtraGradient;
     interior_point: SolverMethod::InteriorPoint;
+    newton: SolverMethod::Newton;
 }
 
 /// The interior-point method's two forms of one program.

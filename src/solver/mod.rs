@@ -15,6 +15,7 @@
 //! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2); Anderson mixing at the residual checks (on by default, depth 5; `solver.anderson`) | 1 apply, sequential (+1 per check when mixing) | both |
 //! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
 //! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
+//! | [`Newton`](SolverMethod::Newton) | semismooth Newton on the natural map of all contacts, J = I − DΠ(I − DŷN) regularized, Armijo line search ([`newton`]) | one sparse LU + 1–31 applies per step | both |
 //! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: one program per update of the shift (seed 004 eqs. 8–10) | both |
 //!
 //! Here ŷ = F(γ) is the velocity the law pairs with γ: y = Nγ + r for the
@@ -48,6 +49,7 @@ pub mod fixed_point;
 pub mod interior;
 pub mod jacobi;
 pub mod jacobi_f32;
+pub mod newton;
 pub mod packed;
 pub mod pgs;
 
@@ -71,17 +73,21 @@ pub enum SolverMethod {
     ExtraGradient,
     /// Primal–dual interior point on the conic QP (clarabel), CPU only.
     InteriorPoint,
+    /// Semismooth Newton on the natural map of all contacts at once (one
+    /// sparse LU a step), CPU only.
+    Newton,
 }
 
 impl SolverMethod {
     /// Every method, in table order.
-    pub const ALL: [SolverMethod; 6] = [
+    pub const ALL: [SolverMethod; 7] = [
         SolverMethod::Jacobi,
         SolverMethod::Apgd,
         SolverMethod::Pgs,
         SolverMethod::FixedPoint,
         SolverMethod::ExtraGradient,
         SolverMethod::InteriorPoint,
+        SolverMethod::Newton,
     ];
 
     /// The name used on the command line and in tables.
@@ -93,6 +99,7 @@ impl SolverMethod {
             SolverMethod::FixedPoint => "fixed-point",
             SolverMethod::ExtraGradient => "extra-gradient",
             SolverMethod::InteriorPoint => "interior-point",
+            SolverMethod::Newton => "newton",
         }
     }
 
@@ -300,6 +307,7 @@ fn solve_with<D: Delassus + Sync>(
         SolverMethod::FixedPoint => fixed_point::solve(op, gamma, s, ws, false),
         SolverMethod::ExtraGradient => fixed_point::solve(op, gamma, s, ws, true),
         SolverMethod::InteriorPoint => interior::solve(op, gamma, s, ws),
+        SolverMethod::Newton => newton::solve(op, gamma, s, ws),
     }
 }
 
