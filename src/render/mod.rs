@@ -198,7 +198,7 @@ pub fn shown_above_floor(floor: Option<f64>, heights: impl Iterator<Item = f64>)
     let shown: Vec<usize> = heights
         .enumerate()
         .inspect(|_| total += 1)
-        .filter(|&(_, z)| floor.map_or(true, |f| z >= f))
+        .filter(|&(_, z)| floor.is_none_or(|f| z >= f))
         .map(|(i, _)| i)
         .collect();
     if shown.len() < total {

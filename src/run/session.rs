@@ -637,7 +637,7 @@ fn record_existence(
     if r.robust {
         count(e, "robust");
     }
-    if r.s.is_finite() && e["min_s"].as_f64().map_or(true, |m| r.s < m) {
+    if r.s.is_finite() && e["min_s"].as_f64().is_none_or(|m| r.s < m) {
         e["min_s"] = serde_json::json!(r.s);
         e["min_s_step"] = serde_json::json!(k);
     }

@@ -349,7 +349,7 @@ pub fn step(
     let n = (h / dt_max).ceil().max(1.0) as u64;
     let dt = h / n as f64;
     let t0 = world.time;
-    let listed = settings.skin.map_or(true, |s| s > 0.0) && !world.bodies.has_shapes();
+    let listed = settings.skin.is_none_or(|s| s > 0.0) && !world.bodies.has_shapes();
     let next_step = world.step_index + 1;
     let crowded = |error| StepError::Crowded {
         step: next_step,

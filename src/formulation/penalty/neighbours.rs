@@ -455,7 +455,7 @@ impl<'a> HeldHistories<'a> {
 
     /// The history held for `key`, if any.
     pub(super) fn find(&mut self, key: u64) -> Option<ContactHistory> {
-        if self.last.map_or(true, |last| key < last) {
+        if self.last.is_none_or(|last| key < last) {
             self.at = self.held.partition_point(|&(k, _)| k < key);
         }
         self.last = Some(key);
