@@ -317,14 +317,14 @@ pub(crate) enum Command {
         time_limit: f64,
         /// pgs: Anderson mixing over this many past residual checks (0:
         /// plain sweeps; the default, 5, turns the seed 001 hard problems'
-        /// stalls into convergence: README, "Hard problems").
+        /// stalls into convergence: docs/solvers.md, "Hard problems").
         #[arg(long, default_value_t = repose::solver::pgs::ANDERSON_DEPTH)]
         anderson: usize,
         /// A second method for a problem the first leaves unsolved, started
         /// from the first's answer, with its own --time-limit; the better
         /// answer is reported. Default: interior-point after any other
         /// iterative method (apgd then interior-point solves every problem
-        /// of tests/data to 1e-6: README, "Hard problems"); `none` solves
+        /// of tests/data to 1e-6: docs/solvers.md, "Hard problems"); `none` solves
         /// once. With --all, one more row per problem: --solver with its
         /// fallback.
         #[arg(long, value_name = "METHOD|none")]

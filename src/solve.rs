@@ -6,7 +6,7 @@
 //! ([`SolveOptions::default`]): APGD alone solves every Siconos problem of
 //! `tests/data/siconos` and ten of the twelve of `tests/data/hard` from zero
 //! to 10⁻⁶; the interior point, started from APGD's answer, solves the
-//! other two (README, "Hard problems").
+//! other two (docs/solvers.md, "Hard problems").
 //!
 //! `lemke` is the direct method: a 3-D Coulomb problem faceted into the
 //! pyramid LCP of k directions ([`crate::lcp::pyramid_lcp`], Stewart and

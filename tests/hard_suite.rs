@@ -150,7 +150,7 @@ apgd_solves! {
 
 // The interior-point method on the associated problems, within 60 Newton
 // steps (19–42 measured). Not in the list: seed000_rho0.01_step300.dat,
-// where it stops at 2.3e-6 (README).
+// where it stops at 2.3e-6 (docs/solvers.md, "Hard problems").
 #[test]
 fn interior_point_solves_the_associated_hard_problems() {
     for name in [
@@ -165,7 +165,7 @@ fn interior_point_solves_the_associated_hard_problems() {
 /// The interior-point method under the De Saxcé law (its fixed point on
 /// the shift, `src/solver/interior.rs`) from zero: three of the seed 001
 /// problems, caps about twice the Newton steps measured (133, 251 and 875
-/// in 6, 14 and 33 programs). Left out for time (README, "Hard
+/// in 6, 14 and 33 programs). Left out for time (docs/solvers.md, "Hard
 /// problems"): the two μ = 0.3, μ_r = 0.1 m problems (13–20 s each, N
 /// explicit), `seed001_mu1_mur1_step06000` (4,362 Newton steps, 7–10 s)
 /// and `seed001_mu1_mur1_pgs_step03746` (9,808 in some 420 programs,
@@ -205,7 +205,7 @@ fn the_default_solves(name: &str) {
     );
     assert!(
         row.fallback_iterations.is_some(),
-        "{name}: APGD alone solved it ({} iterations): the README says it does not",
+        "{name}: APGD alone solved it ({} iterations): docs/solvers.md says it does not",
         row.iterations
     );
 }

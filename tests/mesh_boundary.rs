@@ -264,7 +264,7 @@ fn a_sphere_on_a_moving_mesh_floor_rolls_at_two_sevenths_of_its_speed() {
     let d = dir("belt");
     fs::write(d.join("belt.obj"), grid(40, 2, 0.05)).unwrap();
     // De Saxcé's law: the associated law would launch the sliding sphere
-    // at μ‖u_T‖ (README, model section) and the belt would throw it.
+    // at μ‖u_T‖ (docs/model.md, "The model") and the belt would throw it.
     let text = scene(
         &format!("Sphere(pos: (1.0, 0.05, {R}), radius: {R})"),
         r#"Mesh(file: "belt.obj", velocity: (1.0, 0, 0))"#,

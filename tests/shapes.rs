@@ -227,7 +227,7 @@ fn box_at_rest_on_a_plane(by: By) {
 
 /// A box on a 20° incline: with μ = 0.5 (tan 20° = 0.364 < μ) it stays;
 /// with μ = 0.3 it slides down with a = g (sin α − μ cos α), riding on the
-/// associated law's gap h μ ‖u_T‖ (README, "The model").
+/// associated law's gap h μ ‖u_T‖ (docs/model.md, "The model").
 fn box_on_an_incline(by: By) {
     let alpha = 20f64.to_radians();
     let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
@@ -797,7 +797,7 @@ fn pour(spheres: bool, rho_sigma: f64) -> Poured {
 /// steeper than the same drop of spheres with the same μ and ρ = σ = 0.
 /// The shapes get ρ = σ = 0.1 mm: a smooth body on a point contact has no
 /// contact patch, so at σ = 0 an ellipsoid spinning about the vertical on
-/// its tip never stops (README, "Shapes").
+/// its tip never stops (docs/model.md, "Shapes").
 #[test]
 fn a_pour_of_boxes_and_ellipsoids_settles_steeper_than_spheres() {
     let shapes = pour(false, 1e-4);

@@ -16,7 +16,7 @@ fn data() -> &'static Path {
 }
 
 /// Methods in the order they are tried: the fastest overall first (see the
-/// README's solver table).
+/// solver table in docs/solvers.md).
 const ORDER: [SolverMethod; 5] = [
     SolverMethod::Apgd,
     SolverMethod::Pgs,

@@ -2,7 +2,7 @@
 //! with a marker at each point and, optionally, error bars (mean ± standard
 //! deviation); axes with round ("nice") ticks and tick labels, axis labels,
 //! a title and a legend. This is what `sweep.png` and `calibrate.png` are
-//! made of, and the README's figures.
+//! made of, and the documentation's figures.
 //!
 //! The ticks and the layout are ours ([`nice_ticks`], [`plot_layout`]); the
 //! drawing is `plotters` (bitmap backend), with anti-aliased text from the

@@ -32,7 +32,7 @@
 //! solved afresh with s ← g(y) of the last answer, until the natural-map
 //! residual meets the tolerance, `max_iterations` Newton steps in all, or
 //! [`OUTER_MAX`] programs. Measured on `tests/data/hard/` from zero to a
-//! Siconos error of 10⁻⁶ (README, "Hard problems"): all eight seed 001
+//! Siconos error of 10⁻⁶ (docs/solvers.md, "Hard problems"): all eight seed 001
 //! problems, seven in 6–177 programs (0.6–20 s with N explicit, the
 //! 735-contact one being the slow one); the eighth, the step where a PGS
 //! run stalled, creeps near 2.7·10⁻⁶ for some 400 programs and then

@@ -181,7 +181,7 @@ pub struct SolverSettings {
     /// (200 steps from 7.8 s) PGS failed every step at 1,000 sweeps; at
     /// 200 sweeps with the interior point capped at 1,000 Newton steps
     /// the same steps took 341 s instead of 456 s (199 of 200 met 1e-4
-    /// instead of 200; README, "Choosing a solver").
+    /// instead of 200; docs/solvers.md, "Choosing a solver").
     pub fallback_max_iterations: Option<usize>,
     /// Interior point under De Saxcé's law: take the first shift s = g(y)
     /// from the velocities of the starting impulses instead of s = 0. Set

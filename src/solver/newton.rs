@@ -108,7 +108,7 @@
 //! De Saxcé's shift has its kinks (sticking contacts). Started from a
 //! first-order method's answer it converges fast where that answer has the
 //! pieces right, but not reliably yet: as PGS's fallback in seed 001's
-//! pile it leaves more steps short than the interior point (README,
+//! pile it leaves more steps short than the interior point (docs/solvers.md,
 //! "Choosing a solver").
 
 use faer::linalg::solvers::Solve;

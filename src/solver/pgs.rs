@@ -69,7 +69,7 @@
 //! starts again, so no check's residual is above what plain PGS would have
 //! given from the same iterate. Cost: one more apply of W per check (about a
 //! tenth more work at `check_every` = 10) and the mixing's dot products (m² per
-//! check, over all contacts). On the seed 001 problems (README, "Hard
+//! check, over all contacts). On the seed 001 problems (docs/solvers.md, "Hard
 //! problems") it turns stalls into convergence: the step whose 20,000 plain
 //! sweeps stop at 4·10⁻⁴ reaches 10⁻⁴ in 340; `seed001_mu1_mur1_step06000`,
 //! which no method solved, reaches 10⁻⁶.
@@ -106,7 +106,7 @@
 //!   0.034 s against 0.044 s, Capsules 0.021 against 0.034; RockPile_tob1,
 //!   unsolved both ways, 6.4 s against 11.3 s);
 //! * a run: seed 001's pile at μ = 1, μ_r = 1 m, 0–6 s, PGS capped at 200
-//!   sweeps with the interior point as fallback (the README's settings):
+//!   sweeps with the interior point as fallback (the settings docs/papers.md gave then):
 //!   5,964 of 6,000 steps met 10⁻⁴ against 5,966, in 948 s against 825 s —
 //!   at 8 % more contacts (131 against 121 a step: the two piles part after
 //!   a few steps). No gain there: the fallback runs on 74 % of the steps
@@ -135,7 +135,7 @@
 //! 0–6 s, the interior point as fallback, one thread each, side by side):
 //! PGS capped at 1,000 sweeps met 10⁻⁴ in 5,989 of 6,000 steps in 637 s,
 //! capped at 200 (the fallback's own cap 1,000) 5,948 in 863 s — so the
-//! README's advice turned back to the cap of 1,000.
+//! docs' advice turned back to the cap of 1,000.
 
 use std::collections::VecDeque;
 
