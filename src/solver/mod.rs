@@ -443,6 +443,13 @@ impl Metric {
         }));
     }
 
+    /// Contact i's cone in the scaled variables z = (x_f, √(b_f/b_t) x_t):
+    /// (μ, ρ√(b_f/b_t), σ√(b_f/b_t)).
+    #[inline]
+    pub fn scaled_cone(&self, i: usize) -> ConeCoeffs {
+        self.scaled[i].0
+    }
+
     /// ŷ of contact i for y = (Nγ + r)_i.
     #[inline]
     pub fn modified(&self, i: usize, y: &Vec6) -> Vec6 {

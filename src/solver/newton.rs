@@ -172,22 +172,18 @@ struct Scaling {
 }
 
 impl Scaling {
-    fn new(scales: &[(f64, f64)], cones: &[ConeCoeffs], law: FrictionLaw) -> Self {
-        let t: Vec<(f64, f64)> = scales.iter().map(|&(f, t)| (f.sqrt(), t.sqrt())).collect();
-        let cone = cones
-            .iter()
-            .zip(&t)
-            .map(|(c, &(tf, tt))| ConeCoeffs {
-                mu: c.mu,
-                rho: c.rho * tf / tt,
-                sigma: c.sigma * tf / tt,
-            })
-            .collect();
+    /// From the solve's metric (its scales, and its cones in the scaled
+    /// variables, which are K̃: T⁻¹ scales the torque rows by √(b_f/b_t)
+    /// relative to the force rows, and the cone is homogeneous).
+    fn new(m: &super::Metric) -> Self {
         Scaling {
-            t,
-            cone,
-            orig: cones.to_vec(),
-            law,
+            t: m.scales
+                .iter()
+                .map(|&(f, t)| (f.sqrt(), t.sqrt()))
+                .collect(),
+            cone: (0..m.cones.len()).map(|i| m.scaled_cone(i)).collect(),
+            orig: m.cones.clone(),
+            law: m.law,
         }
     }
 
@@ -276,8 +272,8 @@ struct System {
 }
 
 impl System {
-    fn new<D: Delassus + ?Sized>(op: &D, scales: &[(f64, f64)], cones: &[ConeCoeffs]) -> Self {
-        let sc = Scaling::new(scales, cones, op.law());
+    fn new<D: Delassus + ?Sized>(op: &D, metric: &super::Metric) -> Self {
+        let sc = Scaling::new(metric);
         let n_mat = op.explicit();
         let n = n_mat.r.len();
         // Ñ by rows, a zero diagonal block added where N stores none.
@@ -411,7 +407,7 @@ impl System {
 pub fn natural_map<D: Delassus + ?Sized>(op: &mut D, gamma: &[Vec6]) -> Vec<f64> {
     let mut m = super::Metric::default();
     m.build(op);
-    let sc = Scaling::new(&m.scales, &m.cones, op.law());
+    let sc = Scaling::new(&m);
     let mut y = vec![[0.0; 6]; gamma.len()];
     op.apply(gamma, &mut y);
     (0..gamma.len())
@@ -425,7 +421,7 @@ pub fn natural_map<D: Delassus + ?Sized>(op: &mut D, gamma: &[Vec6]) -> Vec<f64>
 pub fn jacobian_dense<D: Delassus + ?Sized>(op: &mut D, gamma: &[Vec6]) -> Vec<Vec<f64>> {
     let mut m = super::Metric::default();
     m.build(op);
-    let mut sys = System::new(op, &m.scales, &m.cones);
+    let mut sys = System::new(op, &m);
     let mut y = vec![[0.0; 6]; gamma.len()];
     op.apply(gamma, &mut y);
     sys.assemble(gamma, &y, gamma, 0.0);
@@ -476,7 +472,7 @@ pub fn solve_traced<D: Delassus + Sync>(
         Ok(n) => n,
         Err(done) => return done,
     };
-    let mut sys = System::new(op, &ws.metric.scales, &ws.metric.cones);
+    let mut sys = System::new(op, &ws.metric);
     let Ok(lu_symbolic) = SymbolicLu::try_new(sys.symbolic()) else {
         return SolveStats {
             residual_abs: f64::NAN,
@@ -524,15 +520,15 @@ pub fn solve_traced<D: Delassus + Sync>(
             if it >= s.max_iterations {
                 continue 'outer; // the stopping test ends it
             }
-            it += 1;
             for i in 0..n {
                 fz[i] = sys.sc.f(i, &gamma[i], &y[i], &center[i], alpha);
             }
             let merit_sq: f64 = fz.iter().flatten().map(|v| v * v).sum();
-            if merit_sq <= INNER_REDUCTION * INNER_REDUCTION * outer_sq && it > 1 {
-                it -= 1;
+            // (At the centre F_α = F, so the first pass never stops here.)
+            if merit_sq <= INNER_REDUCTION * INNER_REDUCTION * outer_sq {
                 break;
             }
+            it += 1;
             sys.assemble(gamma, &y, &center, alpha);
             sys.fill();
             for (i, f) in fz.iter().enumerate() {
