@@ -746,6 +746,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 println!("GPU adapter: {a}");
             }
             match repose::gpu::GpuContext::try_new() {
+                Some(ctx) if ctx.info.device_type == wgpu::DeviceType::Cpu => println!(
+                    "--backend auto would use: cpu (the only adapter, {}, is software; --backend gpu uses it)",
+                    ctx.describe()
+                ),
                 Some(ctx) => {
                     println!("--backend auto would use: {}", ctx.describe());
                     println!("enabled features: {:?}", ctx.device.features());

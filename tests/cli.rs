@@ -388,6 +388,54 @@ fn run_gpu_records_a_gpu_backend_in_the_summary() {
     assert_valid_frame_series(&dir);
 }
 
+/// `repose run` with the default `--backend auto` runs on the CPU when the
+/// only adapter is a software one (lavapipe: slower than the cpu backend)
+/// and says so in the summary's reason; on a hardware adapter it runs on
+/// the GPU. The scene's method is Jacobi (the one `auto` sends to a GPU).
+#[test]
+fn auto_prefers_the_cpu_over_a_software_adapter_and_says_why() {
+    let Some(ctx) = repose::gpu::context_for_tests(
+        "cli::auto_prefers_the_cpu_over_a_software_adapter_and_says_why",
+    ) else {
+        return;
+    };
+    let software = ctx.info.device_type == wgpu::DeviceType::Cpu;
+    drop(ctx);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let out = repose([
+        OsStr::new("run"),
+        OsStr::new("scenes/sphere_on_plane.ron"),
+        OsStr::new("--set"),
+        OsStr::new("duration=0.01"),
+        OsStr::new("--no-frames"),
+        OsStr::new("--no-picture"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_success(&out, "repose run (backend auto)");
+    let s = summary_of(&dir);
+    let reason = s
+        .extra
+        .get("backend_reason")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string();
+    if software {
+        assert_eq!(s.backend, "cpu", "auto on a software adapter: {reason}");
+        assert!(
+            reason.contains("only a software adapter"),
+            "reason: {reason}"
+        );
+    } else {
+        assert!(
+            s.backend.starts_with("gpu"),
+            "auto on hardware: {} ({reason})",
+            s.backend
+        );
+    }
+}
+
 /// A directory holding a synthetic 30° cone (apex 0.2 m, floor at
 /// z = 0.5) as `final.csv` and a `summary.json` that records the floor and
 /// one field of its own, as a run would leave them.

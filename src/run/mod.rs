@@ -62,7 +62,9 @@ use session::Session;
     serde::Deserialize,
 )]
 pub enum BackendChoice {
-    /// The GPU when an adapter exists (hardware or lavapipe), else the CPU.
+    /// The GPU when a hardware adapter exists, else the CPU (a software
+    /// adapter such as lavapipe is slower than the CPU backend: `--backend
+    /// gpu` runs on it).
     #[default]
     Auto,
     /// The f64 CPU reference solver.
@@ -132,6 +134,13 @@ pub fn open_backend(choice: BackendChoice) -> Result<(Backend, String)> {
             Ok((b, why))
         }
         BackendChoice::Auto => match GpuContext::try_new() {
+            Some(ctx) if ctx.info.device_type == wgpu::DeviceType::Cpu => Ok((
+                Backend::Cpu,
+                format!(
+                    "cpu: --backend auto found only a software adapter, {}, which is slower than the cpu backend (--backend gpu uses it)",
+                    ctx.describe()
+                ),
+            )),
             Some(ctx) => {
                 let b = Backend::gpu(ctx)?;
                 let why = format!("{}: --backend auto found a GPU adapter", b.describe());
