@@ -195,7 +195,7 @@ impl Boundary {
                 let c = self.origin;
                 let h = *half_extents;
                 let (lo, hi) = (c - h, c + h);
-                // A sphere centre above an open top's rim touches no side wall.
+                // An open top's side walls rise without end: nothing leaves over a rim.
                 let top = if *open_top { f64::INFINITY } else { hi.z };
                 let region = (
                     DVec3::new(lo.x, lo.y, f64::NEG_INFINITY),

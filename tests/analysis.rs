@@ -611,14 +611,18 @@ fn bottom_mean_radius_is_the_mean_distance_of_the_floor_spheres_from_their_centr
     assert_eq!(h.spheres_below_floor, n, "the heap leaves them out too");
     assert!((h.height - m.height).abs() < 1e-12);
     assert!(
-        (m.bottom_mean_radius - 0.16).abs() < 1e-9,
-        "mean radius {} vs the rings' 0.16",
+        (m.bottom_mean_radius.expect("spheres on the floor") - 0.16).abs() < 1e-9,
+        "mean radius {:?} vs the rings' 0.16",
         m.bottom_mean_radius
     );
     let want = 0.16 / (2.0 * R);
     assert!(
-        (m.bottom_mean_radius_over_diameter - want).abs() < 1e-9,
-        "normalised mean radius {} vs {want}",
+        (m.bottom_mean_radius_over_diameter
+            .expect("spheres on the floor")
+            - want)
+            .abs()
+            < 1e-9,
+        "normalised mean radius {:?} vs {want}",
         m.bottom_mean_radius_over_diameter
     );
     // The highest top: the ring at ρ = 0.02, 0.28 tan 30° + 2R up.
@@ -647,8 +651,8 @@ fn flat_layer_is_one_diameter_high_with_mean_radius_two_thirds_of_its_radius() {
     );
     let want = 2.0 * a / 3.0;
     assert!(
-        (m.bottom_mean_radius - want).abs() < 2.0 * R,
-        "mean radius {} vs 2a/3 = {want} (within a diameter {})",
+        (m.bottom_mean_radius.expect("spheres on the floor") - want).abs() < 2.0 * R,
+        "mean radius {:?} vs 2a/3 = {want} (within a diameter {})",
         m.bottom_mean_radius,
         2.0 * R
     );

@@ -192,27 +192,41 @@ fn assert_series_ends_at(frames: &[(f64, String)], time: f64) {
     );
 }
 
-/// A sphere at 1.3 km/s in a closed box with h = 0.1 s: it crosses the
-/// wall between two contact detections (tunnelling). The run is warned
-/// about before it starts, and stops as diverged at the step where the
-/// sphere is outside the box, naming the body, the box and the cause; the
-/// outputs are whole and hold that step.
+/// A sphere at 1.3 km/s in a box with h = 0.1 s: it crosses the side wall
+/// between two contact detections (tunnelling). The run is warned about
+/// before it starts, and stops as diverged at the step where the sphere is
+/// outside the box, naming the body, the box and the cause; the outputs
+/// are whole and hold that step.
 #[test]
 fn a_body_that_leaves_its_closed_container_stops_the_run_as_diverged() {
+    assert_tunnelling_through_a_box_wall_stops_the_run(false);
+}
+
+/// The same through an open box's side wall: the walls of an open box rise
+/// without end, so a sphere beyond one has passed through it, not over a
+/// rim.
+#[test]
+fn a_body_that_leaves_an_open_box_through_a_side_wall_stops_the_run_as_diverged() {
+    assert_tunnelling_through_a_box_wall_stops_the_run(true);
+}
+
+fn assert_tunnelling_through_a_box_wall_stops_the_run(open_top: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let scene = tmp.path().join("tunnel.ron");
     fs::write(
         &scene,
-        r#"Scene(
+        format!(
+            r#"Scene(
     version: 1,
     name: "tunnel",
     time_step: 0.1,
     duration: 1.0,
     materials: [(name: "plain", friction: 0.5, rolling: 0.0, spinning: 0.0, density: 1000.0)],
     spheres: [Sphere(pos: (0.0, 0.0, 0.5), radius: 0.05, material: 0, velocity: (1300.0, 0.0, 0.0))],
-    boundaries: [Box(name: "crate", center: (0.0, 0.0, 0.5), half_extents: (0.5, 0.5, 0.5), open_top: false, material: 0)],
+    boundaries: [Box(name: "crate", center: (0.0, 0.0, 0.5), half_extents: (0.5, 0.5, 0.5), open_top: {open_top}, material: 0)],
     output: (track: [0]),
-)"#,
+)"#
+        ),
     )
     .unwrap();
     let dir = tmp.path().join("out");
@@ -224,7 +238,7 @@ fn a_body_that_leaves_its_closed_container_stops_the_run_as_diverged() {
         "diverged",
         "step 1 ",
         "body 0",
-        "left the closed container crate",
+        "left the container crate",
         "tunnelling",
     ] {
         assert!(errors[0].contains(p), "expected {p:?} in:\n{}", errors[0]);
@@ -234,7 +248,7 @@ fn a_body_that_leaves_its_closed_container_stops_the_run_as_diverged() {
     assert!(s
         .stop_message
         .as_deref()
-        .is_some_and(|m| m.contains("left the closed container")));
+        .is_some_and(|m| m.contains("left the container crate")));
     assert_eq!(s.steps, 1, "the outputs hold the step where it left");
     let rows = read_final_csv(dir.join("final.csv")).unwrap();
     assert_eq!(rows.len(), 1);

@@ -354,13 +354,11 @@ pub struct PileSize {
     /// the bottom of the pile.
     pub bottom_spheres: usize,
     /// Mean horizontal distance (m) of the bottom spheres' centres from
-    /// their centroid: seed 001's "mean radius" of the pile. NaN (written
-    /// `null`) when no sphere touches the floor.
-    #[serde(with = "crate::output::summary::finite_or_null")]
-    pub bottom_mean_radius: f64,
+    /// their centroid: seed 001's "mean radius" of the pile. `None`
+    /// (written `null`) when no sphere touches the floor.
+    pub bottom_mean_radius: Option<f64>,
     /// The same over the mean diameter.
-    #[serde(with = "crate::output::summary::finite_or_null")]
-    pub bottom_mean_radius_over_diameter: f64,
+    pub bottom_mean_radius_over_diameter: Option<f64>,
 }
 
 /// Measures the [`PileSize`] of spheres on the floor at `floor_z`.
@@ -386,13 +384,11 @@ pub fn measure_pile(
         .filter(|&i| positions[i].z - radii[i] - floor_z <= TOUCH_GAP * radii[i])
         .map(|i| positions[i].truncate())
         .collect();
-    let bottom_mean_radius = if touching.is_empty() {
-        f64::NAN
-    } else {
+    let bottom_mean_radius = (!touching.is_empty()).then(|| {
         let k = touching.len() as f64;
         let c = touching.iter().sum::<DVec2>() / k;
         touching.iter().map(|p| (*p - c).length()).sum::<f64>() / k
-    };
+    });
     Ok(PileSize {
         floor_z,
         spheres: n,
@@ -402,7 +398,7 @@ pub fn measure_pile(
         height_over_diameter: height / mean_d,
         bottom_spheres: touching.len(),
         bottom_mean_radius,
-        bottom_mean_radius_over_diameter: bottom_mean_radius / mean_d,
+        bottom_mean_radius_over_diameter: bottom_mean_radius.map(|r| r / mean_d),
     })
 }
 

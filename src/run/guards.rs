@@ -168,8 +168,10 @@ pub const KE_BOUND_FACTOR: f64 = 10.0;
 ///   wall surface speed (|v_b| + |ω_b| L, L the scene's size). Energy can
 ///   only come from those; a free fall off a plate stays below it.
 /// * **Containment**: when every body starts (and every inlet emits)
-///   inside a closed container — a box with a lid or a cylinder with both
-///   caps — a body whose centre leaves every one of them has tunnelled.
+///   inside a container nothing leaves but through a wall — a box, with or
+///   without its lid (an open box's side walls rise without end), or a
+///   cylinder with both caps — a body whose centre leaves every one of them
+///   has tunnelled.
 #[derive(Clone, Debug)]
 pub(super) struct DivergenceBounds {
     ke_max: f64,
@@ -312,7 +314,7 @@ impl DivergenceBounds {
                     .map(|&c| walls[c].name.as_str())
                     .collect();
                 return Some(format!(
-                    "body {i} at {} left the closed container{} {} that held every body: it passed through a wall (tunnelling; a smaller time_step helps)",
+                    "body {i} at {} left the container{} {} that held every body: it passed through a wall (tunnelling; a smaller time_step helps)",
                     b.pos[i],
                     if names.len() > 1 { "s" } else { "" },
                     names.join(", ")
@@ -323,11 +325,12 @@ impl DivergenceBounds {
     }
 }
 
-/// Whether a boundary encloses a region with no opening: a box with a lid
-/// or a cylinder with both caps.
+/// Whether a boundary encloses a region that nothing leaves but through a
+/// wall: a box (with or without its lid: an open box's side walls rise
+/// without end, so nothing leaves over a rim) or a cylinder with both caps.
 fn is_closed(b: &Boundary) -> bool {
     match b.shape {
-        Shape::BoxContainer { open_top, .. } => !open_top,
+        Shape::BoxContainer { .. } => true,
         Shape::Cylinder { caps, .. } => caps == Caps::Both,
         _ => false,
     }
@@ -447,9 +450,11 @@ mod tests {
         );
     }
 
-    /// Containment applies only when every body starts inside a closed
-    /// container (a box with a lid, a cylinder with both caps): an open box
-    /// or a body that starts outside turns it off.
+    /// Containment applies only when every body starts inside a container
+    /// (a box, with or without lid, a cylinder with both caps): a body that
+    /// starts outside turns it off. An open box's side walls rise without
+    /// end: a body above its rim is inside, one beyond a side wall has
+    /// tunnelled.
     #[test]
     fn containment_applies_to_closed_containers_holding_every_body() {
         let boxed = |open_top| Boundary {
@@ -476,10 +481,16 @@ mod tests {
         let open = world(&[ball(DVec3::ZERO, DVec3::ZERO)], vec![boxed(true)]);
         let mut moved = open.clone();
         moved.bodies.pos[0] = DVec3::new(0.0, 0.0, 0.7);
+        let open_bounds = DivergenceBounds::new(&open, 1.0);
         assert_eq!(
-            DivergenceBounds::new(&open, 1.0).check(&moved, moved.bodies.kinetic_energy(), &p),
+            open_bounds.check(&moved, moved.bodies.kinetic_energy(), &p),
             None
         );
+        moved.bodies.pos[0] = DVec3::new(0.6, 0.0, 0.2);
+        let msg = open_bounds
+            .check(&moved, moved.bodies.kinetic_energy(), &p)
+            .expect("through the open box's side wall");
+        assert!(msg.contains("body 0") && msg.contains("crate"), "{msg}");
         let outside = world(
             &[
                 ball(DVec3::ZERO, DVec3::ZERO),

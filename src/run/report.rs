@@ -81,12 +81,15 @@ pub(super) fn record_analysis(
                 // A stopped run has said so already.
                 Some(t) if !stopped => log::info!("pile settled at t = {t:.4} s"),
                 Some(_) => {}
-                None if world.inlets.iter().any(|i| !i.finished()) => log::info!(
-                    "pile not settled at the end: the inlets were still emitting"
-                ),
+                None if world.inlets.iter().any(|i| !i.finished()) => {
+                    log::info!("pile not settled at the end: the inlets were still emitting")
+                }
                 None => log::info!(
-                    "pile not settled at the end (mean kinetic energy per particle {:.3e} J, threshold {:.3e} J for {:.3} s)",
-                    r.ke_per_particle_final_j.unwrap_or(f64::NAN),
+                    "pile not settled at the end ({}threshold {:.3e} J for {:.3} s)",
+                    r.ke_per_particle_final_j
+                        .map_or(String::new(), |ke| format!(
+                            "mean kinetic energy per particle {ke:.3e} J, "
+                        )),
                     r.ke_threshold_j,
                     r.hold_s
                 ),
@@ -111,12 +114,15 @@ pub(super) fn record_analysis(
                     // Bodies of other shapes are measured by their bounding balls.
                     let what = if b.has_shapes() { "bodies" } else { "spheres" };
                     log::info!(
-                        "pile: height {:.4} m = {:.2} diameters; {} {what} on the floor, mean radius {:.4} m = {:.2} diameters{}",
+                        "pile: height {:.4} m = {:.2} diameters; {} {what} on the floor{}{}",
                         p.height,
                         p.height_over_diameter,
                         p.bottom_spheres,
-                        p.bottom_mean_radius,
-                        p.bottom_mean_radius_over_diameter,
+                        match (p.bottom_mean_radius, p.bottom_mean_radius_over_diameter) {
+                            (Some(r), Some(d)) =>
+                                format!(", mean radius {r:.4} m = {d:.2} diameters"),
+                            _ => String::new(),
+                        },
                         if p.spheres_below_floor > 0 {
                             format!("; {} {what} fell below the floor", p.spheres_below_floor)
                         } else {
