@@ -25,7 +25,7 @@ pub(crate) enum Command {
     Run {
         /// The scene file (RON). Several are stepped together in one batch
         /// on a GPU backend (`--backend gpu`, or `auto` on a hardware GPU;
-        /// one after another otherwise), each into OUT/<scene name> with
+        /// one after another otherwise), each into `OUT/<scene name>` with
         /// --out, else its default directory.
         #[arg(required_unless_present = "resume", num_args = 1..)]
         scene: Vec<PathBuf>,
@@ -47,7 +47,7 @@ pub(crate) enum Command {
         /// Override a scalar field, e.g. `--set materials.0.rolling=0.02` (repeatable).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
-        /// Output directory (default: out/<scene name>/).
+        /// Output directory (default: `out/<scene name>/`).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Write no VTU frames.
@@ -75,7 +75,7 @@ pub(crate) enum Command {
     },
     /// Run a scene over a grid of parameter values and seeds: DIR/sweep.csv
     /// (one row per run), DIR/sweep.png (angle vs the first varied
-    /// parameter), DIR/contact_sheet.png and DIR/runs/<run>/. Exit code 2
+    /// parameter), DIR/contact_sheet.png and `DIR/runs/<run>/`. Exit code 2
     /// when some runs failed (their rows say why).
     Sweep {
         /// The scene file (RON).
@@ -96,7 +96,7 @@ pub(crate) enum Command {
         /// join the shards with `repose merge`.
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
-        /// The sweep directory (default: out/<scene name>_sweep/).
+        /// The sweep directory (default: `out/<scene name>_sweep/`).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Keep the VTU frames of every run (off by default in sweeps).
@@ -119,7 +119,7 @@ pub(crate) enum Command {
         batch: Option<usize>,
         /// Draw reference data over the plots: CSV with the parameter's
         /// value first, then columns named angle_deg, height_over_diameter
-        /// or bottom_mean_radius_over_diameter (optional <column>_err and
+        /// or bottom_mean_radius_over_diameter (optional `<column>_err` and
         /// label).
         #[arg(long, value_name = "FILE")]
         reference: Option<PathBuf>,
@@ -182,7 +182,7 @@ pub(crate) enum Command {
         /// The shard directories (each with sweep.csv and sweep.json).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
-        /// Where the joined files go (default: out/<scene name>_sweep/).
+        /// Where the joined files go (default: `out/<scene name>_sweep/`).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Draw reference data over the plots (as for `repose sweep`).
@@ -350,6 +350,10 @@ pub(crate) enum Command {
     },
     /// Show what this build can do: version, threads, backends.
     Info,
+    /// Print this command line's reference as Markdown (docs/cli.md is its
+    /// output; a test fails when the two differ).
+    #[command(hide = true)]
+    MarkdownHelp,
 }
 
 /// What `repose bench` times.

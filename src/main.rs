@@ -734,6 +734,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::MarkdownHelp => {
+            let options = clap_markdown::MarkdownOptions::new()
+                .title("Command-line reference".to_string())
+                .show_footer(false)
+                .show_table_of_contents(true);
+            print!(
+                "{}",
+                clap_markdown::help_markdown_custom::<cli::Cli>(&options)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Info => {
             println!("repose {}", env!("CARGO_PKG_VERSION"));
             println!("CPU threads (rayon): {}", rayon::current_num_threads());

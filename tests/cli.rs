@@ -388,6 +388,21 @@ fn run_gpu_records_a_gpu_backend_in_the_summary() {
     assert_valid_frame_series(&dir);
 }
 
+/// `docs/cli.md`, the book's command-line reference, is what the clap
+/// definitions generate (`repose markdown-help`), so it cannot go stale.
+#[test]
+fn the_cli_reference_in_the_docs_is_generated_from_the_clap_definitions() {
+    let out = repose(["markdown-help"]);
+    assert_success(&out, "repose markdown-help");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cli.md");
+    let docs = std::fs::read_to_string(&path).expect("docs/cli.md");
+    assert!(
+        docs == stdout(&out),
+        "docs/cli.md differs from the clap definitions: regenerate it with \
+         `cargo run --release -- markdown-help > docs/cli.md`"
+    );
+}
+
 /// `repose run` with the default `--backend auto` runs on the CPU when the
 /// only adapter is a software one (lavapipe: slower than the cpu backend)
 /// and says so in the summary's reason; on a hardware adapter it runs on

@@ -66,3 +66,22 @@ fn every_relative_link_in_the_docs_names_a_file() {
         "only {checked} links found: the parser missed them"
     );
 }
+
+/// The book (`mdbook build docs`) holds every chapter: each page in docs/
+/// is linked from docs/SUMMARY.md, so none is left out of the built book.
+#[test]
+fn every_page_in_docs_is_a_chapter_of_the_book() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let summary = std::fs::read_to_string(docs.join("SUMMARY.md")).expect("docs/SUMMARY.md");
+    let chapters = links(&summary);
+    for entry in std::fs::read_dir(&docs).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.extension().is_some_and(|e| e == "md") && name != "SUMMARY.md" {
+            assert!(
+                chapters.contains(&name),
+                "docs/{name} is not a chapter of docs/SUMMARY.md (the book would leave it out)"
+            );
+        }
+    }
+}
