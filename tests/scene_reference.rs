@@ -1,8 +1,10 @@
 //! The scene reference (`docs/scene-format.md`) names every field of the
 //! scene schema: each settings struct is serialized with its defaults, and
 //! every field name it has must appear, as `` `name` ``, in the section of
-//! the reference that documents that struct. A field added to the schema
-//! without a line in the reference fails here.
+//! the reference that documents that struct; each sphere source and
+//! boundary, parsed from its required fields alone and serialized, the
+//! same in its `###` section. A field added to the schema without a line
+//! in the reference fails here.
 
 use std::path::Path;
 
@@ -86,4 +88,115 @@ fn every_scene_field_is_in_the_reference() {
     check(&doc, "Material", &Material::default());
     check(&doc, "PenaltySettings", &PenaltySettings::default());
     check(&doc, "PyramidSettings", &PyramidSettings::default());
+}
+
+/// The part of the reference on one variant: from its `###` heading, which
+/// names `` `Variant(…)` ``, to the next heading.
+fn variant_section<'a>(doc: &'a str, variant: &str) -> &'a str {
+    let needle = format!("### `{variant}(…)`");
+    let start = doc
+        .find(&needle)
+        .unwrap_or_else(|| panic!("docs/scene-format.md has no heading {needle:?}"));
+    let rest = &doc[start..];
+    let end = rest[1..].find("\n#").map(|e| e + 1).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// Parses RON as scene files are read (implicit `Some`, newtype variants
+/// written as their struct).
+fn parse<T: serde::de::DeserializeOwned>(ron_text: &str) -> T {
+    use ron::extensions::Extensions;
+    ron::Options::default()
+        .with_default_extension(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES)
+        .from_str(ron_text)
+        .unwrap_or_else(|e| panic!("{ron_text}: {e}"))
+}
+
+/// The fields of one enum variant written with only its required fields:
+/// serialized, every field (defaults included) is a key.
+fn variant_fields<T: Serialize + serde::de::DeserializeOwned>(
+    ron_text: &str,
+) -> (String, Vec<String>) {
+    let value: T = parse(ron_text);
+    match serde_json::to_value(&value).expect("serializes") {
+        serde_json::Value::Object(map) if map.len() == 1 => {
+            let (variant, inner) = map.into_iter().next().unwrap();
+            match inner {
+                serde_json::Value::Object(fields) => (variant, fields.keys().cloned().collect()),
+                other => panic!("{variant}: not a struct: {other}"),
+            }
+        }
+        other => panic!("not an externally tagged variant: {other}"),
+    }
+}
+
+fn check_variants<T: Serialize + serde::de::DeserializeOwned>(doc: &str, minimal: &[&str]) {
+    for text in minimal {
+        let (variant, fields) = variant_fields::<T>(text);
+        let part = variant_section(doc, &variant);
+        let missing: Vec<&String> = fields
+            .iter()
+            .filter(|f| !part.contains(&format!("`{f}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "docs/scene-format.md: the section on `{variant}(…)` does not name the field(s) {missing:?}"
+        );
+    }
+}
+
+/// Every sphere source and boundary, written with its required fields only
+/// (serde fills the rest with defaults): each field it has is named in its
+/// section of the reference. A new variant needs a line here too: the
+/// exhaustive matches below fail to compile without one (they cannot see
+/// that it has no line, but the one who adds the arm adds the line).
+#[test]
+fn every_source_and_boundary_field_is_in_the_reference() {
+    use repose::scene::{BoundarySpec, SphereSource};
+    let doc = reference();
+    let sources = [
+        "Sphere(pos: (0.0, 0.0, 0.0), radius: 0.01)",
+        "Body(pos: (0.0, 0.0, 0.0), shape: Sphere(radius: 0.01))",
+        "Lattice(origin: (0.0, 0.0, 0.0), count: (1, 1, 1), spacing: 0.02, radius: 0.01)",
+        "RandomBox(min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0), count: 1, radius: 0.01)",
+        "Inlet(region: Box(min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)), rate: 1, count: 1, radius: 0.01)",
+    ];
+    let boundaries = [
+        "Plane(point: (0.0, 0.0, 0.0), normal: (0.0, 0.0, 1.0))",
+        "Box(center: (0.0, 0.0, 0.0), half_extents: (1.0, 1.0, 1.0))",
+        "Cylinder(center: (0.0, 0.0, 0.0), axis: (0.0, 0.0, 1.0), radius: 1.0, half_length: 1.0)",
+        "Plate(center: (0.0, 0.0, 0.0), half_extents: (1.0, 1.0))",
+        "Mesh(file: \"m.stl\")",
+    ];
+    // Every variant is listed: a new one makes these matches fail to compile.
+    for t in sources {
+        match parse::<SphereSource>(t) {
+            SphereSource::Sphere(_)
+            | SphereSource::Body(_)
+            | SphereSource::Lattice(_)
+            | SphereSource::RandomBox(_)
+            | SphereSource::Inlet(_) => {}
+        }
+    }
+    for t in boundaries {
+        match parse::<BoundarySpec>(t) {
+            BoundarySpec::Plane(_)
+            | BoundarySpec::Box(_)
+            | BoundarySpec::Cylinder(_)
+            | BoundarySpec::Plate(_)
+            | BoundarySpec::Mesh(_) => {}
+        }
+    }
+    let kinds: Vec<&str> = sources
+        .iter()
+        .map(|t| parse::<SphereSource>(t).kind())
+        .collect();
+    assert_eq!(kinds, ["Sphere", "Body", "Lattice", "RandomBox", "Inlet"]);
+    let kinds: Vec<&str> = boundaries
+        .iter()
+        .map(|t| parse::<BoundarySpec>(t).kind())
+        .collect();
+    assert_eq!(kinds, ["Plane", "Box", "Cylinder", "Plate", "Mesh"]);
+    check_variants::<SphereSource>(&doc, &sources);
+    check_variants::<BoundarySpec>(&doc, &boundaries);
 }
