@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Counts the instructions a particle-step of the penalty bench takes
 # (valgrind's callgrind, one thread): the same count on every run, where
-# this VM's timings scatter by ±30 % (docs/performance.md, "On another processor").
+# timings on a shared virtual machine scatter by ±30 % (docs/penalty.md, "Speed").
 # Two runs at once, 100 warm-up steps then 1 and then 5 timed steps; their
 # difference is 4 timed steps without the warm-up. Prints the count per
 # particle-step and the functions that took the most of the difference.

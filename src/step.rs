@@ -148,7 +148,7 @@ pub struct Stepper {
 /// Default of [`Stepper::serial_below`]: below it a second thread gave the
 /// same wall time for twice the CPU (`repose_small`'s first 0.5 s, 130
 /// contacts a step); at 1,260 contacts (`pour_1000.ron`) two threads are
-/// 9 % faster (docs/performance.md).
+/// 9 % faster (2026-11-22, 2 cores).
 pub const SERIAL_BELOW: usize = 512;
 
 impl Default for Stepper {
