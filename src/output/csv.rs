@@ -2,9 +2,10 @@
 //! few chosen bodies.
 //!
 //! Both files have one header line, then one row per record, fields
-//! separated by commas, lines ended by `\n`. Numbers are printed with Rust's
-//! `{}` formatting of `f64`, which is the shortest text that parses back to
-//! the same bits (no exponent, so very large or small values are long): two
+//! separated by commas, lines ended by `\n`. Numbers are printed as the
+//! shortest text that parses back to the same bits ([`Num`]: plain decimals,
+//! or an exponent where |x| < 10⁻⁵ or ≥ 10¹⁶, so a residual velocity of
+//! 10⁻²¹⁰ m/s is `7.4e-210`, not two hundred zeros): two
 //! runs that produce the same numbers produce byte-identical files, and
 //! [`read_final_csv`] gives back exactly the values written. Open them with
 //! any spreadsheet, `pandas.read_csv`, or the readers below (records split
@@ -51,14 +52,31 @@ const SHAPE_NAMES: [&str; 6] = [
 /// Header line of `track.csv`.
 pub const TRACK_CSV_HEADER: &str = "time,id,x,y,z,vx,vy,vz,wx,wy,wz";
 
+/// A number as the CSV files write it: the shortest text that parses back
+/// to the same bits, in plain decimals where that is short (Rust's `{}`),
+/// with an exponent (Rust's `{:e}`, also shortest) where |x| < 10⁻⁵ or
+/// |x| ≥ 10¹⁶, whose plain form would run to hundreds of digits.
+#[derive(Clone, Copy, Debug)]
+pub struct Num(pub f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let a = self.0.abs();
+        if a.is_finite() && a != 0.0 && !(1e-5..1e16).contains(&a) {
+            write!(f, "{:e}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
 /// Writes the state fields of body `i` (`x,…,wz`), each preceded by a comma.
 fn write_state(w: &mut impl Write, bodies: &Bodies, i: usize) -> io::Result<()> {
     let (p, v, o) = (bodies.pos[i], bodies.vel[i], bodies.omega[i]);
-    write!(
-        w,
-        ",{},{},{},{},{},{},{},{},{}",
-        p.x, p.y, p.z, v.x, v.y, v.z, o.x, o.y, o.z
-    )
+    for x in [p.x, p.y, p.z, v.x, v.y, v.z, o.x, o.y, o.z] {
+        write!(w, ",{}", Num(x))?;
+    }
+    Ok(())
 }
 
 /// Writes the final state of all bodies as CSV (see the [module
@@ -75,11 +93,10 @@ pub fn write_final_csv(path: impl AsRef<Path>, bodies: &Bodies) -> io::Result<()
             write_state(w, bodies, i)?;
             let q = bodies.rot[i];
             let shape = bodies.shape_of(i).map_or("sphere", |s| s.shape.kind());
-            writeln!(
-                w,
-                ",{},{},{},{},{},{shape}",
-                bodies.radius[i], q.w, q.x, q.y, q.z
-            )?;
+            for x in [bodies.radius[i], q.w, q.x, q.y, q.z] {
+                write!(w, ",{}", Num(x))?;
+            }
+            writeln!(w, ",{shape}")?;
         }
         Ok(())
     })
@@ -376,7 +393,7 @@ impl TrackWriter {
         }
         let out = &mut self.pending;
         for &id in self.ids.iter().filter(|&&id| id < n) {
-            write!(out, "{time},{id}")?;
+            write!(out, "{},{id}", Num(time))?;
             write_state(out, bodies, id)?;
             writeln!(out)?;
         }
