@@ -351,6 +351,14 @@ fn version_flag_prints_the_version() {
     assert_eq!(stdout(&out).trim(), want);
 }
 
+/// `repose run scenes/sphere_on_plane.ron ARGS --out DIR`.
+fn run_sphere_on_plane(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut all: Vec<&OsStr> = vec![OsStr::new("run"), OsStr::new("scenes/sphere_on_plane.ron")];
+    all.extend(args.iter().map(OsStr::new));
+    all.extend([OsStr::new("--out"), dir.as_os_str()]);
+    repose(all)
+}
+
 #[test]
 fn run_gpu_records_a_gpu_backend_in_the_summary() {
     let Some(ctx) =
@@ -361,16 +369,7 @@ fn run_gpu_records_a_gpu_backend_in_the_summary() {
     drop(ctx);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
-    let out = repose([
-        OsStr::new("run"),
-        OsStr::new("scenes/sphere_on_plane.ron"),
-        OsStr::new("--backend"),
-        OsStr::new("gpu"),
-        OsStr::new("--set"),
-        OsStr::new("duration=0.05"),
-        OsStr::new("--out"),
-        dir.as_os_str(),
-    ]);
+    let out = run_sphere_on_plane(&dir, &["--backend", "gpu", "--set", "duration=0.05"]);
     assert_success(&out, "repose run --backend gpu");
     let s = summary_of(&dir);
     assert!(
@@ -418,16 +417,10 @@ fn auto_prefers_the_cpu_over_a_software_adapter_and_says_why() {
     drop(ctx);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
-    let out = repose([
-        OsStr::new("run"),
-        OsStr::new("scenes/sphere_on_plane.ron"),
-        OsStr::new("--set"),
-        OsStr::new("duration=0.01"),
-        OsStr::new("--no-frames"),
-        OsStr::new("--no-picture"),
-        OsStr::new("--out"),
-        dir.as_os_str(),
-    ]);
+    let out = run_sphere_on_plane(
+        &dir,
+        &["--set", "duration=0.01", "--no-frames", "--no-picture"],
+    );
     assert_success(&out, "repose run (backend auto)");
     let s = summary_of(&dir);
     let reason = s

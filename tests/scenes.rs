@@ -131,15 +131,15 @@ fn every_scene_takes_three_finite_steps_on_the_gpu() {
     assert_all_ok(results, "the GPU");
 }
 
-/// The commented example scene (`scenes/pour.ron`) runs to its end on the CPU, not
-/// stopped by a divergence bound or a failing step: 750 steps, every
-/// sphere finite and above the floor. (A bound on overlaps once stopped it
-/// at step 36, where impacts at h = 2 ms go more than a radius deep.)
-#[test]
-fn the_pour_example_runs_to_its_end_on_the_cpu() {
-    use repose::output::summary::StopReason;
+/// Runs `scenes/NAME` whole on the CPU backend into a temporary directory
+/// (no frames, no picture): the scene, its summary and the directory.
+fn run_whole_on_the_cpu(
+    name: &str,
+) -> (Scene, repose::output::summary::Summary, tempfile::TempDir) {
     use repose::run::{run_scene, BackendChoice, RunOptions};
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pour.ron");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes")
+        .join(name);
     let scene = Scene::load(&path, &[]).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let opts = RunOptions {
@@ -149,7 +149,18 @@ fn the_pour_example_runs_to_its_end_on_the_cpu() {
         backend: BackendChoice::Cpu,
         ..RunOptions::default()
     };
-    let s = run_scene(&scene, &opts).unwrap_or_else(|e| panic!("the pour example failed: {e:#}"));
+    let s = run_scene(&scene, &opts).unwrap_or_else(|e| panic!("{name} failed: {e:#}"));
+    (scene, s, tmp)
+}
+
+/// The commented example scene (`scenes/pour.ron`) runs to its end on the CPU, not
+/// stopped by a divergence bound or a failing step: 750 steps, every
+/// sphere finite and above the floor. (A bound on overlaps once stopped it
+/// at step 36, where impacts at h = 2 ms go more than a radius deep.)
+#[test]
+fn the_pour_example_runs_to_its_end_on_the_cpu() {
+    use repose::output::summary::StopReason;
+    let (scene, s, tmp) = run_whole_on_the_cpu("pour.ron");
     assert_eq!(s.stopped, StopReason::Completed, "{:?}", s.stop_message);
     assert_eq!(s.steps, scene.steps());
     let rows = repose::output::csv::read_final_csv(tmp.path().join("final.csv")).unwrap();
@@ -168,18 +179,7 @@ fn the_pour_example_runs_to_its_end_on_the_cpu() {
 #[test]
 fn the_demo_pile_settles_converged_and_measures_its_angle() {
     use repose::output::summary::StopReason;
-    use repose::run::{run_scene, BackendChoice, RunOptions};
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pile.ron");
-    let scene = Scene::load(&path, &[]).unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let opts = RunOptions {
-        out_dir: Some(tmp.path().to_owned()),
-        no_frames: true,
-        no_picture: true,
-        backend: BackendChoice::Cpu,
-        ..RunOptions::default()
-    };
-    let s = run_scene(&scene, &opts).unwrap_or_else(|e| panic!("the demo failed: {e:#}"));
+    let (_, s, _tmp) = run_whole_on_the_cpu("pile.ron");
     assert_eq!(s.stopped, StopReason::Settled, "{:?}", s.stop_message);
     let met = s.solver.steps - s.solver.steps_not_converged;
     assert!(
