@@ -1,6 +1,7 @@
 //! The user documentation's links hold: every relative link in README.md
-//! and docs/*.md (`[text](path)` or `![alt](path)`, any `#anchor` aside)
-//! names a file that exists, relative to the page that links it.
+//! and docs/*.md (`[text](path)` or `![alt](path)`) names a file that
+//! exists, relative to the page that links it, and every `#anchor` a
+//! heading of the page it points into.
 
 use std::path::{Path, PathBuf};
 
@@ -84,4 +85,108 @@ fn every_page_in_docs_is_a_chapter_of_the_book() {
             );
         }
     }
+}
+
+/// The links of a Markdown text that carry an anchor, outside code blocks:
+/// (the page, empty for the same page; the anchor).
+fn anchored_links(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if fence {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(i) = rest.find("](") {
+            let after = &rest[i + 2..];
+            let Some(end) = after.find(')') else { break };
+            let target = &after[..end];
+            if !target.contains("://") {
+                if let Some((page, anchor)) = target.split_once('#') {
+                    out.push((page.to_string(), anchor.to_string()));
+                }
+            }
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+/// The ids mdBook gives a page's headings: the heading's text lower-cased,
+/// spaces as `-`, every character but letters, digits, `-` and `_` left
+/// out; a repeated id gets `-1`, `-2`, … (GitHub names them the same way).
+fn heading_ids(text: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if fence || !line.starts_with('#') {
+            continue;
+        }
+        let title = line.trim_start_matches('#').trim();
+        let id: String = title
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c.to_ascii_lowercase()),
+                _ => None,
+            })
+            .collect();
+        let n = seen.entry(id.clone()).or_insert(0);
+        ids.push(if *n == 0 { id } else { format!("{id}-{n}") });
+        *n += 1;
+    }
+    ids
+}
+
+/// Links to a section (`page.md#id`, `#id`) name a heading that page has.
+#[test]
+fn every_anchor_in_the_docs_names_a_heading() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages: Vec<PathBuf> = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (target, anchor) in anchored_links(&text) {
+            let target_page = if target.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(&target)
+            };
+            if target_page.extension().is_none_or(|e| e != "md") {
+                continue;
+            }
+            let Ok(target_text) = std::fs::read_to_string(&target_page) else {
+                continue; // a missing page is the other test's failure
+            };
+            checked += 1;
+            if !heading_ids(&target_text).contains(&anchor) {
+                broken.push(format!(
+                    "{}: ({target}#{anchor})",
+                    page.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to sections that do not exist:\n{}",
+        broken.join("\n")
+    );
+    assert!(checked >= 10, "only {checked} anchored links found");
 }
