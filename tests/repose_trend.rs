@@ -1,10 +1,11 @@
-//! The angle of repose as physics: `scenes/repose_small.ron` (1,000 beads of
+//! The angle of repose as physics: `scenes/pile.ron` (1,000 beads of
 //! radius R = 5 mm, μ = 0.6, poured onto a floor) with rolling and spinning
-//! friction ρ = σ ∈ {0, R/4, R/2}. Seed 000 §6.3 (Figs. 10–13): without
+//! friction ρ = σ ∈ {0, R/10, R/5}. Seed 000 §6.3 (Figs. 10–13): without
 //! rolling friction spheres roll away into an almost flat layer; rolling
-//! friction builds a cone whose angle grows with ρ. Asserted: the angle rises
-//! by at least 10° from ρ = 0 to ρ = R/2, and the pile with ρ = σ = 0 is lower
-//! than every pile with ρ ≥ R/4.
+//! friction builds a cone whose angle grows with ρ. Asserted, on runs whose
+//! every step met the solver's tolerance (so the angles are the model's, not
+//! the iteration cap's): the angle rises by at least 10° from ρ = 0 to
+//! ρ = R/5, and the pile with ρ = σ = 0 is lower than both others.
 
 use std::path::Path;
 
@@ -14,7 +15,7 @@ const R: f64 = 0.005;
 
 /// (angle in degrees, height in m) of the settled pile with ρ = σ = `rho`.
 fn pile(rho: f64, dir: &Path) -> (f64, f64) {
-    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/repose_small.ron");
+    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pile.ron");
     let overrides = [
         ("materials.0.rolling".to_string(), rho.to_string()),
         ("materials.0.spinning".to_string(), rho.to_string()),
@@ -28,6 +29,11 @@ fn pile(rho: f64, dir: &Path) -> (f64, f64) {
         ..Default::default()
     };
     let s = run_file(&scene, &overrides, &opts).unwrap();
+    assert_eq!(
+        s.solver.steps_not_converged, 0,
+        "ρ = {rho}: {} of {} steps stopped at the cap",
+        s.solver.steps_not_converged, s.solver.steps
+    );
     let a = s.extra.get("angle_of_repose").unwrap_or_else(|| {
         panic!(
             "ρ = {rho}: no angle measured: {:?}",
@@ -49,7 +55,7 @@ fn pile(rho: f64, dir: &Path) -> (f64, f64) {
 #[test]
 fn angle_of_repose_rises_with_rolling_and_spinning_friction() {
     let tmp = tempfile::tempdir().unwrap();
-    let runs: Vec<(f64, (f64, f64))> = [0.0, 0.25 * R, 0.5 * R]
+    let runs: Vec<(f64, (f64, f64))> = [0.0, 0.1 * R, 0.2 * R]
         .iter()
         .enumerate()
         .map(|(k, &rho)| (rho, pile(rho, &tmp.path().join(k.to_string()))))
@@ -58,7 +64,7 @@ fn angle_of_repose_rises_with_rolling_and_spinning_friction() {
     let (steep_angle, _) = runs[2].1;
     assert!(
         steep_angle - flat_angle >= 10.0,
-        "angle at ρ = R/2 is {steep_angle:.2}°, at ρ = 0 {flat_angle:.2}°: expected a rise of at least 10°"
+        "angle at ρ = R/5 is {steep_angle:.2}°, at ρ = 0 {flat_angle:.2}°: expected a rise of at least 10°"
     );
     for &(rho, (_, h)) in &runs[1..] {
         assert!(
