@@ -3,7 +3,7 @@
 //! warning, and what stops a run as diverged — a non-finite state
 //! ([`non_finite`]) and the bounds of [`DivergenceBounds`]: a contact
 //! sphere inside another or through a wall, a kinetic energy no motion of the scene
-//! can reach, a body outside every closed container that held it.
+//! can reach, a body outside every container that held it.
 
 use std::path::{Path, PathBuf};
 
@@ -170,12 +170,13 @@ pub const KE_BOUND_FACTOR: f64 = 10.0;
 /// * **Containment**: when every body starts (and every inlet emits)
 ///   inside a container nothing leaves but through a wall — a box, with or
 ///   without its lid (an open box's side walls rise without end), or a
-///   cylinder with both caps — a body whose centre leaves every one of them
-///   has tunnelled.
+///   cylinder with both caps — a body whose centre is more than its radius
+///   outside every one of them has tunnelled (up to a radius out, the
+///   overlap bound judges it).
 #[derive(Clone, Debug)]
 pub(super) struct DivergenceBounds {
     ke_max: f64,
-    /// The closed containers that hold every body, when there are any.
+    /// The containers that hold every body, when there are any.
     containers: Vec<usize>,
 }
 
@@ -305,8 +306,11 @@ impl DivergenceBounds {
         }
         if !self.containers.is_empty() {
             let walls = &world.boundaries;
-            let out = (0..b.len())
-                .find(|&i| !self.containers.iter().any(|&c| inside(&walls[c], b.pos[i])));
+            let out = (0..b.len()).find(|&i| {
+                self.containers
+                    .iter()
+                    .all(|&c| escaped(&walls[c], b.pos[i], b.radius[i]))
+            });
             if let Some(i) = out {
                 let names: Vec<&str> = self
                     .containers
@@ -336,10 +340,41 @@ fn is_closed(b: &Boundary) -> bool {
     }
 }
 
-/// Whether the point `x` is inside the closed boundary `b` (on its free
-/// side of every wall).
+/// Whether the point `x` is inside the container `b` (on its free side of
+/// every wall).
 fn inside(b: &Boundary, x: glam::DVec3) -> bool {
-    b.clearance(x).is_some_and(|c| c >= 0.0)
+    !escaped(b, x, 0.0)
+}
+
+/// Whether a sphere centre at `x` is more than `r` outside the container
+/// `b`: beyond the reach of the overlap bound (a centre up to a radius
+/// past a wall is a deep contact, which that bound judges; further out it
+/// has passed through). A box measures the distance from the box (its
+/// prism without end upward when open, so a point past an edge counts its
+/// distance from the edge); a cylinder counts as left once the centre is
+/// outside its tube at all, or past a cap by more than `r`.
+fn escaped(b: &Boundary, x: glam::DVec3, r: f64) -> bool {
+    match b.shape {
+        Shape::BoxContainer {
+            half_extents: h,
+            open_top,
+        } => {
+            let d = x - b.origin;
+            let below = (-d.z - h.z).max(0.0);
+            let vertical = if open_top {
+                below
+            } else {
+                below.max(d.z - h.z)
+            };
+            let out = glam::DVec3::new(
+                (d.x.abs() - h.x).max(0.0),
+                (d.y.abs() - h.y).max(0.0),
+                vertical,
+            );
+            out.length() > r
+        }
+        _ => !b.clearance(x).is_some_and(|c| c >= -r),
+    }
 }
 
 #[cfg(test)]
@@ -454,9 +489,9 @@ mod tests {
     /// (a box, with or without lid, a cylinder with both caps): a body that
     /// starts outside turns it off. An open box's side walls rise without
     /// end: a body above its rim is inside, one beyond a side wall has
-    /// tunnelled.
+    /// tunnelled, once its centre is more than its radius out.
     #[test]
-    fn containment_applies_to_closed_containers_holding_every_body() {
+    fn containment_applies_to_containers_holding_every_body() {
         let boxed = |open_top| Boundary {
             name: "crate".into(),
             shape: Shape::BoxContainer {
@@ -491,6 +526,19 @@ mod tests {
             .check(&moved, moved.bodies.kinetic_energy(), &p)
             .expect("through the open box's side wall");
         assert!(msg.contains("body 0") && msg.contains("crate"), "{msg}");
+        // Up to a radius (0.01) out, the centre is a deep contact, not an
+        // escape: under the floor, past a side, past an edge (0.007 from it).
+        for (x, out) in [
+            (DVec3::new(0.0, 0.0, -0.505), false),
+            (DVec3::new(0.0, 0.509, 0.0), false),
+            (DVec3::new(0.505, 0.505, 0.0), false),
+            (DVec3::new(0.0, 0.0, -0.52), true),
+            (DVec3::new(0.508, 0.508, 0.0), true),
+        ] {
+            moved.bodies.pos[0] = x;
+            let got = open_bounds.check(&moved, moved.bodies.kinetic_energy(), &p);
+            assert_eq!(got.is_some(), out, "centre at {x}: {got:?}");
+        }
         let outside = world(
             &[
                 ball(DVec3::ZERO, DVec3::ZERO),
