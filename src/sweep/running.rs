@@ -436,7 +436,13 @@ fn batch_gpu(runs: usize, opts: &SweepOptions) -> Option<(crate::step::GpuState,
     };
     let hardware = ctx.info.device_type != wgpu::DeviceType::Cpu;
     let size = match opts.batch {
-        Some(k) => k,
+        Some(k) if hardware || opts.backend == B::Gpu => k,
+        Some(_) => {
+            log::warn!(target: "repose::sweep",
+                "--batch: --backend auto found only a software adapter ({}), slower than the cpu backend; the runs go one at a time on the cpu (--backend gpu batches on it)",
+                ctx.describe());
+            return None;
+        }
         None if hardware => AUTO_BATCH,
         None => return None,
     }
