@@ -554,7 +554,6 @@ fn final_csv_round_trips_bit_exactly_through_read_final_csv() {
     }
 }
 
-/// A body that is not a sphere is named by its shape's kind.
 /// Tiny and huge numbers are written with an exponent, short, and still
 /// read back bit for bit: a sphere at rest keeps velocities like 10⁻²¹⁰ m/s,
 /// which plain decimals would spell with two hundred zeros.
@@ -581,6 +580,7 @@ fn final_csv_writes_tiny_and_huge_numbers_short_and_exact() {
     );
 }
 
+/// A body that is not a sphere is named by its shape's kind.
 #[test]
 fn final_csv_names_each_bodys_shape() {
     use repose::bodies::BodyInit;
