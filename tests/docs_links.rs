@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// The relative link targets of a Markdown text, outside code blocks.
-fn links(text: &str) -> Vec<String> {
+/// Every link target of a Markdown text (`[text](target)`), outside code
+/// blocks, as written.
+fn targets(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut fence = false;
     for line in text.lines() {
@@ -21,19 +22,24 @@ fn links(text: &str) -> Vec<String> {
         while let Some(i) = rest.find("](") {
             let after = &rest[i + 2..];
             let Some(end) = after.find(')') else { break };
-            let target = &after[..end];
-            if !target.contains("://") && !target.starts_with('#') && !target.starts_with("mailto:")
-            {
-                out.push(target.split('#').next().unwrap_or("").to_string());
-            }
+            out.push(after[..end].to_string());
             rest = &after[end..];
         }
     }
     out
 }
 
-#[test]
-fn every_relative_link_in_the_docs_names_a_file() {
+/// The relative link targets of a Markdown text, any `#anchor` aside.
+fn links(text: &str) -> Vec<String> {
+    targets(text)
+        .into_iter()
+        .filter(|t| !t.contains("://") && !t.starts_with('#') && !t.starts_with("mailto:"))
+        .map(|t| t.split('#').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// README.md and every page of docs/.
+fn pages() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut pages: Vec<PathBuf> = vec![root.join("README.md")];
     for entry in std::fs::read_dir(root.join("docs")).unwrap() {
@@ -42,6 +48,13 @@ fn every_relative_link_in_the_docs_names_a_file() {
             pages.push(path);
         }
     }
+    pages
+}
+
+#[test]
+fn every_relative_link_in_the_docs_names_a_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pages = pages();
     let mut broken = Vec::new();
     let mut checked = 0;
     for page in &pages {
@@ -87,33 +100,17 @@ fn every_page_in_docs_is_a_chapter_of_the_book() {
     }
 }
 
-/// The links of a Markdown text that carry an anchor, outside code blocks:
-/// (the page, empty for the same page; the anchor).
+/// The links of a Markdown text that carry an anchor: (the page, empty
+/// for the same page; the anchor).
 fn anchored_links(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut fence = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fence = !fence;
-            continue;
-        }
-        if fence {
-            continue;
-        }
-        let mut rest = line;
-        while let Some(i) = rest.find("](") {
-            let after = &rest[i + 2..];
-            let Some(end) = after.find(')') else { break };
-            let target = &after[..end];
-            if !target.contains("://") {
-                if let Some((page, anchor)) = target.split_once('#') {
-                    out.push((page.to_string(), anchor.to_string()));
-                }
-            }
-            rest = &after[end..];
-        }
-    }
-    out
+    targets(text)
+        .into_iter()
+        .filter(|t| !t.contains("://"))
+        .filter_map(|t| {
+            t.split_once('#')
+                .map(|(page, anchor)| (page.to_string(), anchor.to_string()))
+        })
+        .collect()
 }
 
 /// The ids mdBook gives a page's headings: the heading's text lower-cased,
@@ -151,13 +148,7 @@ fn heading_ids(text: &str) -> Vec<String> {
 #[test]
 fn every_anchor_in_the_docs_names_a_heading() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut pages: Vec<PathBuf> = vec![root.join("README.md")];
-    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            pages.push(path);
-        }
-    }
+    let pages = pages();
     let mut broken = Vec::new();
     let mut checked = 0;
     for page in &pages {
