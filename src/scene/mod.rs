@@ -876,7 +876,18 @@ impl Scene {
     /// bodies, boundaries, materials, gravity, time step, contact and solver
     /// settings.
     pub fn build(&self) -> Result<World, SceneError> {
-        let placed = validate::check(self, true)?;
+        self.build_with(true)
+    }
+
+    /// [`build`](Self::build) without its warnings (spheres that start
+    /// overlapping a boundary, …): for built-in cases that start so on
+    /// purpose, such as `repose validate`'s.
+    pub fn build_quietly(&self) -> Result<World, SceneError> {
+        self.build_with(false)
+    }
+
+    fn build_with(&self, warn: bool) -> Result<World, SceneError> {
+        let placed = validate::check(self, warn)?;
         let mut bodies = Bodies::default();
         for p in &placed {
             match &p.body {

@@ -48,7 +48,7 @@ pub fn run_all() -> Vec<Check> {
 
 fn world(text: &str) -> World {
     Scene::from_str(text, "penalty case", &[])
-        .and_then(|s| s.build())
+        .and_then(|s| s.build_quietly())
         .unwrap_or_else(|e| panic!("built-in penalty case scene: {e:#}"))
 }
 
@@ -568,7 +568,7 @@ pub fn motion_on_incline(alpha: f64, eta: f64) -> Motion {
         ],
     )
     .unwrap_or_else(|e| panic!("scenes/seed003_incline.ron: {e:#}"));
-    let mut w = scene.build().expect("the incline scene builds");
+    let mut w = scene.build_quietly().expect("the incline scene builds");
     let mut st = Stepper::new();
     steps_of(&mut w, &mut st, 1000);
     let v = w.bodies.vel[0].dot(down);
@@ -724,7 +724,7 @@ pub fn stack_collapses(penalty: bool, eta: f64, m_top: f64) -> bool {
     }
     let scene = Scene::from_str(STACK, "scenes/seed003_stack.ron", &sets)
         .unwrap_or_else(|e| panic!("scenes/seed003_stack.ron: {e:#}"));
-    let mut w = scene.build().expect("the stack scene builds");
+    let mut w = scene.build_quietly().expect("the stack scene builds");
     let mut st = Stepper::new();
     steps_of(&mut w, &mut st, 3000);
     let drop = STACK_TOP_Z - w.bodies.pos[2].z;
