@@ -757,7 +757,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 println!("GPU adapter: {a}");
             }
             match repose::gpu::GpuContext::try_new() {
-                Some(ctx) if ctx.info.device_type == wgpu::DeviceType::Cpu => println!(
+                Some(ctx) if ctx.is_software() => println!(
                     "--backend auto would use: cpu (the only adapter, {}, is software; --backend gpu uses it)",
                     ctx.describe()
                 ),

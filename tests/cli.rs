@@ -413,7 +413,7 @@ fn auto_prefers_the_cpu_over_a_software_adapter_and_says_why() {
     ) else {
         return;
     };
-    let software = ctx.info.device_type == wgpu::DeviceType::Cpu;
+    let software = ctx.is_software();
     drop(ctx);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");

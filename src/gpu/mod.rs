@@ -170,6 +170,13 @@ impl GpuContext {
         })
     }
 
+    /// Whether the adapter is a software one (lavapipe, llvmpipe: any
+    /// `DeviceType::Cpu`), slower than the CPU backend: `--backend auto`
+    /// leaves it for the CPU.
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
     /// "name (backend, device type)".
     pub fn describe(&self) -> String {
         format!(

@@ -325,7 +325,7 @@ fn batch_backend(choice: BackendChoice) -> Result<Option<GpuState>> {
             anyhow::anyhow!("--backend gpu: no GPU adapter found (on a machine without a GPU, install mesa-vulkan-drivers for lavapipe and set WGPU_BACKEND=vulkan)")
         })?,
         BackendChoice::Auto => match crate::gpu::GpuContext::try_new() {
-            Some(c) if c.info.device_type != wgpu::DeviceType::Cpu => c,
+            Some(c) if !c.is_software() => c,
             _ => return Ok(None),
         },
     };

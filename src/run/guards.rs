@@ -224,20 +224,21 @@ impl DivergenceBounds {
             .fold(0.0, f64::max);
         let v = speed + world.gravity.length() * duration.max(0.0) + wall;
         let ke_max = KE_BOUND_FACTOR * 0.5 * mass * v * v;
-        let closed: Vec<usize> = world
+        let candidates: Vec<usize> = world
             .boundaries
             .iter()
             .enumerate()
-            .filter(|(_, w)| is_closed(w))
+            .filter(|(_, w)| is_container(w))
             .map(|(i, _)| i)
             .collect();
-        let held = |x: glam::DVec3| closed.iter().any(|&i| inside(&world.boundaries[i], x));
+        let held = |x: glam::DVec3| candidates.iter().any(|&i| inside(&world.boundaries[i], x));
         let inlets_held = world.inlets.iter().all(|inlet| {
             let (a, c) = inlet.settings.region.bounds();
             held(a) && held(c)
         });
-        let containers = if !closed.is_empty() && b.pos.iter().all(|&p| held(p)) && inlets_held {
-            closed
+        let containers = if !candidates.is_empty() && b.pos.iter().all(|&p| held(p)) && inlets_held
+        {
+            candidates
         } else {
             Vec::new()
         };
@@ -332,7 +333,7 @@ impl DivergenceBounds {
 /// Whether a boundary encloses a region that nothing leaves but through a
 /// wall: a box (with or without its lid: an open box's side walls rise
 /// without end, so nothing leaves over a rim) or a cylinder with both caps.
-fn is_closed(b: &Boundary) -> bool {
+fn is_container(b: &Boundary) -> bool {
     match b.shape {
         Shape::BoxContainer { .. } => true,
         Shape::Cylinder { caps, .. } => caps == Caps::Both,

@@ -134,7 +134,7 @@ pub fn open_backend(choice: BackendChoice) -> Result<(Backend, String)> {
             Ok((b, why))
         }
         BackendChoice::Auto => match GpuContext::try_new() {
-            Some(ctx) if ctx.info.device_type == wgpu::DeviceType::Cpu => Ok((
+            Some(ctx) if ctx.is_software() => Ok((
                 Backend::Cpu,
                 format!(
                     "cpu: --backend auto found only a software adapter, {}, which is slower than the cpu backend (--backend gpu uses it)",

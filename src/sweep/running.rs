@@ -434,7 +434,7 @@ fn batch_gpu(runs: usize, opts: &SweepOptions) -> Option<(crate::step::GpuState,
         }
         return None;
     };
-    let hardware = ctx.info.device_type != wgpu::DeviceType::Cpu;
+    let hardware = !ctx.is_software();
     let size = match opts.batch {
         Some(k) if hardware || opts.backend == B::Gpu => k,
         Some(_) => {
