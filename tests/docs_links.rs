@@ -51,34 +51,46 @@ fn pages() -> Vec<PathBuf> {
     pages
 }
 
-#[test]
-fn every_relative_link_in_the_docs_names_a_file() {
+/// Checks every page's links with `check` (page, its text → each link as
+/// written and whether it holds; `None` for a link it does not judge) and
+/// fails naming the broken ones (`what`), or when fewer than `least` links
+/// were judged (the parser missed them).
+fn check_links(
+    what: &str,
+    least: usize,
+    check: impl Fn(&Path, &str) -> Vec<Option<(String, bool)>>,
+) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let pages = pages();
     let mut broken = Vec::new();
     let mut checked = 0;
-    for page in &pages {
-        let text = std::fs::read_to_string(page).unwrap();
-        let dir = page.parent().unwrap();
-        for target in links(&text) {
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (link, holds) in check(&page, &text).into_iter().flatten() {
             checked += 1;
-            if !dir.join(&target).exists() {
+            if !holds {
                 broken.push(format!(
-                    "{}: ({target})",
+                    "{}: ({link})",
                     page.strip_prefix(root).unwrap().display()
                 ));
             }
         }
     }
+    assert!(broken.is_empty(), "{what}:\n{}", broken.join("\n"));
     assert!(
-        broken.is_empty(),
-        "links to files that do not exist:\n{}",
-        broken.join("\n")
-    );
-    assert!(
-        checked >= 20,
+        checked >= least,
         "only {checked} links found: the parser missed them"
     );
+}
+
+#[test]
+fn every_relative_link_in_the_docs_names_a_file() {
+    check_links("links to files that do not exist", 20, |page, text| {
+        let dir = page.parent().unwrap();
+        links(text)
+            .into_iter()
+            .map(|t| Some((t.clone(), dir.join(&t).exists())))
+            .collect()
+    });
 }
 
 /// The book (`mdbook build docs`) holds every chapter: each page in docs/
@@ -147,37 +159,23 @@ fn heading_ids(text: &str) -> Vec<String> {
 /// Links to a section (`page.md#id`, `#id`) name a heading that page has.
 #[test]
 fn every_anchor_in_the_docs_names_a_heading() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let pages = pages();
-    let mut broken = Vec::new();
-    let mut checked = 0;
-    for page in &pages {
-        let text = std::fs::read_to_string(page).unwrap();
-        for (target, anchor) in anchored_links(&text) {
-            let target_page = if target.is_empty() {
-                page.clone()
-            } else {
-                page.parent().unwrap().join(&target)
-            };
-            if target_page.extension().is_none_or(|e| e != "md") {
-                continue;
-            }
-            let Ok(target_text) = std::fs::read_to_string(&target_page) else {
-                continue; // a missing page is the other test's failure
-            };
-            checked += 1;
-            if !heading_ids(&target_text).contains(&anchor) {
-                broken.push(format!(
-                    "{}: ({target}#{anchor})",
-                    page.strip_prefix(root).unwrap().display()
-                ));
-            }
-        }
-    }
-    assert!(
-        broken.is_empty(),
-        "links to sections that do not exist:\n{}",
-        broken.join("\n")
-    );
-    assert!(checked >= 10, "only {checked} anchored links found");
+    check_links("links to sections that do not exist", 10, |page, text| {
+        anchored_links(text)
+            .into_iter()
+            .map(|(target, anchor)| {
+                let target_page = if target.is_empty() {
+                    page.to_path_buf()
+                } else {
+                    page.parent().unwrap().join(&target)
+                };
+                if target_page.extension().is_none_or(|e| e != "md") {
+                    return None;
+                }
+                // A missing page is the other test's failure.
+                let target_text = std::fs::read_to_string(&target_page).ok()?;
+                let holds = heading_ids(&target_text).contains(&anchor);
+                Some((format!("{target}#{anchor}"), holds))
+            })
+            .collect()
+    });
 }
