@@ -59,11 +59,12 @@ pub mod pgs;
 )]
 pub enum SolverMethod {
     /// Projected Jacobi (seed 000 eq. 46); runs on every backend.
-    #[default]
     Jacobi,
     /// Accelerated projected gradient descent with adaptive step and restart
     /// (the GPU and cpu-f32 backends run a variant with a fixed step and a
-    /// restart at residual checks, `jacobi_f32::solve_apgd`).
+    /// restart at residual checks, `jacobi_f32::solve_apgd`). The default:
+    /// what docs/solvers.md recommends for a new scene.
+    #[default]
     Apgd,
     /// Projected block Gauss–Seidel (seed 001 §5.2), CPU only.
     Pgs,
@@ -141,11 +142,14 @@ pub enum ResidualMeasure {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SolverSettings {
-    /// The iteration (default Jacobi).
+    /// The iteration (default APGD).
     pub method: SolverMethod,
-    /// Maximum number of iterations per solve.
+    /// Maximum number of iterations per solve (default 4,000: room for
+    /// APGD to meet 10⁻⁴ on every step of a settling pile with rolling and
+    /// spinning friction up to half the radius, docs/solvers.md).
     pub max_iterations: usize,
-    /// Stop when the relative natural-map residual falls below this (0 = run all iterations).
+    /// Stop when the relative natural-map residual falls below this (0 =
+    /// run all iterations; default 10⁻⁴).
     pub tolerance: f64,
     /// Step scale ω of seed 000 eq. 46 (> 0); the initial step of the other methods.
     pub omega: f64,
@@ -204,9 +208,9 @@ pub struct SolverSettings {
 impl Default for SolverSettings {
     fn default() -> Self {
         SolverSettings {
-            method: SolverMethod::Jacobi,
-            max_iterations: 100,
-            tolerance: 1e-6,
+            method: SolverMethod::Apgd,
+            max_iterations: 4000,
+            tolerance: 1e-4,
             omega: 1.0,
             lambda: 1.0,
             check_every: 10,
