@@ -30,6 +30,8 @@ fn diverging_solve_exits_nonzero_naming_the_step_and_leaves_valid_outputs() {
         OsStr::new("scenes/column.ron"),
         OsStr::new("--backend"),
         OsStr::new("cpu"),
+        OsStr::new("--solver"),
+        OsStr::new("jacobi"),
         OsStr::new("--set"),
         OsStr::new("solver.omega=80"),
         OsStr::new("--set"),

@@ -481,12 +481,20 @@ fn a_sweep_varies_the_formulation() {
     }
 }
 
-/// One run diverges (ω = 80): it is a row with `error`, the other runs
-/// still run, and the exit code is 2 with the count in the summary line.
+/// One run diverges (projected Jacobi at ω = 80): it is a row with
+/// `error`, the other runs still run, and the exit code is 2 with the
+/// count in the summary line.
 #[test]
 fn a_failing_run_is_a_row_with_its_error_and_a_nonzero_exit_code() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tiny_scene(tmp.path(), "t.ron", &[]);
+    let path = tiny_scene(
+        tmp.path(),
+        "t.ron",
+        &[(
+            "duration: 0.25,",
+            "duration: 0.25, solver: (method: Jacobi),",
+        )],
+    );
     let out = tmp.path().join("s");
     let o = repose([
         OsStr::new("sweep"),

@@ -41,6 +41,7 @@ fn assert_runs_are_bit_identical(mut solver: Solver32) {
     for s in [
         iterations(100),
         SolverSettings {
+            method: SolverMethod::Jacobi,
             // The unweighted natural map, which the f64 assessment below
             // recomputes (stats_match_mirror covers the weighted one too).
             residual: ResidualMeasure::Contact,

@@ -147,9 +147,11 @@ macro_rules! for_each_f32_solver {
     )*};
 }
 
-/// Fixed iteration count, no residual checks.
+/// Fixed iteration count, no residual checks; projected Jacobi unless a
+/// test sets `method`.
 fn iterations(k: usize) -> SolverSettings {
     SolverSettings {
+        method: SolverMethod::Jacobi,
         // The unweighted natural map, which the f64 assessment below
         // recomputes (stats_match_mirror covers the weighted one too).
         residual: ResidualMeasure::Contact,

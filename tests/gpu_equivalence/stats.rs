@@ -154,6 +154,7 @@ fn assert_stats_match_mirror(mut solver: Solver32) {
     // against impulses) and the unweighted one.
     for residual in [ResidualMeasure::Weighted, ResidualMeasure::Contact] {
         let with_tolerance = |tolerance, max_iterations| SolverSettings {
+            method: SolverMethod::Jacobi,
             residual,
             max_iterations,
             tolerance,
