@@ -56,8 +56,9 @@ pub(crate) enum Command {
         /// Write no final.png (overrides the scene's output.picture.enabled).
         #[arg(long)]
         no_picture: bool,
-        /// Solver backend: auto = GPU if an adapter exists, else CPU (with
-        /// --resume: the backend the run started with).
+        /// Solver backend: auto = a hardware GPU for scenes of 2,000 bodies
+        /// or more that its solvers can run, else the CPU (with --resume:
+        /// the backend the run started with).
         #[arg(long, value_enum)]
         backend: Option<BackendChoice>,
         /// Solver method (overrides the scene's `solver.method`).

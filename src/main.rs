@@ -762,7 +762,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     ctx.describe()
                 ),
                 Some(ctx) => {
-                    println!("--backend auto would use: {}", ctx.describe());
+                    println!(
+                        "--backend auto would use: {} for scenes of {} bodies or more, else cpu",
+                        ctx.describe(),
+                        repose::run::AUTO_GPU_MIN_BODIES
+                    );
                     println!("enabled features: {:?}", ctx.device.features());
                 }
                 None => println!("--backend auto would use: cpu"),

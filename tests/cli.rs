@@ -405,7 +405,7 @@ fn the_cli_reference_in_the_docs_is_generated_from_the_clap_definitions() {
 /// `repose run` with the default `--backend auto` runs on the CPU when the
 /// only adapter is a software one (lavapipe: slower than the cpu backend)
 /// and says so in the summary's reason; on a hardware adapter it runs on
-/// the GPU. The scene's method is Jacobi (the one `auto` sends to a GPU).
+/// the GPU.
 #[test]
 fn auto_prefers_the_cpu_over_a_software_adapter_and_says_why() {
     let Some(ctx) = repose::gpu::context_for_tests(
@@ -417,18 +417,22 @@ fn auto_prefers_the_cpu_over_a_software_adapter_and_says_why() {
     drop(ctx);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
-    let out = run_sphere_on_plane(
-        &dir,
-        &["--set", "duration=0.01", "--no-frames", "--no-picture"],
-    );
+    // 3,375 spheres: above the size below which auto keeps to the CPU
+    // anyway; one step.
+    let scene = scene_path("bench_pile_small.ron");
+    let out = repose([
+        OsStr::new("run"),
+        scene.as_os_str(),
+        OsStr::new("--set"),
+        OsStr::new("duration=0.002"),
+        OsStr::new("--no-frames"),
+        OsStr::new("--no-picture"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
     assert_success(&out, "repose run (backend auto)");
     let s = summary_of(&dir);
-    let reason = s
-        .extra
-        .get("backend_reason")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_string();
+    let reason = backend_reason(&s);
     if software {
         assert_eq!(s.backend, "cpu", "auto on a software adapter: {reason}");
         assert!(
@@ -442,6 +446,44 @@ fn auto_prefers_the_cpu_over_a_software_adapter_and_says_why() {
             s.backend
         );
     }
+}
+
+fn backend_reason(s: &repose::output::summary::Summary) -> String {
+    s.extra
+        .get("backend_reason")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A scene of fewer bodies than `AUTO_GPU_MIN_BODIES` runs on the CPU
+/// under `auto` whatever adapters exist, and the summary says why.
+#[test]
+fn auto_runs_a_small_scene_on_the_cpu_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let scene = scene_path("sphere_on_plane.ron");
+    let out = repose([
+        OsStr::new("run"),
+        scene.as_os_str(),
+        OsStr::new("--set"),
+        OsStr::new("duration=0.01"),
+        OsStr::new("--no-frames"),
+        OsStr::new("--no-picture"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_success(&out, "repose run (backend auto)");
+    let s = summary_of(&dir);
+    let reason = backend_reason(&s);
+    assert_eq!(s.backend, "cpu", "auto on a one-sphere scene: {reason}");
+    assert!(
+        reason.contains(&format!(
+            "fewer than {} bodies",
+            repose::run::AUTO_GPU_MIN_BODIES
+        )) && reason.contains("this one has 1"),
+        "reason: {reason}"
+    );
 }
 
 /// A directory holding a synthetic 30° cone (apex 0.2 m, floor at

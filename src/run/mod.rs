@@ -62,9 +62,10 @@ use session::Session;
     serde::Deserialize,
 )]
 pub enum BackendChoice {
-    /// The GPU when a hardware adapter exists, else the CPU (a software
-    /// adapter such as lavapipe is slower than the CPU backend: `--backend
-    /// gpu` runs on it).
+    /// A hardware GPU for a scene of at least [`AUTO_GPU_MIN_BODIES`]
+    /// bodies that its solvers can run, else the CPU (a software adapter
+    /// such as lavapipe is slower than the CPU backend: `--backend gpu`
+    /// runs on it).
     #[default]
     Auto,
     /// The f64 CPU reference solver.
@@ -75,19 +76,30 @@ pub enum BackendChoice {
     Gpu,
 }
 
-/// Opens the chosen backend for a scene's solver settings and what in the
-/// scene only the f64 CPU can run (`f32_blocker`: a rotating boundary; see
+/// The fewest bodies (at the start, plus those inlets will emit) for which
+/// `--backend auto` runs a scene on a hardware GPU. A GPU iteration has a
+/// fixed cost: 55 µs measured on an NVIDIA H100 in a run of seed 000's pile
+/// (12,689 contacts on average), where the f64 CPU solver does 8.7·10⁷
+/// contact-iterations/s on 16 cores, i.e. the same 55 µs buys about 4,800
+/// contacts of CPU work there, and about 1,000 on 2 cores
+/// (docs/performance.md). A settled pile has about three contacts per
+/// body, so below about 2,000 bodies the CPU is as fast or faster.
+pub const AUTO_GPU_MIN_BODIES: usize = 2_000;
+
+/// Opens the chosen backend for a scene's solver settings, its size
+/// (`bodies`: at the start plus what inlets will add) and what in the scene
+/// only the f64 CPU can run (`f32_blocker`: a rotating boundary; see
 /// [`f32_blocker`]): the f32 and GPU backends run the Jacobi and APGD
 /// methods (under either contact law, for every shape) without a
-/// `solver.fallback`, and their contact
-/// records carry no torque bias, so they cannot see a spinning wall. `auto` picks the GPU
-/// for Jacobi only: APGD stays on the CPU, whose f64 APGD has the line
-/// search and gradient restart the GPU's lacks (`--backend gpu` asks for
-/// the GPU's). Otherwise `auto` picks the CPU (and says why) and an
-/// explicit choice is an error that says what to change.
+/// `solver.fallback`, and their contact records carry no torque bias, so
+/// they cannot see a spinning wall. `auto` picks a hardware GPU for those
+/// methods when the scene has at least [`AUTO_GPU_MIN_BODIES`] bodies, and
+/// the CPU otherwise (and says why); an explicit choice the scene cannot
+/// run on is an error that says what to change.
 pub fn open_backend_for(
     choice: BackendChoice,
     solver: &SolverSettings,
+    bodies: usize,
     f32_blocker: Option<&str>,
 ) -> Result<(Backend, String)> {
     let f32_method = matches!(solver.method, SolverMethod::Jacobi | SolverMethod::Apgd);
@@ -103,11 +115,13 @@ pub fn open_backend_for(
             Backend::Cpu,
             format!("cpu: the scene uses {what}, which only the cpu backend runs"),
         )),
-        (BackendChoice::Auto, None) if solver.method == SolverMethod::Apgd => Ok((
+        (BackendChoice::Auto, None) if bodies < AUTO_GPU_MIN_BODIES => Ok((
             Backend::Cpu,
-            "cpu: auto runs apgd on the cpu (f64, line search and gradient restart); \
-             --backend gpu runs the GPU's apgd"
-                .to_string(),
+            format!(
+                "cpu: auto runs scenes of fewer than {AUTO_GPU_MIN_BODIES} bodies on the cpu \
+                 (this one has {bodies}), where a GPU iteration's fixed cost outweighs its work; \
+                 --backend gpu uses a GPU"
+            ),
         )),
         (BackendChoice::Gpu | BackendChoice::CpuF32, Some(what)) => anyhow::bail!(
             "--backend {}: the scene uses {what}, but this backend runs only the jacobi and apgd methods, with no fallback and no rotating boundaries; use --backend cpu",
@@ -115,6 +129,17 @@ pub fn open_backend_for(
         ),
         _ => open_backend(choice),
     }
+}
+
+/// The bodies a run of `world` will hold: those present plus those its
+/// inlets have still to emit (what [`open_backend_for`] sizes it by).
+pub fn scene_bodies(world: &crate::world::World) -> usize {
+    world.bodies.len()
+        + world
+            .inlets
+            .iter()
+            .map(|i| i.settings.count.saturating_sub(i.emitted))
+            .sum::<usize>()
 }
 
 /// Opens the chosen backend; returns it with a sentence saying what was chosen and why.
@@ -224,8 +249,12 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let t0 = Instant::now();
     crate::interrupt::install();
     let world = scene.build()?;
-    let (backend, why) =
-        open_backend_for(opts.backend, &world.solver, f32_blocker(&world).as_deref())?;
+    let (backend, why) = open_backend_for(
+        opts.backend,
+        &world.solver,
+        scene_bodies(&world),
+        f32_blocker(&world).as_deref(),
+    )?;
     start_session(scene, opts, world, backend, why, t0)?.run()
 }
 
@@ -456,7 +485,12 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         )
     })?;
     let choice = opts.backend.unwrap_or(ck.options.backend);
-    let (backend, why) = open_backend_for(choice, &world.solver, f32_blocker(&world).as_deref())?;
+    let (backend, why) = open_backend_for(
+        choice,
+        &world.solver,
+        scene_bodies(&world),
+        f32_blocker(&world).as_deref(),
+    )?;
     let mut summary: Summary = serde_json::from_str(&ck.summary_json)
         .with_context(|| format!("--resume: the summary in {} is damaged", ck_path.display()))?;
     let described = backend.describe();
