@@ -3,12 +3,18 @@
 //! every field name it has must appear, as `` `name` ``, in the section of
 //! the reference that documents that struct; each sphere source and
 //! boundary, parsed from its required fields alone and serialized, the
-//! same in its `###` section. A field added to the schema without a line
-//! in the reference fails here.
+//! same in its `###` section; every variant of the enums a scene names
+//! inside those (shapes, inlet regions, caps, heap methods, formulations,
+//! the penalty models, solver methods and residuals, friction laws,
+//! picture options), with its fields, in the section that documents the
+//! field holding it. A field or variant added to the schema without a
+//! line in the reference fails here.
 
 use std::path::Path;
 
-use repose::analysis::{AnalysisSettings, DrumSettings, HeapSettings, SettleSettings};
+use repose::analysis::{
+    AnalysisSettings, DischargeSettings, DrumSettings, HeapSettings, SettleSettings,
+};
 use repose::formulation::penalty::PenaltySettings;
 use repose::formulation::pyramid::PyramidSettings;
 use repose::material::Material;
@@ -85,6 +91,11 @@ fn every_scene_field_is_in_the_reference() {
     check(&doc, "HeapSettings", &HeapSettings::default());
     check(&doc, "DrumSettings", &DrumSettings::default());
     check(&doc, "SettleSettings", &SettleSettings::default());
+    check(
+        &doc,
+        "DischargeSettings",
+        &parse::<DischargeSettings>("(below: 0.0, from: Some(0.1), to: Some(0.2))"),
+    );
     check(&doc, "Material", &Material::default());
     check(&doc, "PenaltySettings", &PenaltySettings::default());
     check(&doc, "PyramidSettings", &PyramidSettings::default());
@@ -199,4 +210,249 @@ fn every_source_and_boundary_field_is_in_the_reference() {
     assert_eq!(kinds, ["Plane", "Box", "Cylinder", "Plate", "Mesh"]);
     check_variants::<SphereSource>(&doc, &sources);
     check_variants::<BoundarySpec>(&doc, &boundaries);
+}
+
+/// A variant's name (`"Hertz"` of a unit variant, the key of a struct or
+/// newtype variant) and the names of its fields (none for a unit variant).
+fn variant_and_fields<T: Serialize>(value: &T) -> (String, Vec<String>) {
+    match serde_json::to_value(value).expect("serializes") {
+        serde_json::Value::String(name) => (name, Vec::new()),
+        serde_json::Value::Object(map) if map.len() == 1 => {
+            let (name, inner) = map.into_iter().next().unwrap();
+            let fields = match inner {
+                serde_json::Value::Object(f) => f.keys().cloned().collect(),
+                _ => Vec::new(),
+            };
+            (name, fields)
+        }
+        other => panic!("not an externally tagged enum value: {other}"),
+    }
+}
+
+/// Every value's variant is named in `part` (as `` `Name`` followed by
+/// `` ` ``, `(` or `:`, or as a field's value in an example, `: Name)`)
+/// and so is each of its fields (as `` `field` `` or `field:` in an
+/// example).
+fn check_enum<T: Serialize>(part: &str, where_: &str, values: &[T]) {
+    for v in values {
+        let (name, fields) = variant_and_fields(v);
+        let named = ["`", "(", ":"]
+            .iter()
+            .any(|end| part.contains(&format!("`{name}{end}")))
+            || part.contains(&format!(": {name})"));
+        assert!(
+            named,
+            "docs/scene-format.md: {where_} does not name the variant `{name}`"
+        );
+        let missing: Vec<&String> = fields
+            .iter()
+            .filter(|f| !part.contains(&format!("`{f}`")) && !part.contains(&format!("{f}:")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "docs/scene-format.md: {where_} does not name the field(s) {missing:?} of `{name}`"
+        );
+    }
+}
+
+/// Every variant of every enum a scene can name below its top-level
+/// structs is in the reference, with its fields. Each list is checked
+/// complete by an exhaustive match: a new variant does not compile until
+/// it is listed here (and then fails until it is documented).
+#[test]
+fn every_nested_variant_and_its_fields_are_in_the_reference() {
+    use glam::DVec3;
+    use repose::analysis::{Axis, HeapMethod};
+    use repose::boundary::Caps;
+    use repose::formulation::penalty::{NormalModel, RollingModel, SpinModel};
+    use repose::formulation::Formulation;
+    use repose::inlet::InletRegion;
+    use repose::material::FrictionLaw;
+    use repose::render::{ColourBy, LookAlong};
+    use repose::shape::Shape;
+    use repose::solver::{ResidualMeasure, SolverMethod};
+    let doc = reference();
+    let v = DVec3::ONE;
+
+    let shapes = [
+        Shape::Sphere { radius: 1.0 },
+        Shape::Box { half_extents: v },
+        Shape::Cylinder {
+            radius: 1.0,
+            half_height: 1.0,
+        },
+        Shape::Capsule {
+            radius: 1.0,
+            half_height: 1.0,
+        },
+        parse::<Shape>("Ellipsoid(radii: (1.0, 1.0, 1.0))"),
+        parse::<Shape>("ConvexPolyhedron(vertices: [(0.0, 0.0, 0.0)])"),
+    ];
+    for s in &shapes {
+        match s {
+            Shape::Sphere { .. }
+            | Shape::Box { .. }
+            | Shape::Cylinder { .. }
+            | Shape::Capsule { .. }
+            | Shape::Ellipsoid { .. }
+            | Shape::ConvexPolyhedron { .. } => {}
+        }
+    }
+    check_enum(
+        variant_section(&doc, "Body"),
+        "the section on `Body(…)`",
+        &shapes,
+    );
+
+    let regions = [
+        InletRegion::Box { min: v, max: v },
+        InletRegion::Disk {
+            center: v,
+            normal: v,
+            radius: 1.0,
+        },
+    ];
+    for r in &regions {
+        match r {
+            InletRegion::Box { .. } | InletRegion::Disk { .. } => {}
+        }
+    }
+    check_enum(
+        variant_section(&doc, "Inlet"),
+        "the section on `Inlet(…)`",
+        &regions,
+    );
+
+    let caps = [Caps::Open, Caps::Bottom, Caps::Both];
+    for c in caps {
+        match c {
+            Caps::Open | Caps::Bottom | Caps::Both => {}
+        }
+    }
+    check_enum(
+        variant_section(&doc, "Cylinder"),
+        "the section on `Cylinder(…)`",
+        &caps,
+    );
+
+    let heap = section(&doc, "HeapSettings");
+    let methods = [HeapMethod::Radial, HeapMethod::Planar { axis: Axis::X }];
+    for m in &methods {
+        match m {
+            HeapMethod::Radial | HeapMethod::Planar { .. } => {}
+        }
+    }
+    check_enum(heap, "the section on `HeapSettings`", &methods);
+    let axes = [Axis::X, Axis::Y];
+    for a in axes {
+        match a {
+            Axis::X | Axis::Y => {}
+        }
+    }
+    check_enum(heap, "the section on `HeapSettings`", &axes);
+
+    let formulations = [
+        Formulation::Complementarity,
+        Formulation::Penalty(Default::default()),
+        Formulation::PyramidLcp(Default::default()),
+    ];
+    for f in &formulations {
+        match f {
+            Formulation::Complementarity | Formulation::Penalty(_) | Formulation::PyramidLcp(_) => {
+            }
+        }
+    }
+    // The newtype variants' fields are the settings structs checked by
+    // `every_scene_field_is_in_the_reference`; here only their names.
+    check_enum(
+        section(&doc, "formulation: …"),
+        "the section on `formulation`",
+        &formulations,
+    );
+
+    let penalty = section(&doc, "PenaltySettings");
+    let normals = [
+        NormalModel::Hertz,
+        parse::<NormalModel>("Hooke(stiffness: 1.0)"),
+    ];
+    for n in &normals {
+        match n {
+            NormalModel::Hertz | NormalModel::Hooke { .. } => {}
+        }
+    }
+    check_enum(penalty, "the section on `PenaltySettings`", &normals);
+    let rolling = [
+        RollingModel::Tracked,
+        parse::<RollingModel>("ConstantTorque(coefficient: 0.1)"),
+    ];
+    for r in &rolling {
+        match r {
+            RollingModel::Tracked | RollingModel::ConstantTorque { .. } => {}
+        }
+    }
+    check_enum(penalty, "the section on `PenaltySettings`", &rolling);
+    let spins = [SpinModel::Heuristic, SpinModel::Hertz];
+    for s in spins {
+        match s {
+            SpinModel::Heuristic | SpinModel::Hertz => {}
+        }
+    }
+    check_enum(penalty, "the section on `PenaltySettings`", &spins);
+
+    let solver = section(&doc, "SolverSettings");
+    check_enum(
+        solver,
+        "the section on `SolverSettings`",
+        &SolverMethod::ALL,
+    );
+    for m in SolverMethod::ALL {
+        match m {
+            SolverMethod::Jacobi
+            | SolverMethod::Apgd
+            | SolverMethod::Pgs
+            | SolverMethod::FixedPoint
+            | SolverMethod::ExtraGradient
+            | SolverMethod::InteriorPoint
+            | SolverMethod::Newton => {}
+        }
+    }
+    let residuals = [
+        ResidualMeasure::Weighted,
+        ResidualMeasure::Contact,
+        ResidualMeasure::Siconos,
+    ];
+    for r in residuals {
+        match r {
+            ResidualMeasure::Weighted | ResidualMeasure::Contact | ResidualMeasure::Siconos => {}
+        }
+    }
+    check_enum(solver, "the section on `SolverSettings`", &residuals);
+
+    let laws = [FrictionLaw::Associated, FrictionLaw::DeSaxce];
+    for l in laws {
+        match l {
+            FrictionLaw::Associated | FrictionLaw::DeSaxce => {}
+        }
+    }
+    check_enum(
+        section(&doc, "ContactSettings"),
+        "the section on `ContactSettings`",
+        &laws,
+    );
+
+    let picture = section(&doc, "PictureSettings");
+    let colours = [ColourBy::Height, ColourBy::Speed];
+    for c in colours {
+        match c {
+            ColourBy::Height | ColourBy::Speed => {}
+        }
+    }
+    check_enum(picture, "the section on `PictureSettings`", &colours);
+    let looks = [LookAlong::Y, LookAlong::X];
+    for l in looks {
+        match l {
+            LookAlong::Y | LookAlong::X => {}
+        }
+    }
+    check_enum(picture, "the section on `PictureSettings`", &looks);
 }
