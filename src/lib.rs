@@ -31,4 +31,5 @@ pub mod solver;
 pub mod step;
 pub mod sweep;
 pub mod validate;
+pub mod wall_loads;
 pub mod world;

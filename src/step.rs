@@ -7,13 +7,13 @@
 //! its own in the middle ([`crate::formulation::pyramid`]):
 //!
 //! ```text
-//! emit ─► forces ─► collide ─► assemble ─► lcp (pose, Lemke) ─► store_warm ─► integrate
+//! emit ─► forces ─► collide ─► assemble ─► lcp (pose, Lemke) ─► wall_loads ─► store_warm ─► integrate
 //! ```
 //!
 //! The complementarity formulation:
 //!
 //! ```text
-//! emit ─► forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate
+//! emit ─► forces ─► collide ─► assemble ─► warm_start ─► solve ─► wall_loads ─► store_warm ─► integrate
 //! ```
 //!
 //! * `emit`: particle inlets append the spheres due by the end of this step
@@ -28,6 +28,8 @@
 //! * `warm_start`: the previous step's impulses of persistent pairs, turned
 //!   into the new contact frames.
 //! * `solve`: the cone complementarity problem (projected Jacobi, seed 000 eq. 46).
+//! * `wall_loads`: each boundary's mean force, torque and power over the
+//!   step from the impulses ([`crate::wall_loads`]; `walls.csv`).
 //! * `store_warm`: this step's impulses, kept in world coordinates.
 //! * `integrate`: v⁺ = v_free + M⁻¹ D γ (eq. 44), then positions and orientations.
 //!
@@ -57,6 +59,7 @@ use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
 use crate::solver::packed::PackedProblem;
 use crate::solver::SolveStats;
 use crate::solver::{self, Workspace};
+use crate::wall_loads::{wall_loads, WallLoad};
 use crate::world::World;
 
 pub use crate::formulation::stage::{NonFiniteError, StageTimers, StepError, StepReport};
@@ -132,6 +135,9 @@ pub struct Stepper {
     pending: Option<(ContactProblem, PackedProblem)>,
     /// The last step's contact problem (for analysis and tests).
     pub last_problem: ContactProblem,
+    /// The last step's load on every boundary ([`crate::wall_loads`]),
+    /// in scene order; empty after a penalty step (not yet measured there).
+    pub last_wall_loads: Vec<WallLoad>,
     /// Steps whose previous step had fewer contacts than this run on one
     /// thread (module docs); 0 = never, `usize::MAX` = always. Default
     /// [`SERIAL_BELOW`].
@@ -175,6 +181,7 @@ impl Stepper {
             finish_bufs: FinishBuffers::default(),
             pending: None,
             last_problem: ContactProblem::default(),
+            last_wall_loads: Vec::new(),
             serial_below: SERIAL_BELOW,
             pools: [None, None],
             last_contacts: 0,
@@ -235,6 +242,7 @@ impl Stepper {
             Formulation::Complementarity => self.complementarity(world),
             Formulation::Penalty(settings) => {
                 let settings = settings.clone();
+                self.last_wall_loads.clear();
                 penalty::step(world, &settings, &mut self.penalty, &mut self.timers)
             }
             Formulation::PyramidLcp(settings) => {
@@ -425,6 +433,17 @@ impl Stepper {
         stats: SolveStats,
         velocities: Option<(Vec<glam::DVec3>, Vec<glam::DVec3>)>,
     ) -> Result<StepReport, StepError> {
+        let gamma = &self.gamma;
+        self.last_wall_loads = self.timers.time("wall_loads", || {
+            wall_loads(
+                &problem,
+                gamma,
+                &world.bodies,
+                &world.boundaries,
+                world.time_step,
+                world.time,
+            )
+        });
         let report = rigid::finish(
             world,
             &problem,

@@ -60,6 +60,9 @@ pub struct Crowded {
 /// Marker for "end B is a kinematic boundary, not a body".
 pub const NO_BODY: u32 = u32::MAX;
 
+/// Marker for "end B is a body, not a boundary" ([`ContactGeom::wall`]).
+pub const NO_WALL: u32 = u32::MAX;
+
 /// The geometry of one contact, before the problem is assembled.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactGeom {
@@ -81,6 +84,9 @@ pub struct ContactGeom {
     pub wall_velocity: DVec3,
     /// Angular velocity of end B when B is a boundary (rad/s; a spinning drum).
     pub wall_omega: DVec3,
+    /// The index of the boundary that end B is, or [`NO_WALL`] when B is a
+    /// body: what the boundary loads (`walls.csv`) sum by.
+    pub wall: u32,
 }
 
 /// Key of a sphere–sphere pair (a < b).
@@ -150,6 +156,7 @@ fn shape_pair(bodies: &Bodies, a: usize, b: usize, envelope: f64, found: &mut Ve
             material_b: bodies.material[b],
             wall_velocity: DVec3::ZERO,
             wall_omega: DVec3::ZERO,
+            wall: NO_WALL,
         },
     );
 }
@@ -225,6 +232,7 @@ pub fn sphere_pair(bodies: &Bodies, i: usize, j: usize) -> ContactGeom {
         material_b: bodies.material[j],
         wall_velocity: DVec3::ZERO,
         wall_omega: DVec3::ZERO,
+        wall: NO_WALL,
     }
 }
 
@@ -596,7 +604,13 @@ fn body_walls(
         }
         let mut push = |key: u64, towards: DVec3, distance: f64| {
             found.extend(surface_contact(
-                s, b, key, towards, distance, envelope, time,
+                s,
+                (bi, b),
+                key,
+                towards,
+                distance,
+                envelope,
+                time,
             ));
         };
         if let Shape::Mesh { surface, rot } = &b.shape {
@@ -647,7 +661,7 @@ pub fn face_contact(
     let distance = (s.x - f.point).dot(f.normal);
     surface_contact(
         s,
-        b,
+        (bi, b),
         wall_key(s.i, bi, id),
         f.normal,
         distance,
@@ -662,7 +676,7 @@ pub fn face_contact(
 #[inline]
 fn surface_contact(
     s: SphereAt,
-    b: &Boundary,
+    (bi, b): (usize, &Boundary),
     key: u64,
     towards: DVec3,
     distance: f64,
@@ -686,6 +700,7 @@ fn surface_contact(
         material_b: b.material,
         wall_velocity: b.surface_velocity(point, time),
         wall_omega: omega,
+        wall: bi as u32,
     })
 }
 
@@ -728,6 +743,7 @@ fn shape_boundary(
                         material_b: b.material,
                         wall_velocity: b.surface_velocity(point, time),
                         wall_omega: omega,
+                        wall: bi as u32,
                     }
                 },
             );

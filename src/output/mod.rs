@@ -9,6 +9,7 @@
 //! | `final.csv` | [`csv::write_final_csv`] | the final state of every body, one row each, numbers at full precision (files of equal runs are byte-identical) | any spreadsheet, `pandas.read_csv`, or [`csv::read_final_csv`] |
 //! | `final.png` | [`crate::render::write_png`] of [`crate::render::render_particles`] | a picture of the final state: side and top view of the spheres, colour bar, scale bar | any image viewer |
 //! | `track.csv` | [`csv::TrackWriter`] | the trajectories of a few chosen bodies over time | as above; plot `x`/`z` against `time` |
+//! | `walls.csv` | [`walls_csv::WallsWriter`] | each boundary's mean force, torque (about its origin) and power over every step ([`crate::wall_loads`]) | as above; sum `fz` of a floor, plot `tx` or `power` of a drum against `time` |
 //! | `summary.json` | [`summary::write_json`] | what ran and how it went: scene, backend, steps, timings per stage, contact and solver statistics, final kinetic energy, later results such as the angle of repose | any text editor, `jq`, `json.load`, or [`summary::read_summary`] |
 //!
 //! Every whole-file writer here is *atomic*: it writes `<name>.tmp` beside the
@@ -16,12 +17,14 @@
 //! an error never leaves a half-written file behind — a reader sees either the
 //! previous version or the new one. (The rename protects against the process
 //! dying; the files are not `fsync`ed, so a power cut may still lose the most
-//! recent ones.) The exception is [`csv::TrackWriter`], which appends rows as
-//! the run goes; a crash can cut its last line short.
+//! recent ones.) The exceptions are [`csv::TrackWriter`] and
+//! [`walls_csv::WallsWriter`], which append rows as the run goes; a crash
+//! can cut a last line short.
 
 pub mod csv;
 pub mod summary;
 pub mod vtk;
+pub mod walls_csv;
 
 mod base64;
 

@@ -85,6 +85,9 @@ pub struct ContactProblem {
     pub gap: Vec<f64>,
     /// Warm-start pair key of each contact.
     pub key: Vec<u64>,
+    /// The boundary index of each contact's end B, [`NO_WALL`](crate::collision::NO_WALL) for a body
+    /// pair; empty for a problem read from a file (no boundaries known).
+    pub wall: Vec<u32>,
     /// Inverse mass of each body.
     pub inv_mass: Vec<f64>,
     /// Inverse moment of inertia of each sphere; for a body of another
@@ -143,6 +146,7 @@ impl ContactProblem {
             bias: Vec::with_capacity(nc),
             gap: Vec::with_capacity(nc),
             key: Vec::with_capacity(nc),
+            wall: Vec::with_capacity(nc),
             inv_mass: bodies.inv_mass.clone(),
             inv_inertia: bodies.inv_inertia.clone(),
             inv_inertia_world: if bodies.has_shapes() {
@@ -201,6 +205,7 @@ impl ContactProblem {
             p.cone.push(ConeCoeffs::combine(mat_a, mat_b));
             p.gap.push(c.gap);
             p.key.push(c.key);
+            p.wall.push(c.wall);
         }
         p.build_csr();
         p

@@ -34,6 +34,7 @@ use crate::gpu::GpuContext;
 use crate::output::csv::TrackWriter;
 use crate::output::summary::{read_summary, StopReason, Summary};
 use crate::output::vtk::PvdSeries;
+use crate::output::walls_csv::WallsWriter;
 use crate::scene::Scene;
 use crate::solver::{SolverMethod, SolverSettings};
 use crate::step::{Backend, Stepper};
@@ -129,6 +130,22 @@ pub fn open_backend_for(
         ),
         _ => open_backend(choice),
     }
+}
+
+/// Whether a run of `world` writes `walls.csv`: it has boundaries and a
+/// rigid formulation (the penalty formulation does not measure its
+/// boundary loads yet).
+fn writes_wall_loads(world: &crate::world::World) -> bool {
+    !world.boundaries.is_empty()
+        && !matches!(
+            world.formulation,
+            crate::formulation::Formulation::Penalty(_)
+        )
+}
+
+/// The boundaries' names, in scene order.
+fn boundary_names(world: &crate::world::World) -> Vec<String> {
+    world.boundaries.iter().map(|b| b.name.clone()).collect()
 }
 
 /// The bodies a run of `world` will hold: those present plus those its
@@ -334,6 +351,14 @@ fn start_session<'a>(
             &scene.output.track,
         )?)
     };
+    let wall_loads = if writes_wall_loads(&world) {
+        Some(WallsWriter::create(
+            out.join("walls.csv"),
+            &boundary_names(&world),
+        )?)
+    } else {
+        None
+    };
     let settle = {
         let (mean_mass, mean_radius) = grain_scales(&world);
         match scene.analysis.settle.resolve(
@@ -376,6 +401,7 @@ fn start_session<'a>(
         surfaces,
         walls,
         track,
+        wall_loads,
         settle,
         drum,
         discharge: scene
@@ -566,6 +592,18 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         ),
         None => None,
     };
+    let wall_loads = if writes_wall_loads(&world) {
+        Some(
+            WallsWriter::resume(
+                dir.join("walls.csv"),
+                &boundary_names(&world),
+                world.step_index,
+            )
+            .context("--resume: cannot take up walls.csv")?,
+        )
+    } else {
+        None
+    };
     let session = Session {
         bounds,
         scene: &scene,
@@ -583,6 +621,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         surfaces,
         walls,
         track,
+        wall_loads,
         settle: ck.settle,
         drum: ck.drum,
         discharge: ck.discharge,

@@ -15,6 +15,7 @@ use crate::analysis::{DrumSampler, SettleDetector};
 use crate::output::csv::{write_final_csv, TrackWriter};
 use crate::output::summary::{write_json, StopReason, Summary};
 use crate::output::vtk::{write_surfaces_vtu, write_walls_vtu, PvdSeries};
+use crate::output::walls_csv::WallsWriter;
 use crate::scene::Scene;
 use crate::step::Stepper;
 use crate::world::World;
@@ -85,6 +86,8 @@ pub(super) struct Session<'a> {
     pub walls: Option<PvdSeries>,
     /// `track.csv`, when bodies are tracked.
     pub track: Option<TrackWriter>,
+    /// `walls.csv`, when the scene has boundaries and a rigid formulation.
+    pub wall_loads: Option<WallsWriter>,
     /// The settling detector, when detection is on.
     pub settle: Option<SettleDetector>,
     /// The drum sampler, when the scene measures a drum.
@@ -124,6 +127,10 @@ impl Session<'_> {
     /// `world.step_index`, its frame and track rows written).
     pub fn checkpoint(&mut self) -> Result<()> {
         let t = Instant::now();
+        if let Some(w) = &mut self.wall_loads {
+            w.flush()
+                .context("cannot flush walls.csv for a checkpoint")?;
+        }
         let track_len = match &mut self.track {
             Some(tr) => Some(
                 tr.flushed_len()
@@ -443,6 +450,13 @@ impl Session<'_> {
         if let Some(t) = &mut self.track {
             t.record(self.world.time, &self.world.bodies)?;
         }
+        if let Some(w) = &mut self.wall_loads {
+            w.record(
+                self.world.step_index,
+                self.world.time,
+                &self.stepper.last_wall_loads,
+            )?;
+        }
         self.summary
             .add_stage_seconds("output", t_out.elapsed().as_secs_f64());
         ls.bar.inc(1);
@@ -495,6 +509,9 @@ impl Session<'_> {
         let summary = &mut self.summary;
         if let Some(t) = self.track.take() {
             t.finish()?;
+        }
+        if let Some(mut w) = self.wall_loads.take() {
+            w.flush()?;
         }
         write_final_csv(out.join("final.csv"), &world.bodies)
             .with_context(|| format!("cannot write {}", out.join("final.csv").display()))?;

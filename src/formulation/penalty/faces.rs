@@ -283,4 +283,5 @@ const UNUSED: ContactGeom = ContactGeom {
     material_b: 0,
     wall_velocity: glam::DVec3::ZERO,
     wall_omega: glam::DVec3::ZERO,
+    wall: collision::NO_WALL,
 };

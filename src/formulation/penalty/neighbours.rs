@@ -500,6 +500,7 @@ mod tests {
                 material_b: 0,
                 wall_velocity: DVec3::ZERO,
                 wall_omega: DVec3::ZERO,
+                wall: 0,
             })
             .collect();
         let mut out = vec![(0, ContactHistory::default()); walls.len()];

@@ -223,6 +223,7 @@ fn lanes_give_the_scalar_laws_bits_against_walls() {
                     material_b: random_material(&mut draw),
                     wall_velocity: if moving { draw.vec(0.2) } else { DVec3::ZERO },
                     wall_omega: if moving { draw.vec(5.0) } else { DVec3::ZERO },
+                    wall: l as u32,
                 });
             }
             let cx = context(&b, &materials, &ws, &settings);
