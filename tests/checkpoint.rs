@@ -1,6 +1,7 @@
 //! Checkpoints and resuming: a run stopped part way — by `stop_after_step`,
 //! SIGINT or SIGKILL — and resumed from its checkpoint ends with the same
 //! bits as a run that never stopped (CPU backend): `final.csv`, `track.csv`,
+//! `walls.csv`,
 //! every frame, and the summary's numbers. And what cannot be resumed is
 //! refused with a reason.
 
@@ -59,6 +60,7 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
             let name = e.file_name().into_string().ok()?;
             let kept = name == "final.csv"
                 || name == "track.csv"
+                || name == "walls.csv"
                 || name == "frames.pvd"
                 || name == "bodies.pvd"
                 || name == "scene.ron"
