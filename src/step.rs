@@ -135,8 +135,9 @@ pub struct Stepper {
     pending: Option<(ContactProblem, PackedProblem)>,
     /// The last step's contact problem (for analysis and tests).
     pub last_problem: ContactProblem,
-    /// The last step's load on every boundary ([`crate::wall_loads`]),
-    /// in scene order; empty after a penalty step (not yet measured there).
+    /// The last step's load on every boundary ([`crate::wall_loads`]; the
+    /// penalty formulation's from its sub-steps,
+    /// [`penalty::wall_loads`]), in scene order.
     pub last_wall_loads: Vec<WallLoad>,
     /// Steps whose previous step had fewer contacts than this run on one
     /// thread (module docs); 0 = never, `usize::MAX` = always. Default
@@ -242,8 +243,10 @@ impl Stepper {
             Formulation::Complementarity => self.complementarity(world),
             Formulation::Penalty(settings) => {
                 let settings = settings.clone();
-                self.last_wall_loads.clear();
-                penalty::step(world, &settings, &mut self.penalty, &mut self.timers)
+                let (h, t0) = (world.time_step, world.time);
+                let report = penalty::step(world, &settings, &mut self.penalty, &mut self.timers)?;
+                self.last_wall_loads = penalty::wall_loads(&self.penalty, &world.boundaries, h, t0);
+                Ok(report)
             }
             Formulation::PyramidLcp(settings) => {
                 let settings = settings.clone();

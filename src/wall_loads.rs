@@ -1,8 +1,9 @@
 //! Boundary loads: the force and torque the bodies exert on each boundary
 //! in a step, and the power its motion takes, from the contact impulses of
-//! a rigid formulation (complementarity or the pyramid LCP). What
-//! `walls.csv` holds: a floor's load, a hopper wall's, a drum's torque and
-//! power draw.
+//! a rigid formulation (complementarity or the pyramid LCP; the penalty
+//! formulation sums its sub-steps' forces the same way,
+//! `formulation::penalty::wall_loads`). What `walls.csv` holds: a floor's
+//! load, a hopper wall's, a drum's torque and power draw.
 //!
 //! Contact i between body A and boundary B carries the impulse
 //! (F_i, T_i) = (γ_n n + γ_u u + γ_w w, τ_n n + τ_u u + τ_w w) in world

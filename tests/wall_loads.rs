@@ -204,3 +204,60 @@ fn a_turning_drum_takes_torque_and_power() {
         "drum over its second half-second: mean torque tx {mean_tx:.4e} N m (expected < 0), mean power {mean_power:.4e} W (expected > 0)"
     );
 }
+
+/// The penalty formulation's loads, summed over its sub-steps: the column
+/// of `scenes/penalty_column.ron` moved to x = 5 mm in its box (one
+/// boundary). Every step the bodies' change of momentum is gravity's
+/// impulse minus the box's load times h (to rounding, 10⁻¹² of the terms'
+/// sum: the velocities are updated with the same forces), and the box's
+/// torque about its centre o is the floor force's moment at the column,
+/// T = (x − o) × F, so t_y = −x f_z with x = 5 mm (the floor force acts on
+/// the line of the column; no side wall presses it: to 10⁻⁹).
+#[test]
+fn penalty_loads_close_the_momentum_balance_and_act_where_the_column_stands() {
+    // With the neighbour list and its listed faces (the default), and with
+    // a full detection every sub-step (skin 0).
+    for skin in [None, Some("0.0")] {
+        penalty_column_balance(skin);
+    }
+}
+
+fn penalty_column_balance(skin: Option<&str>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/penalty_column.ron");
+    let mut over = vec![("spheres.0.origin.x".to_string(), "0.005".to_string())];
+    if let Some(s) = skin {
+        over.push(("formulation.skin".to_string(), s.to_string()));
+    }
+    let mut world = repose::scene::Scene::load(&path, &over)
+        .expect("penalty_column.ron")
+        .build()
+        .expect("world");
+    let h = world.time_step;
+    let o = world.boundaries[0].origin;
+    let mut stepper = Stepper::new();
+    for step in 1..=300 {
+        let before = world.clone();
+        stepper.step(&mut world).expect("step");
+        let load = stepper.last_wall_loads[0];
+        let b = balance(&before, &world, o);
+        let gap = b.dp - (b.gravity - load.force * h);
+        let tol = 1e-12 * (b.scale + load.force.length() * h);
+        assert!(
+            gap.length() <= tol,
+            "skin {skin:?}, step {step}: Σ m Δv = {:?}, gravity − F h = {:?}: differ by {:.3e} > {tol:.3e}",
+            b.dp,
+            b.gravity - load.force * h,
+            gap.length()
+        );
+        if load.contacts > 0 {
+            let want = -0.005 * load.force.z;
+            assert!(
+                (load.torque.y - want).abs() <= 1e-9 * want.abs()
+                    && load.torque.x.abs() <= 1e-9 * want.abs(),
+                "skin {skin:?}, step {step}: torque {:?} N m about the box centre, expected (0, {want:.6e}, ·) from the floor force {:?} N at x = 5 mm",
+                load.torque,
+                load.force
+            );
+        }
+    }
+}

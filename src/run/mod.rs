@@ -132,15 +132,9 @@ pub fn open_backend_for(
     }
 }
 
-/// Whether a run of `world` writes `walls.csv`: it has boundaries and a
-/// rigid formulation (the penalty formulation does not measure its
-/// boundary loads yet).
+/// Whether a run of `world` writes `walls.csv`: it has boundaries.
 fn writes_wall_loads(world: &crate::world::World) -> bool {
     !world.boundaries.is_empty()
-        && !matches!(
-            world.formulation,
-            crate::formulation::Formulation::Penalty(_)
-        )
 }
 
 /// The boundaries' names, in scene order.

@@ -86,7 +86,7 @@ pub(super) struct Session<'a> {
     pub walls: Option<PvdSeries>,
     /// `track.csv`, when bodies are tracked.
     pub track: Option<TrackWriter>,
-    /// `walls.csv`, when the scene has boundaries and a rigid formulation.
+    /// `walls.csv`, when the scene has boundaries.
     pub wall_loads: Option<WallsWriter>,
     /// The settling detector, when detection is on.
     pub settle: Option<SettleDetector>,

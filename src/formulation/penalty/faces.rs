@@ -68,6 +68,19 @@ const CHUNK: usize = 64;
 const _: () = assert!(CHUNK % lanes::N == 0 && CHUNK <= 1 << 16);
 
 impl FaceList {
+    /// Each touching listed face's (sphere, boundary index, loads of the
+    /// sub-step).
+    pub(super) fn loads_by_boundary(&self) -> impl Iterator<Item = (u32, usize, &Loads)> + '_ {
+        self.touching
+            .iter()
+            .enumerate()
+            .filter(|(_, &t)| t)
+            .map(|(k, _)| {
+                let f = self.face[k] as usize;
+                (self.sphere[k], self.faces[f].0, &self.loads[k])
+            })
+    }
+
     /// Whether listed faces can serve `boundaries`: every one planar, and
     /// its geometry still.
     pub(super) fn serve(boundaries: &[Boundary]) -> bool {

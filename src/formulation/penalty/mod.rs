@@ -63,6 +63,10 @@ pub mod neighbours;
 pub mod normal;
 pub mod roll_spin;
 pub mod slide;
+mod wall_sums;
+
+pub use wall_sums::wall_loads;
+use wall_sums::{listed_wall_impulses, wall_impulses};
 
 use std::collections::HashMap;
 
@@ -207,6 +211,11 @@ pub struct PenaltyWorkspace {
     wall_loads: Vec<Loads>,
     /// Where each body's contacts begin in `walls` (one more entry than bodies).
     wall_start: Vec<u32>,
+    /// Per boundary, Σ over the step's sub-steps of the bodies' force on it
+    /// and their torque about its origin, times Δt ([`wall_impulses`]).
+    wall_impulse: Vec<(DVec3, DVec3)>,
+    /// Per boundary, its contacts with a load at the last sub-step.
+    wall_count: Vec<usize>,
     /// The sphere pairs to check each sub-step.
     pub neighbours: neighbours::NeighbourList,
 }
@@ -362,6 +371,11 @@ pub fn step(
     // these sub-steps, a checkpoint be restored or the stepper be new, so
     // the list measures it itself).
     let mut moved = None;
+    ws.wall_impulse.clear();
+    ws.wall_impulse
+        .resize(world.boundaries.len(), (DVec3::ZERO, DVec3::ZERO));
+    ws.wall_count.clear();
+    ws.wall_count.resize(world.boundaries.len(), 0);
     for k in 0..n {
         let time = t0 + k as f64 * dt;
         if listed {
@@ -376,7 +390,13 @@ pub fn step(
                     Ok(())
                 })
                 .map_err(crowded)?;
-            contacts_last = timers.time("forces", || listed_forces(world, ws, settings, dt, time));
+            // The boundaries' loads are summed in the forces stage: a
+            // stage of their own would cost its timer every sub-step.
+            contacts_last = timers.time("forces", || {
+                let n = listed_forces(world, ws, settings, dt, time);
+                listed_wall_impulses(world, ws, dt);
+                n
+            });
             moved = Some(timers.time("integrate", || listed_integrate(world, ws, dt, time)));
         } else {
             let contacts = timers
@@ -385,7 +405,15 @@ pub fn step(
                 })
                 .map_err(crowded)?;
             contacts_last = contacts.len();
-            timers.time("forces", || forces(world, ws, settings, &contacts, dt));
+            timers.time("forces", || {
+                forces(world, ws, settings, &contacts, dt);
+                let found = contacts.iter().zip(&ws.loads);
+                let found = found
+                    .filter(|(c, _)| c.b == NO_BODY)
+                    .map(|(c, (l, _))| (c.a, c.wall as usize, l));
+                let (acc, count) = (&mut ws.wall_impulse, &mut ws.wall_count);
+                wall_impulses(acc, count, &world.bodies, &world.boundaries, dt, found);
+            });
             timers.time("integrate", || integrate(world, ws, dt, time));
         }
         world.time = time + dt;
