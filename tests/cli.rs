@@ -419,20 +419,7 @@ fn auto_prefers_the_cpu_over_a_software_adapter_and_says_why() {
     let dir = tmp.path().join("out");
     // 3,375 spheres: above the size below which auto keeps to the CPU
     // anyway; one step.
-    let scene = scene_path("bench_pile_small.ron");
-    let out = repose([
-        OsStr::new("run"),
-        scene.as_os_str(),
-        OsStr::new("--set"),
-        OsStr::new("duration=0.002"),
-        OsStr::new("--no-frames"),
-        OsStr::new("--no-picture"),
-        OsStr::new("--out"),
-        dir.as_os_str(),
-    ]);
-    assert_success(&out, "repose run (backend auto)");
-    let s = summary_of(&dir);
-    let reason = backend_reason(&s);
+    let (s, reason) = run_under_auto("bench_pile_small.ron", "duration=0.002", &dir);
     if software {
         assert_eq!(s.backend, "cpu", "auto on a software adapter: {reason}");
         assert!(
@@ -448,12 +435,29 @@ fn auto_prefers_the_cpu_over_a_software_adapter_and_says_why() {
     }
 }
 
-fn backend_reason(s: &repose::output::summary::Summary) -> String {
-    s.extra
+/// `repose run scenes/NAME --set SET` under the default `--backend auto`,
+/// no frames or picture, into `dir`: its summary and the backend's reason.
+fn run_under_auto(name: &str, set: &str, dir: &Path) -> (repose::output::summary::Summary, String) {
+    let scene = scene_path(name);
+    let out = repose([
+        OsStr::new("run"),
+        scene.as_os_str(),
+        OsStr::new("--set"),
+        OsStr::new(set),
+        OsStr::new("--no-frames"),
+        OsStr::new("--no-picture"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_success(&out, "repose run (backend auto)");
+    let s = summary_of(dir);
+    let reason = s
+        .extra
         .get("backend_reason")
         .and_then(|v| v.as_str())
         .unwrap_or_default()
-        .to_string()
+        .to_string();
+    (s, reason)
 }
 
 /// A scene of fewer bodies than `AUTO_GPU_MIN_BODIES` runs on the CPU
@@ -462,20 +466,7 @@ fn backend_reason(s: &repose::output::summary::Summary) -> String {
 fn auto_runs_a_small_scene_on_the_cpu_and_says_why() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
-    let scene = scene_path("sphere_on_plane.ron");
-    let out = repose([
-        OsStr::new("run"),
-        scene.as_os_str(),
-        OsStr::new("--set"),
-        OsStr::new("duration=0.01"),
-        OsStr::new("--no-frames"),
-        OsStr::new("--no-picture"),
-        OsStr::new("--out"),
-        dir.as_os_str(),
-    ]);
-    assert_success(&out, "repose run (backend auto)");
-    let s = summary_of(&dir);
-    let reason = backend_reason(&s);
+    let (s, reason) = run_under_auto("sphere_on_plane.ron", "duration=0.01", &dir);
     assert_eq!(s.backend, "cpu", "auto on a one-sphere scene: {reason}");
     assert!(
         reason.contains(&format!(

@@ -96,8 +96,30 @@ fn the_walls_loads_close_the_bodies_momentum_balance_every_step() {
     );
 }
 
-fn repose() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_repose"))
+/// `repose run SCENE --backend cpu` with `--set` of each of `sets`, no
+/// frames or picture, into `dir/out`: the rows of its `walls.csv`.
+fn run_for_walls(scene: &str, sets: &[&str], dir: &Path) -> Vec<(u64, String, [f64; 7])> {
+    let out = dir.join("out");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_repose"));
+    cmd.args([
+        "run",
+        scene,
+        "--backend",
+        "cpu",
+        "--no-frames",
+        "--no-picture",
+    ]);
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    let o = cmd
+        .arg("--out")
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    read_walls(&out.join("walls.csv"))
 }
 
 /// `walls.csv` rows as (step, boundary, [fx, fy, fz, tx, ty, tz, power]).
@@ -129,24 +151,15 @@ fn read_walls(path: &Path) -> Vec<(u64, String, [f64; 7])> {
 #[test]
 fn a_settled_columns_floor_carries_its_weight() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("out");
-    let o = repose()
-        .args([
-            "run",
-            "scenes/column.ron",
-            "--backend",
-            "cpu",
-            "--no-frames",
-            "--no-picture",
-        ])
-        .args(["--set", "duration=0.3", "--set", "solver.tolerance=1e-8"])
-        .args(["--set", "solver.max_iterations=20000", "--out"])
-        .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rows = read_walls(&out.join("walls.csv"));
+    let rows = run_for_walls(
+        "scenes/column.ron",
+        &[
+            "duration=0.3",
+            "solver.tolerance=1e-8",
+            "solver.max_iterations=20000",
+        ],
+        tmp.path(),
+    );
     assert_eq!(rows.len(), 300, "one row per step for the one boundary");
     assert!(rows.iter().all(|r| r.1 == "tube"));
     let last: Vec<f64> = rows[200..].iter().map(|r| r.2[2]).collect();
@@ -167,22 +180,7 @@ fn a_settled_columns_floor_carries_its_weight() {
 #[test]
 fn a_turning_drum_takes_torque_and_power() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("out");
-    let o = repose()
-        .args([
-            "run",
-            "scenes/drum.ron",
-            "--backend",
-            "cpu",
-            "--no-frames",
-            "--no-picture",
-        ])
-        .args(["--set", "duration=1.0", "--out"])
-        .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = run_for_walls("scenes/drum.ron", &["duration=1.0"], tmp.path());
     let scene =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/drum.ron"))
             .unwrap();
@@ -190,7 +188,6 @@ fn a_turning_drum_takes_torque_and_power() {
         scene.contains("angular_velocity"),
         "drum.ron turns its drum"
     );
-    let rows = read_walls(&out.join("walls.csv"));
     let late: Vec<&[f64; 7]> = rows
         .iter()
         .filter(|r| r.0 > rows.last().unwrap().0 / 2)

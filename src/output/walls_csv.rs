@@ -21,6 +21,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use super::with_path;
 use crate::wall_loads::WallLoad;
 
 /// The header line of `walls.csv`.
@@ -36,10 +37,6 @@ pub struct WallsWriter {
     names: Vec<String>,
     out: File,
     pending: Vec<u8>,
-}
-
-fn with_path(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 impl WallsWriter {
