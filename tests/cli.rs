@@ -1016,3 +1016,27 @@ fn a_fallback_on_an_f32_backend_is_one_error_naming_it() {
         ],
     );
 }
+
+/// `repose bench` on a scene it cannot time says why and exits 1 (a
+/// penalty scene: its steps pose no complementarity problem), instead of
+/// timing an empty problem and printing NaN.
+#[test]
+fn bench_refuses_a_penalty_scene_for_the_solver_bench() {
+    let scene = scene_path("penalty_column.ron");
+    let out = repose([
+        OsStr::new("bench"),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--scene"),
+        scene.as_os_str(),
+    ]);
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{}", show(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        err.contains("formulation is penalty") && err.contains("--formulation penalty"),
+        "{}",
+        show(&out)
+    );
+    assert!(!stdout(&out).contains("NaN"), "{}", show(&out));
+}

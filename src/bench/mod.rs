@@ -134,13 +134,36 @@ pub struct FixedCost {
 /// Loads a scene and steps it `settle_steps` times on the CPU so the
 /// benchmark solves a realistic, warm problem; returns the last step's
 /// problem and impulses.
+///
+/// Errors: a scene whose formulation is not complementarity (its steps
+/// pose no cone complementarity problem: `repose bench --formulation
+/// penalty` times a penalty scene), or one with no contacts after
+/// settling (nothing to time).
 pub fn prepare(scene: &Path, settle_steps: usize) -> Result<(ContactProblem, Vec<Vec6>)> {
+    let path = scene;
     let scene = Scene::load(scene, &[])?;
     let mut world = scene.build()?;
+    if !matches!(
+        world.formulation,
+        crate::formulation::Formulation::Complementarity
+    ) {
+        anyhow::bail!(
+            "{}: the scene's formulation is {}, but the solver bench times the complementarity solver's iterations (for a penalty scene: repose bench --formulation penalty)",
+            path.display(),
+            world.formulation.name()
+        );
+    }
     let mut st = Stepper::new();
     for _ in 0..settle_steps.max(1) {
         st.step(&mut world)
             .context("settling the benchmark scene")?;
+    }
+    if st.last_problem.n_contacts() == 0 {
+        anyhow::bail!(
+            "{}: no contacts after {} settling step(s): nothing for the solver bench to time",
+            path.display(),
+            settle_steps.max(1)
+        );
     }
     Ok((st.last_problem.clone(), st.last_impulses().to_vec()))
 }
