@@ -54,6 +54,29 @@ pub struct WallLoad {
     pub contacts: usize,
 }
 
+impl WallLoad {
+    /// The mean load over a step of length `h` starting at `time` from the
+    /// sums of the step's impulse on `boundary` and its moment about the
+    /// boundary's origin, with the power its motion then takes.
+    pub fn over_step(
+        impulse: DVec3,
+        moment: DVec3,
+        contacts: usize,
+        boundary: &Boundary,
+        h: f64,
+        time: f64,
+    ) -> Self {
+        let (force, torque) = (impulse / h, moment / h);
+        let (v, w) = boundary.motion_at(time);
+        WallLoad {
+            force,
+            torque,
+            power: -(force.dot(v) + torque.dot(w)),
+            contacts,
+        }
+    }
+}
+
 /// The loads on every boundary from one step's `problem` and impulses
 /// `gamma`, with the bodies where the step found them (`bodies`, before
 /// integration: the lever arms are theirs), the step's length `h` and
@@ -68,30 +91,27 @@ pub fn wall_loads(
     h: f64,
     time: f64,
 ) -> Vec<WallLoad> {
-    let mut loads = vec![WallLoad::default(); boundaries.len()];
-    if problem.wall.len() != problem.n_contacts() || h <= 0.0 {
-        return loads;
-    }
-    for (i, g) in gamma.iter().enumerate().take(problem.n_contacts()) {
-        let wall = problem.wall[i];
-        if wall == NO_WALL {
-            continue;
+    // Per boundary: Σ F_i, Σ ((p_i − o) × F_i + T_i), contacts.
+    let mut sums = vec![(DVec3::ZERO, DVec3::ZERO, 0usize); boundaries.len()];
+    if !boundaries.is_empty() && problem.wall.len() == problem.n_contacts() && h > 0.0 {
+        for (i, g) in gamma.iter().enumerate().take(problem.n_contacts()) {
+            let wall = problem.wall[i];
+            if wall == NO_WALL {
+                continue;
+            }
+            let (Some(sum), Some(b)) = (sums.get_mut(wall as usize), boundaries.get(wall as usize))
+            else {
+                continue;
+            };
+            let (f, t) = problem.world_impulse(i, g);
+            let p = bodies.pos[problem.body_a[i] as usize] + problem.arm_a[i];
+            sum.0 += f;
+            sum.1 += (p - b.origin).cross(f) + t;
+            sum.2 += 1;
         }
-        let Some(load) = loads.get_mut(wall as usize) else {
-            continue;
-        };
-        let (f, t) = problem.world_impulse(i, g);
-        let p = bodies.pos[problem.body_a[i] as usize] + problem.arm_a[i];
-        let o = boundaries[wall as usize].origin;
-        load.force += f;
-        load.torque += (p - o).cross(f) + t;
-        load.contacts += 1;
     }
-    for (load, b) in loads.iter_mut().zip(boundaries) {
-        load.force /= h;
-        load.torque /= h;
-        let (v, w) = b.motion_at(time);
-        load.power = -(load.force.dot(v) + load.torque.dot(w));
-    }
-    loads
+    sums.iter()
+        .zip(boundaries)
+        .map(|(&(j, l, n), b)| WallLoad::over_step(j, l, n, b, h, time))
+        .collect()
 }

@@ -41,7 +41,8 @@ pub struct WallsWriter {
 
 impl WallsWriter {
     /// Creates (or truncates) the file at `path` and writes the header;
-    /// `names` are the boundaries' names in scene order.
+    /// `names` are the boundaries' names in scene order (quoted here once
+    /// where CSV needs it).
     pub fn create(path: impl AsRef<Path>, names: &[String]) -> io::Result<Self> {
         let path = path.as_ref().to_owned();
         let mut out = File::create(&path).map_err(|e| with_path(&path, e))?;
@@ -49,7 +50,7 @@ impl WallsWriter {
             .map_err(|e| with_path(&path, e))?;
         Ok(WallsWriter {
             path,
-            names: names.to_vec(),
+            names: names.iter().map(|n| csv_field(n)).collect(),
             out,
             pending: Vec::with_capacity(CHUNK),
         })
@@ -97,15 +98,15 @@ impl WallsWriter {
     /// Records the loads of step `step` ending at `time` (one row per
     /// boundary; nothing when `loads` is empty).
     pub fn record(&mut self, step: u64, time: f64, loads: &[WallLoad]) -> io::Result<()> {
-        use std::fmt::Write as _;
-        let mut row = String::new();
+        // Into the pending bytes directly (writes to a Vec do not fail).
+        let row = &mut self.pending;
         for (k, l) in loads.iter().enumerate() {
             let name = self.names.get(k).map(String::as_str).unwrap_or("");
             let _ = write!(row, "{step},{time:e},");
             if name.is_empty() {
                 let _ = write!(row, "{k}");
             } else {
-                row.push_str(&csv_field(name));
+                row.extend_from_slice(name.as_bytes());
             }
             for v in [
                 l.force.x, l.force.y, l.force.z, l.torque.x, l.torque.y, l.torque.z, l.power,
@@ -114,7 +115,6 @@ impl WallsWriter {
             }
             let _ = writeln!(row, ",{}", l.contacts);
         }
-        self.pending.extend_from_slice(row.as_bytes());
         if self.pending.len() >= CHUNK {
             self.flush()?;
         }

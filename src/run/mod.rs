@@ -132,14 +132,23 @@ pub fn open_backend_for(
     }
 }
 
-/// Whether a run of `world` writes `walls.csv`: it has boundaries.
-fn writes_wall_loads(world: &crate::world::World) -> bool {
-    !world.boundaries.is_empty()
-}
-
-/// The boundaries' names, in scene order.
-fn boundary_names(world: &crate::world::World) -> Vec<String> {
-    world.boundaries.iter().map(|b| b.name.clone()).collect()
+/// The `walls.csv` of a run of `world` into `dir`, when it has
+/// boundaries: a new file, or for a run resumed after step `resumed` the
+/// earlier one taken up ([`WallsWriter::resume`]).
+fn walls_writer(
+    world: &crate::world::World,
+    dir: &Path,
+    resumed: Option<u64>,
+) -> std::io::Result<Option<WallsWriter>> {
+    if world.boundaries.is_empty() {
+        return Ok(None);
+    }
+    let names: Vec<String> = world.boundaries.iter().map(|b| b.name.clone()).collect();
+    let path = dir.join("walls.csv");
+    match resumed {
+        None => WallsWriter::create(path, &names).map(Some),
+        Some(step) => WallsWriter::resume(path, &names, step).map(Some),
+    }
 }
 
 /// The bodies a run of `world` will hold: those present plus those its
@@ -345,14 +354,7 @@ fn start_session<'a>(
             &scene.output.track,
         )?)
     };
-    let wall_loads = if writes_wall_loads(&world) {
-        Some(WallsWriter::create(
-            out.join("walls.csv"),
-            &boundary_names(&world),
-        )?)
-    } else {
-        None
-    };
+    let wall_loads = walls_writer(&world, &out, None)?;
     let settle = {
         let (mean_mass, mean_radius) = grain_scales(&world);
         match scene.analysis.settle.resolve(
@@ -586,18 +588,8 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         ),
         None => None,
     };
-    let wall_loads = if writes_wall_loads(&world) {
-        Some(
-            WallsWriter::resume(
-                dir.join("walls.csv"),
-                &boundary_names(&world),
-                world.step_index,
-            )
-            .context("--resume: cannot take up walls.csv")?,
-        )
-    } else {
-        None
-    };
+    let wall_loads = walls_writer(&world, dir, Some(world.step_index))
+        .context("--resume: cannot take up walls.csv")?;
     let session = Session {
         bounds,
         scene: &scene,

@@ -70,15 +70,6 @@ pub fn wall_loads(
         .iter()
         .zip(&ws.wall_count)
         .zip(boundaries)
-        .map(|((&(j, l), &contacts), b)| {
-            let (force, torque) = (j / h, l / h);
-            let (v, w) = b.motion_at(time);
-            crate::wall_loads::WallLoad {
-                force,
-                torque,
-                power: -(force.dot(v) + torque.dot(w)),
-                contacts,
-            }
-        })
+        .map(|((&(j, l), &n), b)| crate::wall_loads::WallLoad::over_step(j, l, n, b, h, time))
         .collect()
 }
