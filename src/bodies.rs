@@ -113,6 +113,32 @@ impl Bodies {
         self.pos.is_empty()
     }
 
+    /// Keeps the bodies whose entry in `keep` is true, in their order (the
+    /// kept bodies' ids close up); the shapes table stays as it is.
+    ///
+    /// # Panics
+    /// When `keep` is not one entry per body.
+    pub fn retain(&mut self, keep: &[bool]) {
+        assert_eq!(keep.len(), self.len(), "one keep flag per body");
+        fn filter<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+        filter(&mut self.pos, keep);
+        filter(&mut self.rot, keep);
+        filter(&mut self.vel, keep);
+        filter(&mut self.omega, keep);
+        filter(&mut self.radius, keep);
+        filter(&mut self.inv_mass, keep);
+        filter(&mut self.inv_inertia, keep);
+        filter(&mut self.material, keep);
+        filter(&mut self.shape, keep);
+        filter(&mut self.inv_inertia_body, keep);
+    }
+
     /// Appends one sphere; returns its body id.
     pub fn push(&mut self, s: &SphereInit) -> usize {
         self.pos.push(s.pos);

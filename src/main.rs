@@ -182,6 +182,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     dump_steps: dump_problem,
                     overwrite,
                     stop_after_step: None,
+                    steps_done: None,
                 };
                 if scene.len() > 1 {
                     let results = repose::run::batch::run_files(&scene, &overrides, &opts)?;

@@ -108,6 +108,33 @@ impl World {
         }
     }
 
+    /// Removes the bodies `ids` (each < the number of bodies; repeats
+    /// allowed): the others keep their order and take ids 0, 1, … again.
+    /// The warm-start impulses and the penalty contact history are keyed by
+    /// ids, so both are dropped: the next step starts cold, as after a
+    /// restart. An id out of range is an error that names it, and nothing
+    /// is removed.
+    pub fn remove_bodies(&mut self, ids: &[usize]) -> Result<(), String> {
+        let n = self.bodies.len();
+        if let Some(&bad) = ids.iter().find(|&&i| i >= n) {
+            return Err(format!(
+                "body id {bad} is out of range: the world has {n} bodies (ids 0 to {})",
+                n as i64 - 1
+            ));
+        }
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut keep = vec![true; n];
+        for &i in ids {
+            keep[i] = false;
+        }
+        self.bodies.retain(&keep);
+        self.warm.clear();
+        self.contact_history.clear();
+        Ok(())
+    }
+
     /// The collision envelope in effect (m): as set, or 0.1 × the largest
     /// radius of the bodies and of the spheres the inlets will emit (so it
     /// does not change as an inlet fills the world).
@@ -118,5 +145,32 @@ impl World {
             .map(|i| i.settings.radius_max)
             .fold(self.bodies.max_radius(), f64::max);
         self.contact.envelope.unwrap_or(0.1 * r_max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scene::Scene;
+    use crate::step::Stepper;
+
+    #[test]
+    fn removing_bodies_keeps_the_others_in_order_and_forgets_keyed_state() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/column.ron");
+        let mut w = Scene::load(&path, &[]).unwrap().build().unwrap();
+        let mut st = Stepper::new();
+        for _ in 0..5 {
+            st.step(&mut w).unwrap();
+        }
+        assert!(!w.warm.is_empty(), "a column in contact has warm starts");
+        let before = w.bodies.clone();
+        w.remove_bodies(&[0, 9, 0]).unwrap();
+        assert_eq!(w.bodies.len(), 8);
+        assert_eq!(w.bodies.pos[..], before.pos[1..9]);
+        assert_eq!(w.bodies.vel[..], before.vel[1..9]);
+        assert_eq!(w.bodies.material[..], before.material[1..9]);
+        assert!(w.warm.is_empty() && w.contact_history.is_empty());
+        let e = w.remove_bodies(&[3, 8]).unwrap_err();
+        assert!(e.contains("body id 8 is out of range"), "{e}");
+        assert_eq!(w.bodies.len(), 8, "nothing removed on an error");
     }
 }

@@ -23,6 +23,8 @@
 //! tunnelling, non-finite state), [`checkpoint`].
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -224,6 +226,10 @@ pub struct RunOptions {
     /// `summary.json` says `interrupted`): for tests of resuming, and for
     /// cutting a long run into pieces.
     pub stop_after_step: Option<u64>,
+    /// Where the run stores the index of each step it completes, for a
+    /// host that shows progress itself (the Python module's bar); `None`:
+    /// nowhere.
+    pub steps_done: Option<Arc<AtomicU64>>,
 }
 
 /// How to resume a run ([`resume_run`]).
@@ -388,6 +394,7 @@ fn start_session<'a>(
         },
         progress: opts.progress,
         stop_after_step: opts.stop_after_step,
+        steps_done: opts.steps_done.clone(),
         out,
         clock: CheckpointClock::new(&scene.output.checkpoint, 0),
         world,
@@ -597,6 +604,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         start: ck.options,
         progress: opts.progress,
         stop_after_step: opts.stop_after_step,
+        steps_done: None,
         out: dir.to_owned(),
         clock: CheckpointClock::new(&scene.output.checkpoint, k),
         world,

@@ -66,6 +66,8 @@ pub(super) struct Session<'a> {
     pub progress: bool,
     /// Stop after this step as a signal would.
     pub stop_after_step: Option<u64>,
+    /// Where each completed step's index goes ([`super::RunOptions::steps_done`]).
+    pub steps_done: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// The output directory.
     pub out: PathBuf,
     /// The state.
@@ -460,6 +462,9 @@ impl Session<'_> {
         self.summary
             .add_stage_seconds("output", t_out.elapsed().as_secs_f64());
         ls.bar.inc(1);
+        if let Some(done) = &self.steps_done {
+            done.store(k, std::sync::atomic::Ordering::Relaxed);
+        }
         if ls.stopped {
             log::info!(
                 "pile settled at t = {:.4} s (detected at t = {:.4} s); stopping after step {k} of {steps} (analysis.stop_when_settled)",

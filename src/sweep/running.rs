@@ -545,6 +545,7 @@ fn run_options(dir: &Path, opts: &SweepOptions) -> RunOptions {
         // A sweep owns its run directories: running it again replaces them.
         overwrite: true,
         stop_after_step: None,
+        steps_done: None,
     }
 }
 

@@ -1,0 +1,110 @@
+"""Whole runs from Python: the same bits as the command line, the summary
+as a dict, measure, sweep, and clean stops on Ctrl-C."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import repose
+
+from conftest import ROOT, SCENES
+
+
+def test_a_run_from_python_equals_the_command_lines_bit_for_bit(cli, tmp_path):
+    scene = SCENES / "column.ron"
+    summary = repose.run(scene, out=tmp_path / "py", frames=False, progress=False)
+    done = subprocess.run(
+        [cli, "run", str(scene), "--backend", "auto", "--no-frames", "--out", str(tmp_path / "cli")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    py_csv = (tmp_path / "py" / "final.csv").read_bytes()
+    cli_csv = (tmp_path / "cli" / "final.csv").read_bytes()
+    assert py_csv == cli_csv, "final.csv differs between repose.run and `repose run`"
+    assert (tmp_path / "py" / "walls.csv").read_bytes() == (tmp_path / "cli" / "walls.csv").read_bytes()
+    on_disk = json.loads((tmp_path / "py" / "summary.json").read_text())
+    assert summary["steps"] == on_disk["steps"] == 1000
+    assert summary["stopped"] == "completed"
+    assert summary == on_disk
+
+
+def test_run_refuses_to_mix_outputs_and_measure_reads_them_back(tmp_path):
+    out = tmp_path / "pile"
+    scene = repose.Scene.load(SCENES / "pile.ron", set={"spheres.0.count": 300})
+    s = repose.run(scene, out=out, frames=False, picture=False, progress=False)
+    with pytest.raises(repose.RunError, match="overwrite"):
+        repose.run(scene, out=out, progress=False)
+    m = repose.measure(out)
+    recorded = s["extra"]["angle_of_repose"]
+    assert m["angle_deg"] == pytest.approx(recorded["angle_deg"], abs=1e-12), (m, recorded)
+    assert m["floor_source"]
+    rows = repose.read_table(out / "final.csv")
+    assert len(rows) == 300 and rows[0]["id"] == 0 and isinstance(rows[0]["x"], float)
+
+
+def test_a_sweep_returns_its_table(tmp_path):
+    rows = repose.sweep(
+        SCENES / "column.ron",
+        {"materials.0.friction": [0.2, 0.4], "duration": "0.05"},
+        jobs=2,
+        out=tmp_path / "sweep",
+        progress=False,
+    )
+    assert len(rows) == 2
+    assert [r["materials.0.friction"] for r in rows] == [0.2, 0.4]
+    assert all(r["error"] is None for r in rows), rows
+    assert (tmp_path / "sweep" / "sweep.csv").is_file()
+
+
+CHILD = r"""
+import sys, json, repose
+kind, scene, out = sys.argv[1], sys.argv[2], sys.argv[3]
+print("started", flush=True)
+if kind == "run":
+    try:
+        repose.run(scene, out=out, set={"duration": 1000.0}, frames=False, progress=False)
+    except repose.Interrupted as e:
+        print(json.dumps({"stopped": e.result["stopped"], "steps": e.result["steps"]}), flush=True)
+        sys.exit(0)
+else:
+    sim = repose.Simulation(scene, set={"duration": 1000.0})
+    try:
+        sim.step(10**9)
+    except KeyboardInterrupt:
+        sim.step(1)   # still usable afterwards
+        print(json.dumps({"step_index": sim.step_index}), flush=True)
+        sys.exit(0)
+sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("kind", ["run", "simulation"])
+def test_ctrl_c_stops_cleanly_with_the_partial_result(kind, tmp_path):
+    out = tmp_path / "out"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, kind, str(SCENES / "column.ron"), str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout.readline().strip() == "started"
+    time.sleep(2.0)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=60)
+    assert child.returncode == 0, f"exit {child.returncode}\n{stdout}\n{stderr}"
+    got = json.loads(stdout.strip().splitlines()[-1])
+    if kind == "run":
+        assert got["stopped"] == "interrupted" and got["steps"] > 0, got
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["stopped"] == "interrupted" and summary["steps"] == got["steps"]
+        rows = (out / "final.csv").read_text().splitlines()
+        assert len(rows) == 11, "final.csv: a header and the 10 spheres"
+        assert (out / "checkpoint.bin").is_file(), "an interrupted run keeps its checkpoint"
+    else:
+        assert got["step_index"] > 1, got
