@@ -24,32 +24,8 @@ use repose::solver::SolverMethod;
 use repose::step::{Backend, Stepper};
 use repose::sweep::{self, Shard, SweepOptions, SweepReport, SweepSpec};
 
-/// Mesa's Vulkan drivers (lavapipe among them) probe the Wayland window
-/// system when an instance is made and print "error: XDG_RUNTIME_DIR is
-/// invalid or not set in the environment." when there is no session
-/// directory — harmless for repose, which opens no window, but alarming.
-/// Without a usable one, point it at a private directory under the temp
-/// dir (made with mode 0700). Runs first in `main`, before any thread.
-fn headless_runtime_dir() {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        let usable = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .is_some_and(|d| d.is_dir());
-        if usable {
-            return;
-        }
-        let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
-        let dir = std::env::temp_dir().join(format!("repose-runtime-{user}"));
-        if dir.is_dir() || std::fs::DirBuilder::new().mode(0o700).create(&dir).is_ok() {
-            std::env::set_var("XDG_RUNTIME_DIR", &dir);
-        }
-    }
-}
-
 fn main() -> ExitCode {
-    headless_runtime_dir();
+    repose::gpu::headless_runtime_dir();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .format_timestamp(None)
         .init();

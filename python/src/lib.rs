@@ -154,6 +154,7 @@ fn ron_value(path: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
 #[pymodule]
 fn _repose(m: &Bound<'_, PyModule>) -> PyResult<()> {
     repose::interrupt::leave_signals_to_host();
+    repose::gpu::headless_runtime_dir();
     // repose reports through `log`, as the command line does; RUST_LOG
     // chooses what is shown (default: repose's own info lines, and
     // warnings from the libraries under it).

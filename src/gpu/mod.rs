@@ -65,6 +65,31 @@
 
 use std::fmt;
 
+/// Mesa's Vulkan drivers (lavapipe among them) probe the Wayland window
+/// system when an instance is made and print "error: XDG_RUNTIME_DIR is
+/// invalid or not set in the environment." when there is no session
+/// directory — harmless for repose, which opens no window, but alarming.
+/// Without a usable one, point it at a private directory under the temp
+/// dir (made with mode 0700). The command line calls it first in `main`,
+/// before any thread; the Python module when it is imported.
+pub fn headless_runtime_dir() {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        let usable = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(std::path::PathBuf::from)
+            .is_some_and(|d| d.is_dir());
+        if usable {
+            return;
+        }
+        let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+        let dir = std::env::temp_dir().join(format!("repose-runtime-{user}"));
+        if dir.is_dir() || std::fs::DirBuilder::new().mode(0o700).create(&dir).is_ok() {
+            std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        }
+    }
+}
+
 pub mod copy;
 pub mod jacobi;
 pub mod layout;
