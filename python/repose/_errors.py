@@ -61,3 +61,8 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, message: str, result: Any = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+# Shown as repose.SceneError (not repose._errors.SceneError) in tracebacks.
+for _cls in (ReposeError, SceneError, RunError, StepError, Interrupted):
+    _cls.__module__ = "repose"
