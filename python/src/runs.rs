@@ -72,7 +72,9 @@ fn on_own_thread<T: Send + 'static>(
         if finished {
             break;
         }
-        if !interrupted && py.check_signals().is_err() {
+        // A second Ctrl-C changes nothing: the run is already ending
+        // after its current step.
+        if py.check_signals().is_err() && !interrupted {
             interrupted = true;
             repose::interrupt::request();
         }

@@ -195,6 +195,8 @@ impl Simulation {
             match result {
                 Ok(r) => self.last = Some(r),
                 Err(e) => {
+                    // No contacts to show: the failed step's are not kept.
+                    self.last = None;
                     let kw = PyDict::new(py);
                     kw.set_item("step", self.world.step_index + 1)?;
                     return Err(py_error(py, "StepError", &e.to_string(), Some(&kw)));
@@ -441,10 +443,16 @@ impl Simulation {
         let p = &self.stepper.last_problem;
         let g = self.stepper.last_impulses();
         let m = if self.last.is_some() {
-            p.n_contacts().min(g.len())
+            p.n_contacts()
         } else {
             0
         };
+        if m > g.len() {
+            return Err(run_error(
+                py,
+                format!("contacts(): the last step kept {} impulses for {m} contacts (a bug; please report it)", g.len()),
+            ));
+        }
         let h = self.world.time_step;
         let b = &self.world.bodies;
         let start = |i: usize| -> DVec3 {

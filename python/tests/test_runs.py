@@ -108,3 +108,43 @@ def test_ctrl_c_stops_cleanly_with_the_partial_result(kind, tmp_path):
         assert (out / "checkpoint.bin").is_file(), "an interrupted run keeps its checkpoint"
     else:
         assert got["step_index"] > 1, got
+
+
+def small_pile(tmp_path, beads=300):
+    """The demo pile at `beads` beads, written out (studies read files)."""
+    path = tmp_path / "pile_small.ron"
+    path.write_text(repose.Scene.load(SCENES / "pile.ron", set={"spheres.0.count": beads}).to_str())
+    return path
+
+
+def test_a_calibration_out_of_reach_names_the_closest_end(tmp_path):
+    # 80° is beyond any rho of the range for 300 beads: the search stops
+    # after the two ends, as `repose calibrate` does (tests/calibrate.rs).
+    outcome = repose.calibrate(
+        small_pile(tmp_path),
+        {"materials.0.rolling+materials.0.spinning": (0.0005, 0.002)},
+        80.0,
+        jobs=2,
+        out=tmp_path / "cal",
+        progress=False,
+    )
+    assert outcome["status"] == "out_of_reach", outcome["message"]
+    assert len(outcome["evaluations"]) == 2
+    assert outcome["estimate"] == [0.002], outcome
+    assert any(f.endswith("calibrate.csv") for f in outcome["files"])
+    assert len(outcome["table"]) == 2
+
+
+def test_progress_reaches_every_step_and_tables_become_frames(tmp_path):
+    seen = []
+    scene = repose.Scene.load(SCENES / "column.ron", set={"duration": 0.3})
+    text, interrupted = repose._repose.run_scene(
+        scene, out=str(tmp_path / "run"), frames=False, on_progress=lambda done, total: seen.append((done, total))
+    )
+    assert not interrupted
+    assert seen and all(t == 300 for _, t in seen), seen[:3]
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen), "progress went backwards"
+    assert seen[-1][0] == 300, f"last progress call at step {seen[-1][0]} of 300"
+    frame = repose.to_frame(repose.read_table(tmp_path / "run" / "walls.csv"))
+    assert list(frame.columns[:3]) == ["step", "time", "boundary"]
+    assert len(frame) == 300 and frame["step"].iloc[-1] == 300
