@@ -53,6 +53,12 @@ pub(crate) enum Command {
         /// Write no VTU frames.
         #[arg(long)]
         no_frames: bool,
+        /// Also write each frame's contacts: contacts_NNNNN.vtu (lines
+        /// between bodies: force chains; contacts.pvd) and
+        /// contacts_NNNNN.csv (points, normals, forces, torques). Sets the
+        /// scene's `output.contacts`.
+        #[arg(long)]
+        contacts: bool,
         /// Write no final.png (overrides the scene's output.picture.enabled).
         #[arg(long)]
         no_picture: bool,

@@ -7,6 +7,7 @@ pub mod calibrate;
 pub mod collision;
 pub mod compare;
 pub mod cone;
+pub mod contact_forces;
 pub mod existence;
 pub mod formulation;
 pub mod gpu;

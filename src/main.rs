@@ -121,6 +121,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             set,
             out,
             no_frames,
+            contacts,
             no_picture,
             backend,
             solver,
@@ -145,6 +146,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .collect::<Result<Vec<_>, _>>()?;
                 if let Some(m) = solver {
                     overrides.push(("solver.method".into(), format!("{m:?}")));
+                }
+                if contacts {
+                    overrides.push(("output.contacts".into(), "true".into()));
                 }
                 if let Some(every) = checkpoint_every {
                     overrides.extend(checkpoint_overrides(&every)?);

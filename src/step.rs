@@ -48,6 +48,7 @@
 
 use std::time::Duration;
 
+use crate::contact_forces::ContactForces;
 use crate::formulation::complementarity::{self as rigid, FinishBuffers};
 use crate::formulation::penalty::{self, PenaltyWorkspace};
 use crate::formulation::pyramid::{self, PyramidError, PyramidLcp, PyramidSettings};
@@ -198,6 +199,20 @@ impl Stepper {
     /// The impulses of the last step's contacts, in their contact frames.
     pub fn last_impulses(&self) -> &[Vec6] {
         &self.gamma
+    }
+
+    /// The loads of the last step's contacts ([`ContactForces`]), for
+    /// `world` as that step left it: under the rigid formulations from the
+    /// step's impulses. `None` under the penalty formulation, whose
+    /// contacts change within a step's sub-steps and are not kept, and
+    /// after a step that failed before its impulses were kept.
+    pub fn contact_forces(&self, world: &World) -> Option<ContactForces> {
+        if let Formulation::Penalty(_) = world.formulation {
+            return None;
+        }
+        let p = &self.last_problem;
+        (self.gamma.len() == p.n_contacts())
+            .then(|| ContactForces::from_impulses(p, &self.gamma, &world.bodies, world.time_step))
     }
 
     /// Advances the world by one time step. On a [`NonFiniteError`] the

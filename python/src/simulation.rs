@@ -5,22 +5,11 @@
 //! ids): changing it changes nothing in the simulation; the `set_*`
 //! methods change the state, after checking shape and finiteness.
 //!
-//! Contacts are those of the last step, posed at the positions the step
-//! started from. Impulses over the step become mean forces and torques by
-//! dividing by h (the complementarity and pyramid formulations solve for
-//! impulses, seed 000 eq. 44): with the contact frame [n, u, w] and the
-//! impulse γ = (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) acting on end B (its
-//! opposite on end A),
-//!
-//! ```text
-//! normal_force     = γ_n / h                  (scalar, along n)
-//! tangential_force = (γ_u u + γ_w w) / h      (world vector)
-//! spinning_torque  = τ_n / h                  (scalar, about n)
-//! rolling_torque   = (τ_u u + τ_w w) / h      (world vector)
-//! ```
-//!
-//! so that a body's change of momentum over a step is h (m g + Σ ±force),
-//! its change of angular momentum h Σ ±(s × force + torque).
+//! Contacts are those of the last step, as
+//! [`repose::contact_forces::ContactForces`] gives them (its module docs
+//! have the maths: the step's impulses divided by h, on end B). They are
+//! reconstructed from the state the step left, so they are computed
+//! before a setter changes it.
 
 use std::path::PathBuf;
 
@@ -30,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use repose::collision::{NO_BODY, NO_WALL};
+use repose::contact_forces::ContactForces;
 use repose::formulation::Formulation;
 use repose::run::{f32_blocker, open_backend_for, scene_bodies, BackendChoice};
 use repose::step::{StepReport, Stepper};
@@ -97,8 +87,9 @@ pub struct Simulation {
     stepper: Stepper,
     backend_reason: String,
     last: Option<StepReport>,
-    /// Body positions at the start of the last step (its contacts' points).
-    pos_before: Vec<DVec3>,
+    /// The last step's contacts, once asked for or before a setter changes
+    /// the state they are computed from (`None`: not yet computed).
+    contacts: Option<ContactForces>,
 }
 
 fn vec3s<'py>(
@@ -117,6 +108,15 @@ fn ids<'py>(py: Python<'py>, v: impl Iterator<Item = i64>) -> Bound<'py, PyArray
 }
 
 impl Simulation {
+    /// Computes the last step's contacts now, while the state is as the
+    /// step left it (they are reconstructed from it), before a setter
+    /// changes it.
+    fn keep_contacts(&mut self) {
+        if self.contacts.is_none() && self.last.is_some() {
+            self.contacts = self.stepper.contact_forces(&self.world);
+        }
+    }
+
     /// The n × 3 rows of `a`, checked: n rows, every number finite.
     fn rows(&self, a: PyArrayLike2<'_, f64, AllowTypeChange>, what: &str) -> PyResult<Vec<DVec3>> {
         let a = a.as_array();
@@ -174,7 +174,7 @@ impl Simulation {
             stepper: Stepper::with_backend(backend),
             backend_reason,
             last: None,
-            pos_before: Vec::new(),
+            contacts: None,
         })
     }
 
@@ -186,12 +186,9 @@ impl Simulation {
     #[pyo3(signature = (n=1))]
     fn step(&mut self, py: Python<'_>, n: u64) -> PyResult<u64> {
         for _ in 0..n {
-            let (world, stepper, before) =
-                (&mut self.world, &mut self.stepper, &mut self.pos_before);
-            let result = py.detach(|| {
-                before.clone_from(&world.bodies.pos);
-                stepper.step(world)
-            });
+            self.contacts = None;
+            let (world, stepper) = (&mut self.world, &mut self.stepper);
+            let result = py.detach(|| stepper.step(world));
             match result {
                 Ok(r) => self.last = Some(r),
                 Err(e) => {
@@ -338,7 +335,9 @@ impl Simulation {
 
     /// Sets the linear velocities (m/s) from an array of shape (n, 3).
     fn set_velocities(&mut self, v: PyArrayLike2<'_, f64, AllowTypeChange>) -> PyResult<()> {
-        self.world.bodies.vel = self.rows(v, "set_velocities")?;
+        let v = self.rows(v, "set_velocities")?;
+        self.keep_contacts();
+        self.world.bodies.vel = v;
         Ok(())
     }
 
@@ -348,7 +347,9 @@ impl Simulation {
         &mut self,
         w: PyArrayLike2<'_, f64, AllowTypeChange>,
     ) -> PyResult<()> {
-        self.world.bodies.omega = self.rows(w, "set_angular_velocities")?;
+        let w = self.rows(w, "set_angular_velocities")?;
+        self.keep_contacts();
+        self.world.bodies.omega = w;
         Ok(())
     }
 
@@ -356,7 +357,9 @@ impl Simulation {
     /// moved into each other or through a wall are pushed apart by the next
     /// steps at most at `contact.max_recovery_speed`.
     fn set_positions(&mut self, x: PyArrayLike2<'_, f64, AllowTypeChange>) -> PyResult<()> {
-        self.world.bodies.pos = self.rows(x, "set_positions")?;
+        let x = self.rows(x, "set_positions")?;
+        self.keep_contacts();
+        self.world.bodies.pos = x;
         Ok(())
     }
 
@@ -390,7 +393,7 @@ impl Simulation {
         self.stepper = Stepper::with_backend(old.backend);
         self.stepper.timers = timers;
         self.last = None;
-        self.pos_before.clear();
+        self.contacts = Some(ContactForces::default());
         Ok(())
     }
 
@@ -433,77 +436,45 @@ impl Simulation {
     /// step on end B (module docs of the Rust source give the maths).
     /// Raises `repose.RunError` for the penalty formulation, whose contacts
     /// are not kept.
-    fn contacts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn contacts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if let Formulation::Penalty(_) = self.world.formulation {
             return Err(run_error(
                 py,
                 "contacts(): the penalty formulation keeps no per-contact record of its sub-steps; the complementarity and pyramid formulations do",
             ));
         }
-        let p = &self.stepper.last_problem;
-        let g = self.stepper.last_impulses();
-        let m = if self.last.is_some() {
-            p.n_contacts()
-        } else {
-            0
-        };
-        if m > g.len() {
-            return Err(run_error(
-                py,
-                format!("contacts(): the last step kept {} impulses for {m} contacts (a bug; please report it)", g.len()),
-            ));
-        }
-        let h = self.world.time_step;
-        let b = &self.world.bodies;
-        let start = |i: usize| -> DVec3 {
-            match self.pos_before.get(i) {
-                Some(&x) => x,
-                // A body an inlet emitted during the step: x⁺ = x + h v⁺.
-                None => b.pos[i] - h * b.vel[i],
-            }
-        };
+        self.keep_contacts();
+        let empty = ContactForces::default();
+        let c = self.contacts.as_ref().unwrap_or(&empty);
         let d = PyDict::new(py);
         let end = |v: u32| if v == NO_BODY { -1 } else { v as i64 };
-        d.set_item("body_a", ids(py, p.body_a[..m].iter().map(|&a| a as i64)))?;
-        d.set_item("body_b", ids(py, p.body_b[..m].iter().map(|&v| end(v))))?;
+        d.set_item("body_a", ids(py, c.body_a.iter().map(|&a| a as i64)))?;
+        d.set_item("body_b", ids(py, c.body_b.iter().map(|&v| end(v))))?;
         d.set_item(
             "boundary",
             ids(
                 py,
-                p.wall[..m]
+                c.wall
                     .iter()
                     .map(|&w| if w == NO_WALL { -1 } else { w as i64 }),
             ),
         )?;
+        d.set_item("point", vec3s(py, c.point.iter().copied()))?;
+        d.set_item("normal", vec3s(py, c.normal.iter().copied()))?;
+        d.set_item("gap", PyArray1::from_slice(py, &c.gap))?;
+        d.set_item("normal_force", PyArray1::from_slice(py, &c.normal_force))?;
         d.set_item(
-            "point",
-            vec3s(py, (0..m).map(|k| start(p.body_a[k] as usize) + p.arm_a[k])),
+            "tangential_force",
+            vec3s(py, c.tangential_force.iter().copied()),
         )?;
-        d.set_item("normal", vec3s(py, (0..m).map(|k| p.frame[k][0])))?;
-        d.set_item("gap", PyArray1::from_slice(py, &p.gap[..m]))?;
-        d.set_item(
-            "normal_force",
-            PyArray1::from_iter(py, (0..m).map(|k| g[k][0] / h)),
-        )?;
-        let tangential = |k: usize| (g[k][1] * p.frame[k][1] + g[k][2] * p.frame[k][2]) / h;
-        d.set_item("tangential_force", vec3s(py, (0..m).map(tangential)))?;
-        d.set_item(
-            "force",
-            vec3s(
-                py,
-                (0..m).map(|k| g[k][0] / h * p.frame[k][0] + tangential(k)),
-            ),
-        )?;
+        d.set_item("force", vec3s(py, (0..c.len()).map(|k| c.force(k))))?;
         d.set_item(
             "spinning_torque",
-            PyArray1::from_iter(py, (0..m).map(|k| g[k][3] / h)),
+            PyArray1::from_slice(py, &c.spinning_torque),
         )?;
         d.set_item(
             "rolling_torque",
-            vec3s(
-                py,
-                (0..m).map(|k| (g[k][4] * p.frame[k][1] + g[k][5] * p.frame[k][2]) / h),
-            ),
+            vec3s(py, c.rolling_torque.iter().copied()),
         )?;
         Ok(d)
     }

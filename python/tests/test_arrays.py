@@ -114,3 +114,12 @@ def test_scene_round_trips_through_text_and_takes_overrides():
     assert "method: Jacobi" in t.to_str()
     with pytest.raises(TypeError, match="not a scene value"):
         s.with_set({"duration": [1, 2]})
+
+
+def test_contacts_stay_those_of_the_last_step_after_a_setter(sim):
+    before = sim.contacts()
+    sim.set_velocities(np.ones((len(sim), 3)))
+    sim.set_positions(sim.positions + 0.001)
+    after = sim.contacts()
+    for k in before:
+        assert np.array_equal(before[k], after[k]), f"contacts()[{k!r}] changed with the state"

@@ -60,7 +60,7 @@ fn invalid(msg: String) -> io::Error {
 /// Writes one inline binary `DataArray` element: the opening tag, the base64
 /// of (UInt64 byte count, values), the closing tag. `values` must write
 /// exactly `n_bytes` bytes; anything else is an error (a bug, not bad input).
-fn data_array<W, F>(
+pub(super) fn data_array<W, F>(
     w: &mut W,
     ty: &str,
     name: &str,
@@ -97,7 +97,7 @@ where
 }
 
 /// Writes `v` little-endian.
-fn put_f64(w: &mut impl Write, v: f64) -> io::Result<()> {
+pub(super) fn put_f64(w: &mut impl Write, v: f64) -> io::Result<()> {
     w.write_all(&v.to_le_bytes())
 }
 
@@ -210,7 +210,12 @@ fn write_vtu_to<W: Write>(w: &mut W, bodies: &Bodies, time: f64) -> io::Result<(
 
 /// The document's opening up to its one `<Piece>` tag: the XML header, the
 /// frame's time as field data `TimeValue`.
-fn begin_piece<W: Write>(w: &mut W, time: f64, points: usize, cells: usize) -> io::Result<()> {
+pub(super) fn begin_piece<W: Write>(
+    w: &mut W,
+    time: f64,
+    points: usize,
+    cells: usize,
+) -> io::Result<()> {
     writeln!(w, "<?xml version=\"1.0\"?>")?;
     writeln!(
         w,
@@ -230,7 +235,7 @@ fn begin_piece<W: Write>(w: &mut W, time: f64, points: usize, cells: usize) -> i
 }
 
 /// Closes what [`begin_piece`] opened.
-fn end_piece<W: Write>(w: &mut W) -> io::Result<()> {
+pub(super) fn end_piece<W: Write>(w: &mut W) -> io::Result<()> {
     writeln!(w, "    </Piece>")?;
     writeln!(w, "  </UnstructuredGrid>")?;
     writeln!(w, "</VTKFile>")

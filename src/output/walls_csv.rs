@@ -143,7 +143,7 @@ impl Drop for WallsWriter {
 
 /// A name as one CSV field: quoted when it holds a comma, quote or line
 /// break.
-fn csv_field(s: &str) -> String {
+pub(super) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -18,7 +18,7 @@ use crate::world::World;
 /// Whether `name` is a file `repose run` writes into its output directory
 /// (or a temporary of one, `NAME.tmp`, that a killed run leaves).
 fn is_run_output(name: &str) -> bool {
-    const FILES: [&str; 10] = [
+    const FILES: [&str; 12] = [
         super::checkpoint::CHECKPOINT_FILE,
         "summary.json",
         "final.csv",
@@ -27,6 +27,8 @@ fn is_run_output(name: &str) -> bool {
         "frames.pvd",
         "bodies.pvd",
         "walls.pvd",
+        "walls.csv",
+        "contacts.pvd",
         "discharge.csv",
         "scene.ron",
     ];
@@ -34,6 +36,7 @@ fn is_run_output(name: &str) -> bool {
         || (name.starts_with("frame_") && (name.ends_with(".vtu") || name.ends_with(".csv")))
         || (name.starts_with("bodies_") && name.ends_with(".vtu"))
         || (name.starts_with("walls_") && name.ends_with(".vtu"))
+        || (name.starts_with("contacts_") && (name.ends_with(".vtu") || name.ends_with(".csv")))
         || (name.starts_with("problem_step") && name.ends_with(".dat"))
         || name.ends_with(".tmp")
 }

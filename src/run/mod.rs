@@ -153,6 +153,24 @@ fn walls_writer(
     }
 }
 
+/// The contacts' series of a run into `out` when the scene asks for it
+/// (`output.contacts`, which validation refuses under the penalty
+/// formulation) and frames are written.
+fn contact_series(scene: &Scene, no_frames: bool, out: &Path) -> Result<Option<PvdSeries>> {
+    if !scene.output.contacts {
+        return Ok(None);
+    }
+    if no_frames {
+        log::warn!(
+            "output.contacts: no contacts are written with --no-frames (they are written with the frames)"
+        );
+        return Ok(None);
+    }
+    PvdSeries::new_prefixed(out, CONTACTS, CONTACTS)
+        .context("cannot start the series of the contacts")
+        .map(Some)
+}
+
 /// The bodies a run of `world` will hold: those present plus those its
 /// inlets have still to emit (what [`open_backend_for`] sizes it by).
 pub fn scene_bodies(world: &crate::world::World) -> usize {
@@ -352,6 +370,7 @@ fn start_session<'a>(
                 .context("cannot start the series of the mesh boundaries")?,
         )
     };
+    let contacts = contact_series(scene, opts.no_frames, &out)?;
     let track = if scene.output.track.is_empty() {
         None
     } else {
@@ -403,6 +422,7 @@ fn start_session<'a>(
         frames,
         surfaces,
         walls,
+        contacts,
         track,
         wall_loads,
         settle,
@@ -429,6 +449,10 @@ fn start_session<'a>(
 /// Basename (and frame prefix) of the series of the bodies' surfaces:
 /// `bodies.pvd`, `bodies_NNNNN.vtu`.
 pub const SURFACES: &str = "bodies";
+
+/// Basename (and frame prefix) of the series of the contacts
+/// (`output.contacts`): `contacts.pvd`, `contacts_NNNNN.vtu` and `.csv`.
+pub const CONTACTS: &str = "contacts";
 
 /// Basename (and frame prefix) of the series of the mesh boundaries:
 /// `walls.pvd`, `walls_NNNNN.vtu`.
@@ -581,6 +605,20 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         }
         _ => None,
     };
+    // The contacts' series has a frame beside each frame of the points'.
+    let contacts = match &ck.frames {
+        Some(f) if scene.output.contacts => {
+            let named = f
+                .iter()
+                .map(|(t, name)| (*t, name.replacen("frame", CONTACTS, 1)))
+                .collect();
+            Some(
+                PvdSeries::reopen_prefixed(dir, CONTACTS, CONTACTS, named)
+                    .context("--resume: cannot take up the series of the contacts")?,
+            )
+        }
+        _ => None,
+    };
     let frames = match ck.frames {
         Some(f) => Some(
             PvdSeries::reopen(dir, "frames", f)
@@ -614,6 +652,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         frames,
         surfaces,
         walls,
+        contacts,
         track,
         wall_loads,
         settle: ck.settle,

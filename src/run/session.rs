@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis::{DrumSampler, SettleDetector};
+use crate::output::contacts::{write_contacts_csv, write_contacts_vtu};
 use crate::output::csv::{write_final_csv, TrackWriter};
 use crate::output::summary::{write_json, StopReason, Summary};
 use crate::output::vtk::{write_surfaces_vtu, write_walls_vtu, PvdSeries};
@@ -86,6 +87,9 @@ pub(super) struct Session<'a> {
     /// scene has meshes: a frame beside each frame when a mesh moves, else
     /// only the first.
     pub walls: Option<PvdSeries>,
+    /// The contacts (`contacts.pvd`, a `.vtu` and a `.csv` beside each
+    /// frame), when the scene asks for them and frames are written.
+    pub contacts: Option<PvdSeries>,
     /// `track.csv`, when bodies are tracked.
     pub track: Option<TrackWriter>,
     /// `walls.csv`, when the scene has boundaries.
@@ -193,6 +197,19 @@ impl Session<'_> {
             let (bodies, time) = (&self.world.bodies, self.world.time);
             s.add_frame_by(time, |path| write_surfaces_vtu(path, bodies, time))
                 .context("cannot write a frame of the bodies' surfaces")?;
+        }
+        if let Some(s) = &mut self.contacts {
+            let (world, time) = (&self.world, self.world.time);
+            let c = self.stepper.contact_forces(world).unwrap_or_default();
+            let names: Vec<String> = world.boundaries.iter().map(|b| b.name.clone()).collect();
+            let vtu = s
+                .add_frame_by(time, |path| {
+                    write_contacts_vtu(path, &c, &world.bodies, time)
+                })
+                .context("cannot write a frame of the contacts")?;
+            let csv = vtu.with_extension("csv");
+            write_contacts_csv(&csv, &c, &names)
+                .with_context(|| format!("cannot write {}", csv.display()))?;
         }
         if let Some(f) = &mut self.frames {
             let vtu = f

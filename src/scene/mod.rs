@@ -132,6 +132,11 @@ pub struct OutputSettings {
     pub track: Vec<usize>,
     /// Also write one CSV file per frame (besides the VTU files).
     pub csv_frames: bool,
+    /// Also write each frame's contacts: `contacts_NNNNN.vtu` (lines
+    /// between the bodies, for force chains; `contacts.pvd`) and
+    /// `contacts_NNNNN.csv` (points, normals, forces and torques), see
+    /// [`crate::output::contacts`]. Also `repose run --contacts`.
+    pub contacts: bool,
     /// The picture of the final state, `final.png`.
     pub picture: PictureSettings,
     /// Steps (1 = the first) whose contact problem is written out as

@@ -295,6 +295,12 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
     }
 
     if let crate::formulation::Formulation::Penalty(p) = &scene.formulation {
+        if scene.output.contacts {
+            c.push(
+                "output.contacts",
+                "the penalty formulation keeps no per-contact record of its sub-steps, so its contacts cannot be written (the complementarity and pyramid formulations' can; walls.csv has its boundary loads)",
+            );
+        }
         for (field, reason) in p.problems() {
             c.push(format!("formulation.Penalty.{field}"), reason);
         }

@@ -1,0 +1,197 @@
+//! The contact output (`output.contacts`, `repose run --contacts`): each
+//! frame's contacts as a CSV table and as lines in a VTU series; the
+//! table's forces are the bodies' change of momentum.
+
+#[path = "common/cli.rs"]
+mod cli;
+
+use std::path::Path;
+
+use glam::DVec3;
+use repose::output::csv::read_final_csv;
+
+/// One row of a contact table: ends (B `None` for a boundary, with its
+/// name), point, normal, force on B, contact torque on B.
+struct Row {
+    a: usize,
+    b: Option<usize>,
+    boundary: String,
+    point: DVec3,
+    force: DVec3,
+    torque: DVec3,
+}
+
+fn read_contacts(path: &Path) -> Vec<Row> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(repose::output::contacts::CONTACTS_CSV_HEADER),
+        "{}",
+        path.display()
+    );
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 18, "{}: {l}", path.display());
+            let x = |k: usize| {
+                f[k].parse::<f64>()
+                    .unwrap_or_else(|e| panic!("{l}: column {k}: {e}"))
+            };
+            let v = |k: usize| DVec3::new(x(k), x(k + 1), x(k + 2));
+            let n = v(6);
+            Row {
+                a: f[0].parse().unwrap(),
+                b: (!f[1].is_empty()).then(|| f[1].parse().unwrap()),
+                boundary: f[2].to_string(),
+                point: v(3),
+                force: x(10) * n + v(11),
+                torque: x(14) * n + v(15),
+            }
+        })
+        .collect()
+}
+
+/// A pile being poured, a frame (and its CSV) every step, contacts on.
+fn pouring_pile(out: &Path, steps: u32) {
+    let h = 2e-3;
+    let done = cli::repose([
+        "run",
+        cli::scene_path("pile.ron").to_str().unwrap(),
+        "--set",
+        "spheres.0.count=300",
+        "--set",
+        &format!("duration={}", f64::from(steps) * h),
+        "--set",
+        &format!("output.frame_interval={h}"),
+        "--set",
+        "output.csv_frames=true",
+        "--contacts",
+        "--backend",
+        "cpu",
+        "--no-picture",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cli::assert_success(&done, "the pouring pile with --contacts");
+}
+
+#[test]
+fn contact_forces_in_the_csv_add_up_to_each_bodys_change_of_momentum() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    pouring_pile(out, 250);
+    let (h, g, density) = (2e-3, DVec3::new(0.0, 0.0, -9.81), 2500.0);
+    let mut checked = 0;
+    let mut worst: (f64, f64) = (0.0, 0.0);
+    for k in [150, 249, 250] {
+        let before = read_final_csv(out.join(format!("frame_{:05}.csv", k - 1))).unwrap();
+        let after = read_final_csv(out.join(format!("frame_{k:05}.csv"))).unwrap();
+        let rows = read_contacts(&out.join(format!("contacts_{k:05}.csv")));
+        assert!(
+            rows.len() >= 100,
+            "step {k}: {} contacts among {} spheres",
+            rows.len(),
+            after.len()
+        );
+        assert!(
+            rows.iter().any(|r| r.torque != DVec3::ZERO),
+            "step {k}: no contact carries a rolling or spinning torque"
+        );
+        let n = before.len();
+        let mut force = vec![DVec3::ZERO; after.len()];
+        let mut torque = vec![DVec3::ZERO; after.len()];
+        let centre = |i: usize| DVec3::new(before[i][1], before[i][2], before[i][3]);
+        for r in &rows {
+            if r.a < n {
+                force[r.a] -= r.force;
+                torque[r.a] -= (r.point - centre(r.a)).cross(r.force) + r.torque;
+            }
+            match r.b {
+                Some(b) if b < n => {
+                    force[b] += r.force;
+                    torque[b] += (r.point - centre(b)).cross(r.force) + r.torque;
+                }
+                Some(_) => {}
+                None => assert_eq!(r.boundary, "bin", "the pile's only boundary"),
+            }
+        }
+        // Bodies present at both frames (an inlet adds some within a step).
+        for i in 0..n {
+            let (s0, s1) = (&before[i], &after[i]);
+            let r = s1[10];
+            let m = density * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3);
+            let inertia = 0.4 * m * r * r;
+            let dv = DVec3::new(s1[4] - s0[4], s1[5] - s0[5], s1[6] - s0[6]);
+            let dw = DVec3::new(s1[7] - s0[7], s1[8] - s0[8], s1[9] - s0[9]);
+            let weight = m * g.length();
+            let ef = (m * (dv / h - g) - force[i]).abs().max_element() / weight;
+            let et = (inertia * dw / h - torque[i]).abs().max_element() / (weight * r);
+            worst = (worst.0.max(ef), worst.1.max(et));
+            checked += 1;
+        }
+    }
+    // Both sides are sums of a few f64 terms of up to ~100 weights: their
+    // rounding is below 1e-12 of that. (The density's 2500 and the
+    // mass from the radius are the scene's, computed as repose does.)
+    eprintln!(
+        "{checked} body-steps; worst misfit: force {:.2e} weights, torque {:.2e} weight-radii",
+        worst.0, worst.1
+    );
+    assert!(checked > 500, "{checked} body-steps checked");
+    assert!(
+        worst.0 <= 1e-10,
+        "force balance off by {:.3e} weights",
+        worst.0
+    );
+    assert!(
+        worst.1 <= 1e-10,
+        "torque balance off by {:.3e} weight-radii",
+        worst.1
+    );
+}
+
+#[test]
+fn the_contact_lines_have_a_cell_per_row_of_the_table_and_a_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    pouring_pile(out, 60);
+    let pvd = std::fs::read_to_string(out.join("contacts.pvd")).unwrap();
+    let frames = std::fs::read_to_string(out.join("frames.pvd")).unwrap();
+    assert_eq!(
+        pvd.matches("<DataSet").count(),
+        frames.matches("<DataSet").count(),
+        "a contacts frame beside every frame"
+    );
+    for k in [0, 30, 60] {
+        let rows = read_contacts(&out.join(format!("contacts_{k:05}.csv"))).len();
+        let vtu = std::fs::read_to_string(out.join(format!("contacts_{k:05}.vtu"))).unwrap();
+        let cells = format!("NumberOfPoints=\"{}\" NumberOfCells=\"{rows}\"", 2 * rows);
+        assert!(
+            vtu.contains(&cells),
+            "contacts_{k:05}.vtu: expected {cells}"
+        );
+        assert!(vtu.contains("Name=\"normal_force\""));
+        if k == 0 {
+            assert_eq!(rows, 0, "no contacts before the first step");
+        } else {
+            assert!(rows > 0, "frame {k}: no contacts in a pouring pile");
+        }
+    }
+}
+
+#[test]
+fn the_penalty_formulation_refuses_contact_output_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let done = cli::repose([
+        "run",
+        cli::scene_path("penalty_column.ron").to_str().unwrap(),
+        "--contacts",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    cli::assert_one_error(
+        &done,
+        &["output.contacts", "penalty formulation", "walls.csv"],
+    );
+}
