@@ -217,6 +217,16 @@ pub(crate) enum Command {
         /// The axis the side view looks along (x for a drum turning about x).
         #[arg(long, value_enum, default_value_t = LookAlong::Y)]
         look_along: LookAlong,
+        /// Draw the force chains of the last frame instead (a run made with
+        /// --contacts): a side view of a slice through the bodies, each
+        /// loaded contact a line as thick and bright as its normal force;
+        /// written to DIR/force_chains.png unless --out says otherwise.
+        #[arg(long)]
+        force_chains: bool,
+        /// With --force-chains: half the thickness of the slice drawn (m;
+        /// default two mean radii).
+        #[arg(long, requires = "force_chains")]
+        slice: Option<f64>,
     },
     /// Run the built-in analytic validation cases and print measured vs expected.
     Validate {

@@ -346,6 +346,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             width,
             height,
             look_along,
+            force_chains,
+            slice,
         } => {
             if !dir.is_dir() {
                 anyhow::bail!(
@@ -353,8 +355,20 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     dir.display()
                 );
             }
-            let img = repose::render::render_output_dir(&dir, colour, look_along, width, height)?;
-            let path = out.unwrap_or_else(|| dir.join("final.png"));
+            if let Some(s) = slice.filter(|s| !(s.is_finite() && *s > 0.0)) {
+                anyhow::bail!("--slice {s}: the half thickness must be a number > 0 (m)");
+            }
+            let (img, default_name) = if force_chains {
+                let img = repose::render::chains::render_chains_dir(
+                    &dir, width, height, look_along, slice,
+                )?;
+                (img, "force_chains.png")
+            } else {
+                let img =
+                    repose::render::render_output_dir(&dir, colour, look_along, width, height)?;
+                (img, "final.png")
+            };
+            let path = out.unwrap_or_else(|| dir.join(default_name));
             repose::render::write_png(&path, &img)?;
             println!("{}", path.display());
             Ok(ExitCode::SUCCESS)

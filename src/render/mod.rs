@@ -21,6 +21,7 @@
 //! Bad input (a NaN position, mismatched lengths, an impossible image
 //! size, a malformed file) is a [`RenderError`], never a panic.
 
+pub mod chains;
 pub mod colormap;
 pub mod image;
 pub mod particles;
