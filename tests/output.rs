@@ -8,7 +8,7 @@ use glam::{DQuat, DVec3};
 use repose::bodies::{Bodies, SphereInit};
 use repose::output::csv::{
     read_final_csv, read_final_csv_full, read_track_csv, write_final_csv, TrackWriter,
-    FINAL_CSV_HEADER, FINAL_CSV_HEADER_V1, TRACK_CSV_HEADER,
+    FINAL_CSV_HEADER, FINAL_CSV_HEADER_V1, FINAL_CSV_HEADER_V2, TRACK_CSV_HEADER,
 };
 use repose::output::summary::{read_summary, write_json, ContactStats, SolverStats, Summary};
 use repose::output::vtk::{write_surfaces_vtu, write_vtu, PvdSeries};
@@ -636,14 +636,18 @@ fn final_csv_has_the_header_and_one_row_per_body() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
-        "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape"
+        "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape,material"
     );
     assert_eq!(lines[0], FINAL_CSV_HEADER);
     assert_eq!(lines.len(), 6);
     assert!(lines[1].starts_with("0,"));
     assert!(lines[5].starts_with("4,"));
-    assert!(lines[1..].iter().all(|l| l.split(',').count() == 16));
-    assert!(lines[1..].iter().all(|l| l.ends_with(",sphere")));
+    assert!(lines[1..].iter().all(|l| l.split(',').count() == 17));
+    for (i, l) in lines[1..].iter().enumerate() {
+        assert!(l.ends_with(&format!(",sphere,{}", i % 3)), "row {i}: {l}");
+    }
+    let back = repose::output::csv::read_final_csv_full(&path).unwrap();
+    assert!(back.iter().enumerate().all(|(i, r)| r.material == Some((i % 3) as u32)));
     assert!(text.ends_with('\n'));
 }
 
@@ -660,11 +664,11 @@ fn final_csv_is_byte_identical_for_identical_bodies() {
 fn read_final_csv_errors_name_the_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.csv");
-    for header in [FINAL_CSV_HEADER_V1, FINAL_CSV_HEADER] {
-        let tail = if header == FINAL_CSV_HEADER {
-            ",1,0,0,0,box"
-        } else {
-            ""
+    for header in [FINAL_CSV_HEADER_V1, FINAL_CSV_HEADER_V2, FINAL_CSV_HEADER] {
+        let tail = match header {
+            FINAL_CSV_HEADER => ",1,0,0,0,box,0",
+            FINAL_CSV_HEADER_V2 => ",1,0,0,0,box",
+            _ => "",
         };
         fs::write(
             &path,
@@ -680,7 +684,7 @@ fn read_final_csv_errors_name_the_file_line_and_column() {
     // a number, a shape nobody knows.
     fs::write(
         &path,
-        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10,1,0,zero,0,box\n"),
+        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10,1,0,zero,0,box,0\n"),
     )
     .unwrap();
     let msg = read_final_csv(&path).unwrap_err().to_string();
@@ -690,7 +694,7 @@ fn read_final_csv_errors_name_the_file_line_and_column() {
     );
     fs::write(
         &path,
-        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10,1,0,0,0,blob\n"),
+        format!("{FINAL_CSV_HEADER}\n0,1,2,3,4,5,6,7,8,9,10,1,0,0,0,blob,0\n"),
     )
     .unwrap();
     let msg = read_final_csv(&path).unwrap_err().to_string();

@@ -12,14 +12,16 @@
 //! by the `csv` crate, fields checked here).
 //!
 //! * `final.csv` ([`write_final_csv`]): header [`FINAL_CSV_HEADER`]
-//!   (`id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape`), one row per
+//!   (`id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape,material`), one row per
 //!   body in id order; position (m; a body's centre of mass), velocity
 //!   (m/s), angular velocity in the world frame (rad/s), radius (m; of the
 //!   bounding ball for a body that is not a sphere), orientation as a unit
 //!   quaternion body → world, and the shape's kind (`sphere`, `box`,
 //!   `cylinder`, `capsule`, `ellipsoid`, `convex_polyhedron`; the
-//!   dimensions are in `scene.ron`). Files of earlier versions, with the
-//!   first eleven columns only ([`FINAL_CSV_HEADER_V1`]), are still read.
+//!   dimensions are in `scene.ron`), and the material (its index in the
+//!   scene's `materials`). Files of earlier versions, without the material
+//!   ([`FINAL_CSV_HEADER_V2`]) or with the first eleven columns only
+//!   ([`FINAL_CSV_HEADER_V1`]), are still read.
 //! * `track.csv` ([`TrackWriter`]): header [`TRACK_CSV_HEADER`]
 //!   (`time,id,x,y,z,vx,vy,vz,wx,wy,wz`), one row per tracked body per
 //!   recorded time.
@@ -33,7 +35,12 @@ use crate::bodies::Bodies;
 use super::{body_count, with_path, write_atomic, ReadError};
 
 /// Header line of `final.csv`.
-pub const FINAL_CSV_HEADER: &str = "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape";
+pub const FINAL_CSV_HEADER: &str =
+    "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape,material";
+
+/// Header line of `final.csv` before materials were written (read, no
+/// longer written).
+pub const FINAL_CSV_HEADER_V2: &str = "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape";
 
 /// Header line of `final.csv` before orientations and shapes were written
 /// (read, no longer written).
@@ -96,7 +103,7 @@ pub fn write_final_csv(path: impl AsRef<Path>, bodies: &Bodies) -> io::Result<()
             for x in [bodies.radius[i], q.w, q.x, q.y, q.z] {
                 write!(w, ",{}", Num(x))?;
             }
-            writeln!(w, ",{shape}")?;
+            writeln!(w, ",{shape},{}", bodies.material[i])?;
         }
         Ok(())
     })
@@ -216,6 +223,8 @@ pub struct FinalRow {
     pub orientation: [f64; 4],
     /// The shape's kind; `sphere` in files of earlier versions.
     pub shape: String,
+    /// The material's index; `None` in files of earlier versions.
+    pub material: Option<u32>,
 }
 
 /// Reads a `final.csv` as [`read_final_csv`] does, with the orientation and
@@ -232,23 +241,32 @@ pub fn read_final_csv_full(path: impl AsRef<Path>) -> Result<Vec<FinalRow>, Read
         }
         Ok(q)
     };
-    // Rows of the current header have five more fields than the earlier one's.
+    // Rows of the current header have six more fields than the first
+    // version's, the second version's five.
+    let material = |field: &str| -> Result<u32, String> {
+        field
+            .trim()
+            .parse()
+            .map_err(|_| format!("column `material`: {field:?} is not a material index"))
+    };
     let (_, rows) = read_table_with::<11>(
         path.as_ref(),
-        &[FINAL_CSV_HEADER, FINAL_CSV_HEADER_V1],
+        &[FINAL_CSV_HEADER, FINAL_CSV_HEADER_V2, FINAL_CSV_HEADER_V1],
         |_, rest: &[&str]| {
             if rest.is_empty() {
                 return Ok(());
             }
             quaternion(rest)?;
             let shape = rest[4].trim();
-            if SHAPE_NAMES.contains(&shape) {
-                Ok(())
-            } else {
-                Err(format!(
+            if !SHAPE_NAMES.contains(&shape) {
+                return Err(format!(
                     "column `shape`: {shape:?} is not one of {}",
                     SHAPE_NAMES.join(", ")
-                ))
+                ));
+            }
+            match rest.get(5) {
+                Some(m) => material(m).map(|_| ()),
+                None => Ok(()),
             }
         },
     )?;
@@ -261,11 +279,13 @@ pub fn read_final_csv_full(path: impl AsRef<Path>) -> Result<Vec<FinalRow>, Read
                     state,
                     orientation: [1.0, 0.0, 0.0, 0.0],
                     shape: "sphere".into(),
+                    material: None,
                 },
                 _ => FinalRow {
                     state,
                     orientation: quaternion(&fields).expect("checked while reading"),
                     shape: rest[4].clone(),
+                    material: fields.get(5).map(|m| material(m).expect("checked while reading")),
                 },
             }
         })
