@@ -201,10 +201,19 @@ fn render_draws_the_force_chains_of_a_run_with_contacts_and_says_what_is_missing
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path();
     pouring_pile(out, 100);
-    let done = cli::repose(["render", out.to_str().unwrap(), "--force-chains", "--width", "600", "--height", "300"]);
+    let done = cli::repose([
+        "render",
+        out.to_str().unwrap(),
+        "--force-chains",
+        "--width",
+        "600",
+        "--height",
+        "300",
+    ]);
     cli::assert_success(&done, "repose render --force-chains");
     let png = out.join("force_chains.png");
-    let img = repose::render::png_io::read_png(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
+    let img =
+        repose::render::png_io::read_png(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
     assert_eq!((img.width(), img.height()), (600, 300));
     // Lines coloured by the map: some pixels far from grey.
     let coloured = img
@@ -212,11 +221,18 @@ fn render_draws_the_force_chains_of_a_run_with_contacts_and_says_what_is_missing
         .chunks(3)
         .filter(|p| p.iter().max().unwrap() - p.iter().min().unwrap() > 60)
         .count();
-    assert!(coloured > 200, "only {coloured} coloured pixels: no chains drawn");
+    assert!(
+        coloured > 200,
+        "only {coloured} coloured pixels: no chains drawn"
+    );
     std::fs::remove_file(out.join("contacts_00000.csv")).unwrap();
     for f in std::fs::read_dir(out).unwrap() {
         let p = f.unwrap().path();
-        if p.file_name().unwrap().to_string_lossy().starts_with("contacts_") {
+        if p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("contacts_")
+        {
             std::fs::remove_file(p).unwrap();
         }
     }

@@ -647,7 +647,10 @@ fn final_csv_has_the_header_and_one_row_per_body() {
         assert!(l.ends_with(&format!(",sphere,{}", i % 3)), "row {i}: {l}");
     }
     let back = repose::output::csv::read_final_csv_full(&path).unwrap();
-    assert!(back.iter().enumerate().all(|(i, r)| r.material == Some((i % 3) as u32)));
+    assert!(back
+        .iter()
+        .enumerate()
+        .all(|(i, r)| r.material == Some((i % 3) as u32)));
     assert!(text.ends_with('\n'));
 }
 

@@ -1,6 +1,9 @@
 //! Bad scene input gives an error naming the file, the field and the reason;
 //! overrides change what gets built; every shipped scene builds.
 
+#[path = "common/shipped.rs"]
+mod shipped;
+
 use std::path::Path;
 
 use repose::scene::{parse_set, Scene, SceneError};
@@ -542,7 +545,7 @@ fn every_scene_file_parses_validates_and_builds() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "ron") {
-            let scene = Scene::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let scene = shipped::load_shipped(&path).unwrap_or_else(|e| panic!("{e}"));
             let world = scene.build().unwrap_or_else(|e| panic!("{e}"));
             assert!(
                 !world.bodies.is_empty() || scene.inlet_count() > 0,

@@ -171,6 +171,7 @@ fn every_source_and_boundary_field_is_in_the_reference() {
         "Lattice(origin: (0.0, 0.0, 0.0), count: (1, 1, 1), spacing: 0.02, radius: 0.01)",
         "RandomBox(min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0), count: 1, radius: 0.01)",
         "Inlet(region: Box(min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)), rate: 1, count: 1, radius: 0.01)",
+        "FromFile(file: \"final.csv\", material: 0, within: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)))",
     ];
     let boundaries = [
         "Plane(point: (0.0, 0.0, 0.0), normal: (0.0, 0.0, 1.0))",
@@ -186,7 +187,8 @@ fn every_source_and_boundary_field_is_in_the_reference() {
             | SphereSource::Body(_)
             | SphereSource::Lattice(_)
             | SphereSource::RandomBox(_)
-            | SphereSource::Inlet(_) => {}
+            | SphereSource::Inlet(_)
+            | SphereSource::FromFile(_) => {}
         }
     }
     for t in boundaries {
@@ -202,7 +204,17 @@ fn every_source_and_boundary_field_is_in_the_reference() {
         .iter()
         .map(|t| parse::<SphereSource>(t).kind())
         .collect();
-    assert_eq!(kinds, ["Sphere", "Body", "Lattice", "RandomBox", "Inlet"]);
+    assert_eq!(
+        kinds,
+        [
+            "Sphere",
+            "Body",
+            "Lattice",
+            "RandomBox",
+            "Inlet",
+            "FromFile"
+        ]
+    );
     let kinds: Vec<&str> = boundaries
         .iter()
         .map(|t| parse::<BoundarySpec>(t).kind())

@@ -7,6 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "common/shipped.rs"]
+mod shipped;
+
 use repose::gpu::context_for_tests;
 use repose::scene::Scene;
 use repose::step::{Backend, Stepper};
@@ -32,7 +35,7 @@ fn scene_files() -> Vec<PathBuf> {
 /// Loads `path` as it is (no overrides), builds it and steps it 3 times on
 /// `stepper`; returns what went wrong, if anything.
 fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
-    let scene = Scene::load(path, &[]).map_err(|e| format!("load: {e}"))?;
+    let scene = shipped::load_shipped(path).map_err(|e| format!("load: {e}"))?;
     let mut world = scene.build().map_err(|e| format!("build: {e}"))?;
     // What only the f64 CPU runs (a spinning wall) is refused by the f32
     // backends with a message: tests/cylinder.rs.

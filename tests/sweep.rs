@@ -187,7 +187,7 @@ fn seeds_offset_every_seeded_source_and_nothing_else() {
             SphereSource::Lattice(l) => Some(l.seed),
             SphereSource::RandomBox(r) => Some(r.seed),
             SphereSource::Inlet(i) => Some(i.seed),
-            SphereSource::Sphere(_) | SphereSource::Body(_) => None,
+            SphereSource::Sphere(_) | SphereSource::Body(_) | SphereSource::FromFile(_) => None,
         })
         .collect();
     assert_eq!(seeds, [3, 9]);
@@ -197,7 +197,7 @@ fn seeds_offset_every_seeded_source_and_nothing_else() {
             SphereSource::Lattice(l) => l.seed -= 2,
             SphereSource::RandomBox(r) => r.seed -= 2,
             SphereSource::Inlet(i) => i.seed -= 2,
-            SphereSource::Sphere(_) | SphereSource::Body(_) => {}
+            SphereSource::Sphere(_) | SphereSource::Body(_) | SphereSource::FromFile(_) => {}
         }
     }
     assert_eq!(back, base, "only the seeds change");

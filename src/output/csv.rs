@@ -35,8 +35,7 @@ use crate::bodies::Bodies;
 use super::{body_count, with_path, write_atomic, ReadError};
 
 /// Header line of `final.csv`.
-pub const FINAL_CSV_HEADER: &str =
-    "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape,material";
+pub const FINAL_CSV_HEADER: &str = "id,x,y,z,vx,vy,vz,wx,wy,wz,radius,qw,qx,qy,qz,shape,material";
 
 /// Header line of `final.csv` before materials were written (read, no
 /// longer written).
@@ -285,7 +284,9 @@ pub fn read_final_csv_full(path: impl AsRef<Path>) -> Result<Vec<FinalRow>, Read
                     state,
                     orientation: quaternion(&fields).expect("checked while reading"),
                     shape: rest[4].clone(),
-                    material: fields.get(5).map(|m| material(m).expect("checked while reading")),
+                    material: fields
+                        .get(5)
+                        .map(|m| material(m).expect("checked while reading")),
                 },
             }
         })

@@ -222,10 +222,14 @@ pub enum SphereSource {
     /// Spheres emitted during the run at a rate (pluviation); they get the
     /// body ids after every other source's.
     Inlet(InletSpec),
+    /// Spheres read back from the state a run wrote (its `final.csv`, or a
+    /// frame's `frame_NNNNN.csv`): one scene starts where another ended.
+    FromFile(FromFileSpec),
 }
 
 impl SphereSource {
-    /// The variant name as written in the file (`Sphere`, `Body`, `Lattice`, `RandomBox`, `Inlet`).
+    /// The variant name as written in the file (`Sphere`, `Body`, `Lattice`,
+    /// `RandomBox`, `Inlet`, `FromFile`).
     pub fn kind(&self) -> &'static str {
         match self {
             SphereSource::Sphere(_) => "Sphere",
@@ -233,8 +237,55 @@ impl SphereSource {
             SphereSource::Lattice(_) => "Lattice",
             SphereSource::RandomBox(_) => "RandomBox",
             SphereSource::Inlet(_) => "Inlet",
+            SphereSource::FromFile(_) => "FromFile",
         }
     }
+}
+
+/// Spheres read back from a run's state: `FromFile(file:
+/// "../out/fill/final.csv")`. Each row of the file (a `final.csv` or a
+/// frame's `frame_NNNNN.csv`, [`crate::output::csv`]) becomes a sphere of
+/// its radius at its position, with its velocity and spin (unless
+/// `keep_velocities: false`) and its material (the file's `material`
+/// column, or `material` here for all); the mass comes from the material's
+/// density in *this* scene, as for any sphere. A sphere's orientation has
+/// no effect on its motion and starts as the identity. Only spheres can be
+/// read (the file gives a shape's kind, not its dimensions). With `within`,
+/// only the spheres whose centres lie in that box are kept; `offset` moves
+/// them all. A relative `file` is found from the scene file's directory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FromFileSpec {
+    /// The file: a run's `final.csv` or `frame_NNNNN.csv`.
+    pub file: String,
+    /// Every sphere's material; default: the file's `material` column (0
+    /// for a file of an earlier version, which has none).
+    #[serde(default)]
+    pub material: Option<u32>,
+    /// Keep only the spheres whose centres lie in this box.
+    #[serde(default)]
+    pub within: Option<BoxRegion>,
+    /// Start the spheres with the velocities and spins read (default
+    /// `true`); `false`: at rest.
+    #[serde(default = "default_true")]
+    pub keep_velocities: bool,
+    /// Moves every sphere by this (m; default zero).
+    #[serde(default)]
+    pub offset: DVec3,
+}
+
+/// An axis-aligned box, by its corners.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxRegion {
+    /// The corner with the smallest coordinates (m).
+    pub min: DVec3,
+    /// The corner with the largest coordinates (m).
+    pub max: DVec3,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// A single sphere. Mass: `mass` if given, else from `density`, else from the
@@ -956,7 +1007,13 @@ impl Scene {
     /// The path of a mesh boundary's file: as written when absolute, else
     /// from the scene file's folder.
     pub fn mesh_path(&self, m: &MeshSpec) -> PathBuf {
-        let file = Path::new(&m.file);
+        self.relative_path(&m.file)
+    }
+
+    /// A file the scene names (a mesh, a run's state), found from the scene
+    /// file's directory when relative.
+    pub fn relative_path(&self, file: &str) -> PathBuf {
+        let file = Path::new(file);
         if file.is_absolute() {
             return file.to_path_buf();
         }
@@ -1114,6 +1171,13 @@ impl Scene {
                 let path = self.mesh_path(m);
                 let path = std::path::absolute(&path).unwrap_or(path);
                 m.file = path.display().to_string();
+            }
+        }
+        for s in &mut resolved.spheres {
+            if let SphereSource::FromFile(f) = s {
+                let path = self.relative_path(&f.file);
+                let path = std::path::absolute(&path).unwrap_or(path);
+                f.file = path.display().to_string();
             }
         }
         let text = ron::ser::to_string_pretty(&resolved, cfg).map_err(|e| {

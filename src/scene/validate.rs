@@ -472,6 +472,29 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                     }
                 }
             }
+            SphereSource::FromFile(ff) => {
+                if ff.file.trim().is_empty() {
+                    c.push(f("file"), "must name a run's final.csv or frame_NNNNN.csv");
+                }
+                if let Some(m) = ff.material {
+                    c.material(&f("material"), m);
+                }
+                c.vec_finite(&f("offset"), ff.offset);
+                if let Some(b) = &ff.within {
+                    let ok = c.vec_finite(&f("within.min"), b.min)
+                        & c.vec_finite(&f("within.max"), b.max);
+                    if ok && b.max.cmplt(b.min).any() {
+                        c.push(
+                            f("within"),
+                            format!(
+                                "max {} is below min {} along some axis",
+                                fmt_vec(b.max),
+                                fmt_vec(b.min)
+                            ),
+                        );
+                    }
+                }
+            }
             SphereSource::Inlet(inl) => {
                 match &inl.region {
                     InletRegion::Box { min, max } => {
@@ -624,6 +647,7 @@ fn source_shape(s: &SphereSource) -> Option<&crate::shape::Shape> {
         SphereSource::Lattice(l) => l.shape.as_ref(),
         SphereSource::RandomBox(r) => r.shape.as_ref(),
         SphereSource::Inlet(i) => i.shape.as_ref(),
+        SphereSource::FromFile(_) => None,
     }
 }
 

@@ -414,7 +414,7 @@ pub fn apply_seed(scene: &Scene, s: u64) -> Scene {
             SphereSource::Lattice(l) => l.seed = l.seed.wrapping_add(s),
             SphereSource::RandomBox(r) => r.seed = r.seed.wrapping_add(s),
             SphereSource::Inlet(i) => i.seed = i.seed.wrapping_add(s),
-            SphereSource::Sphere(_) | SphereSource::Body(_) => {}
+            SphereSource::Sphere(_) | SphereSource::Body(_) | SphereSource::FromFile(_) => {}
         }
     }
     out
@@ -426,7 +426,7 @@ pub fn has_seeded_source(scene: &Scene) -> bool {
     scene.spheres.iter().any(|s| match s {
         SphereSource::Lattice(l) => l.jitter > 0.0 || l.random_orientation,
         SphereSource::RandomBox(_) | SphereSource::Inlet(_) => true,
-        SphereSource::Sphere(_) | SphereSource::Body(_) => false,
+        SphereSource::Sphere(_) | SphereSource::Body(_) | SphereSource::FromFile(_) => false,
     })
 }
 

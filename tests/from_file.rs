@@ -1,0 +1,142 @@
+//! A scene that starts from another run's state (`FromFile`): the spheres
+//! are those of the run's `final.csv`, bit for bit, with their velocities,
+//! spins and materials; `within`, `offset`, `keep_velocities` and
+//! `material` select, move, stop and re-label them. (Bad files: the
+//! bad-input corpus, `tests/data/bad/from_file_*.ron`.)
+
+#[path = "common/cli.rs"]
+mod cli;
+
+use std::path::Path;
+
+use glam::DVec3;
+use repose::output::csv::read_final_csv_full;
+use repose::scene::Scene;
+
+/// The second scene: two materials (the run's glass first), the pile's bin.
+fn second(file: &Path, extra: &str) -> Scene {
+    try_second(file, extra).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn try_second(file: &Path, extra: &str) -> Result<Scene, repose::scene::SceneError> {
+    let text = format!(
+        r#"Scene(version: 1, name: "second", time_step: 2e-3, duration: 0.1,
+    materials: [
+        (name: "glass", friction: 0.6, rolling: 0.001, spinning: 0.001, density: 2500.0),
+        (name: "floor", friction: 0.6, rolling: 0.01, spinning: 0.01, density: 7800.0),
+    ],
+    spheres: [FromFile(file: {:?}{extra})],
+    boundaries: [Box(name: "bin", center: (0.0, 0.0, 0.2), half_extents: (0.2, 0.2, 0.2), open_top: true, material: 1)],
+)"#,
+        file.display().to_string()
+    );
+    Scene::from_str(&text, "second.ron", &[])
+}
+
+/// A pile of 300 beads poured for 0.3 s (still moving): its final.csv.
+fn first_run(dir: &Path) -> std::path::PathBuf {
+    let out = dir.join("first");
+    let done = cli::repose([
+        "run",
+        cli::scene_path("pile.ron").to_str().unwrap(),
+        "--set",
+        "spheres.0.count=300",
+        "--set",
+        "duration=0.3",
+        "--set",
+        "analysis.stop_when_settled=false",
+        "--no-frames",
+        "--no-picture",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cli::assert_success(&done, "the first run");
+    out.join("final.csv")
+}
+
+#[test]
+fn a_scene_from_a_runs_final_csv_starts_in_that_state_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = first_run(dir.path());
+    let rows = read_final_csv_full(&csv).unwrap();
+    assert_eq!(rows.len(), 300);
+    let world = second(&csv, "").build().unwrap();
+    let b = &world.bodies;
+    assert_eq!(b.len(), rows.len());
+    let moving = rows.iter().filter(|r| r.state[6] != 0.0).count();
+    assert!(
+        moving > 100,
+        "only {moving} beads still moving: the test wants velocities to carry"
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let s = r.state;
+        assert_eq!(b.pos[i], DVec3::new(s[1], s[2], s[3]), "body {i} position");
+        assert_eq!(b.vel[i], DVec3::new(s[4], s[5], s[6]), "body {i} velocity");
+        assert_eq!(b.omega[i], DVec3::new(s[7], s[8], s[9]), "body {i} spin");
+        assert_eq!(b.radius[i], s[10], "body {i} radius");
+        assert_eq!(Some(b.material[i]), r.material, "body {i} material");
+        let m = 2500.0 * 4.0 / 3.0 * std::f64::consts::PI * s[10].powi(3);
+        assert!(
+            (1.0 / b.inv_mass[i] - m).abs() <= 1e-12 * m,
+            "body {i}: mass {} from this scene's density, expected {m}",
+            1.0 / b.inv_mass[i]
+        );
+    }
+    // The run's scene.ron stores the file absolute, so it reads from anywhere.
+    let ron = second(&csv, "").to_ron().unwrap();
+    assert!(
+        ron.contains(&format!("{:?}", csv.display().to_string())),
+        "{ron}"
+    );
+}
+
+#[test]
+fn within_offset_keep_velocities_and_material_select_move_stop_and_relabel() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = first_run(dir.path());
+    let rows = read_final_csv_full(&csv).unwrap();
+    let inside = |r: &&repose::output::csv::FinalRow| r.state[1] >= 0.0 && r.state[2] >= 0.0;
+    let want = rows.iter().filter(inside).count();
+    assert!(
+        want > 20 && want < 300,
+        "{want} beads in the quarter x, y ≥ 0"
+    );
+    let world = second(
+        &csv,
+        ", within: (min: (0.0, 0.0, -1.0), max: (1.0, 1.0, 1.0)), offset: (0.0, 0.0, 0.01), keep_velocities: false, material: 1",
+    )
+    .build()
+    .unwrap();
+    let b = &world.bodies;
+    assert_eq!(b.len(), want, "the spheres within the box");
+    for (i, r) in rows.iter().filter(inside).enumerate() {
+        let s = r.state;
+        assert_eq!(
+            b.pos[i],
+            DVec3::new(s[1], s[2], s[3] + 0.01),
+            "body {i} moved up 1 cm"
+        );
+        assert_eq!(
+            (b.vel[i], b.omega[i]),
+            (DVec3::ZERO, DVec3::ZERO),
+            "body {i} at rest"
+        );
+        assert_eq!(b.material[i], 1, "body {i} re-labelled");
+        let m = 7800.0 * 4.0 / 3.0 * std::f64::consts::PI * s[10].powi(3);
+        assert!(
+            (1.0 / b.inv_mass[i] - m).abs() <= 1e-12 * m,
+            "body {i}: material 1's density"
+        );
+    }
+    let err = try_second(
+        &csv,
+        ", within: (min: (5.0, 5.0, 5.0), max: (6.0, 6.0, 6.0))",
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("no sphere of") && err.contains("lies within"),
+        "{err}"
+    );
+}
