@@ -99,6 +99,7 @@
 //! heap, a pile too small for a fit — is an [`AnalysisError`] saying what
 //! and why, never a panic or a NaN.
 
+mod bulk;
 mod discharge;
 mod drum;
 mod fit;
@@ -108,6 +109,9 @@ mod settle;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use bulk::{
+    measure_bulk, read_bulk_csv, write_bulk_csv, BulkSample, BulkSettings, BULK_CSV_HEADER,
+};
 pub use discharge::{beverloo, Discharge, DischargeSampler, DischargeSettings};
 pub use drum::{
     fit_drum_surface, DrumFrame, DrumSampler, DrumSettings, DynamicAngle, SurfaceFit,
@@ -139,6 +143,10 @@ pub struct AnalysisSettings {
     /// Measure the discharge rate below a plane (a hopper's or silo's
     /// outlet) with these settings; `None` (default): no measurement.
     pub discharge: Option<DischargeSettings>,
+    /// Measure the solid fraction, coordination number, Love–Weber stress
+    /// and kinetic energy of the bodies in this box at every frame
+    /// (`bulk.csv`, [`bulk`]); `None` (default): no measurement.
+    pub bulk: Option<BulkSettings>,
     /// Height of the floor the heap rests on (m). `None`: the highest
     /// horizontal floor of the scene's boundaries (an upward plane or a
     /// box floor) at or below the spheres, else the lowest sphere bottom.
@@ -178,6 +186,13 @@ impl AnalysisSettings {
                 d.problems()
                     .into_iter()
                     .map(|(f, r)| (format!("discharge.{f}"), r)),
+            );
+        }
+        if let Some(b) = &self.bulk {
+            p.extend(
+                b.problems()
+                    .into_iter()
+                    .map(|(f, r)| (format!("bulk.{f}"), r)),
             );
         }
         if self.existence_every == Some(0) {

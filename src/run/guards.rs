@@ -18,7 +18,7 @@ use crate::world::World;
 /// Whether `name` is a file `repose run` writes into its output directory
 /// (or a temporary of one, `NAME.tmp`, that a killed run leaves).
 fn is_run_output(name: &str) -> bool {
-    const FILES: [&str; 12] = [
+    const FILES: [&str; 13] = [
         super::checkpoint::CHECKPOINT_FILE,
         "summary.json",
         "final.csv",
@@ -30,6 +30,7 @@ fn is_run_output(name: &str) -> bool {
         "walls.csv",
         "contacts.pvd",
         "discharge.csv",
+        "bulk.csv",
         "scene.ron",
     ];
     FILES.contains(&name)

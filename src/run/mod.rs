@@ -423,6 +423,7 @@ fn start_session<'a>(
         surfaces,
         walls,
         contacts,
+        bulk: scene.analysis.bulk.map(|_| Vec::new()),
         track,
         wall_loads,
         settle,
@@ -635,6 +636,16 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
     };
     let wall_loads = walls_writer(&world, dir, Some(world.step_index))
         .context("--resume: cannot take up walls.csv")?;
+    // The bulk measures of the frames up to the checkpoint.
+    let bulk = match scene.analysis.bulk {
+        Some(_) => {
+            let t = world.time;
+            let rows = crate::analysis::read_bulk_csv(&dir.join("bulk.csv"))
+                .map_err(|e| anyhow::anyhow!("--resume: cannot take up bulk.csv: {e}"))?;
+            Some(rows.into_iter().filter(|r| r.time <= t).collect())
+        }
+        None => None,
+    };
     let session = Session {
         bounds,
         scene: &scene,
@@ -653,6 +664,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         surfaces,
         walls,
         contacts,
+        bulk,
         track,
         wall_loads,
         settle: ck.settle,

@@ -90,6 +90,8 @@ pub(super) struct Session<'a> {
     /// The contacts (`contacts.pvd`, a `.vtu` and a `.csv` beside each
     /// frame), when the scene asks for them and frames are written.
     pub contacts: Option<PvdSeries>,
+    /// The bulk measures so far (`bulk.csv`), when the scene asks for them.
+    pub bulk: Option<Vec<crate::analysis::BulkSample>>,
     /// `track.csv`, when bodies are tracked.
     pub track: Option<TrackWriter>,
     /// `walls.csv`, when the scene has boundaries.
@@ -197,6 +199,24 @@ impl Session<'_> {
             let (bodies, time) = (&self.world.bodies, self.world.time);
             s.add_frame_by(time, |path| write_surfaces_vtu(path, bodies, time))
                 .context("cannot write a frame of the bodies' surfaces")?;
+        }
+        if let (Some(rows), Some(region)) = (&mut self.bulk, &self.scene.analysis.bulk) {
+            let world = &self.world;
+            let c = self.stepper.contact_forces(world).unwrap_or_default();
+            let s = crate::analysis::measure_bulk(
+                region,
+                &world.bodies,
+                &c,
+                world.time_step,
+                world.time,
+            );
+            rows.push(s);
+            let path = self.out.join("bulk.csv");
+            crate::analysis::write_bulk_csv(&path, rows)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            self.summary
+                .extra
+                .insert("bulk".into(), serde_json::to_value(s).unwrap_or_default());
         }
         if let Some(s) = &mut self.contacts {
             let (world, time) = (&self.world, self.world.time);

@@ -1,0 +1,215 @@
+//! Bulk measures of the bodies in a box region, sampled at every frame
+//! (`analysis.bulk`, written to `bulk.csv`): solid fraction, mean
+//! coordination number, the Love–Weber stress tensor and the kinetic
+//! energy.
+//!
+//! With V the region's volume and P the bodies whose centres lie in it:
+//!
+//! ```text
+//! solid fraction   φ = Σ_{p∈P} (4/3) π r_p³ / V
+//! coordination     Z = (Σ_{p∈P} number of p's contacts with f_n > 0) / |P|
+//! stress           σ_ij = −(1/V) Σ_{p∈P} Σ_{c∋p} (x_c − x_p)_i f_j^{c→p}     (compression > 0)
+//! kinetic energy   E = Σ_{p∈P} ½ m_p |v_p|² + ½ ω_p · L_p
+//! ```
+//!
+//! * φ counts a sphere wholly when its centre is inside, so near the faces
+//!   it errs by the spheres the faces cut (a share of about 3 r / L of the
+//!   bodies for a region of side L); keep the region a few diameters
+//!   inside the packing, or the box the whole packing.
+//! * Z counts only contacts that carry a load (pairs inside the collision
+//!   envelope but apart have f_n = 0), boundary contacts included; a body
+//!   is counted once per contact, so a pair inside adds 2 to the sum.
+//! * σ is Love's and Weber's mean stress from the contact forces on the
+//!   bodies in P (each body's contacts at their contact points x_c, the
+//!   forces f^{c→p} on it), symmetric in equilibrium; the symmetric part is
+//!   reported. For a column of N equal spheres of weight W and radius r
+//!   resting on a floor, Σ ... = W r N², so σ_zz = W r N² / V (a test).
+//! * The rigid formulations' contacts store no elastic energy; the
+//!   penalty formulation's contacts are not kept, so it has no bulk
+//!   measures (refused at load).
+//!
+//! The forces are the step's mean contact forces ([`ContactForces`]).
+
+use glam::{DMat3, DVec3};
+use serde::{Deserialize, Serialize};
+
+use crate::bodies::Bodies;
+use crate::collision::NO_BODY;
+use crate::contact_forces::ContactForces;
+
+/// `analysis.bulk: (min: (…), max: (…))`: the region measured.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkSettings {
+    /// The region's corner with the smallest coordinates (m).
+    pub min: DVec3,
+    /// The region's corner with the largest coordinates (m).
+    pub max: DVec3,
+}
+
+impl BulkSettings {
+    /// Every value that is out of range, as `(field, reason)`.
+    pub fn problems(&self) -> Vec<(String, String)> {
+        let mut p = Vec::new();
+        if !(self.min.is_finite() && self.max.is_finite()) {
+            p.push(("min".into(), "the corners must be finite".into()));
+        } else if self.max.cmple(self.min).any() {
+            p.push((
+                "max".into(),
+                format!(
+                    "must exceed min on every axis (min {}, max {})",
+                    self.min, self.max
+                ),
+            ));
+        }
+        p
+    }
+
+    /// Whether `x` lies in the region (faces included).
+    pub fn contains(&self, x: DVec3) -> bool {
+        x.cmpge(self.min).all() && x.cmple(self.max).all()
+    }
+
+    /// The region's volume (m³).
+    pub fn volume(&self) -> f64 {
+        let s = self.max - self.min;
+        s.x * s.y * s.z
+    }
+}
+
+/// One frame's bulk measures (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BulkSample {
+    /// Simulated time (s).
+    pub time: f64,
+    /// Bodies whose centres lie in the region.
+    pub bodies: usize,
+    /// Solid fraction φ.
+    pub solid_fraction: f64,
+    /// Mean coordination number Z over loaded contacts (0 without bodies).
+    pub coordination: f64,
+    /// σ_xx, σ_yy, σ_zz, σ_xy, σ_xz, σ_yz (Pa; compression positive).
+    pub stress: [f64; 6],
+    /// Kinetic energy, translational and rotational (J).
+    pub kinetic_energy: f64,
+}
+
+/// The header of `bulk.csv`.
+pub const BULK_CSV_HEADER: &str =
+    "time,bodies,solid_fraction,coordination,sxx,syy,szz,sxy,sxz,syz,kinetic_energy";
+
+/// Measures the bodies of `b` in the region `s`, with the contacts `c` of
+/// the step of length `h` that ended at `time` (its contact points lie
+/// where the step started: x − h v, [`crate::contact_forces`]).
+pub fn measure_bulk(
+    s: &BulkSettings,
+    b: &Bodies,
+    c: &ContactForces,
+    h: f64,
+    time: f64,
+) -> BulkSample {
+    let inside: Vec<bool> = b.pos.iter().map(|&x| s.contains(x)).collect();
+    let v = s.volume();
+    let mut solid = 0.0;
+    let mut energy = 0.0;
+    let mut n = 0usize;
+    for i in (0..b.len()).filter(|&i| inside[i]) {
+        n += 1;
+        solid += 4.0 / 3.0 * std::f64::consts::PI * b.radius[i].powi(3);
+        energy += 0.5 * b.vel[i].length_squared() / b.inv_mass[i]
+            + 0.5 * b.omega[i].dot(b.angular_momentum(i));
+    }
+    let mut ends = 0usize;
+    let mut sum = DMat3::ZERO;
+    // Σ (x_c − x_p) ⊗ f on p, as columns: sum.col(j)[i] += d_i f_j.
+    let mut add = |p: usize, f: DVec3, point: DVec3| {
+        let d = point - (b.pos[p] - h * b.vel[p]);
+        sum += DMat3::from_cols(d * f.x, d * f.y, d * f.z);
+    };
+    for k in 0..c.len() {
+        let f = c.force(k);
+        let loaded = c.normal_force[k] > 0.0;
+        let a = c.body_a[k] as usize;
+        if inside[a] {
+            ends += usize::from(loaded);
+            add(a, -f, c.point[k]);
+        }
+        let bb = c.body_b[k];
+        if bb != NO_BODY && inside[bb as usize] {
+            ends += usize::from(loaded);
+            add(bb as usize, f, c.point[k]);
+        }
+    }
+    let m = -sum / v;
+    let sym = |i: usize, j: usize| 0.5 * (m.col(j)[i] + m.col(i)[j]);
+    BulkSample {
+        time,
+        bodies: n,
+        solid_fraction: solid / v,
+        coordination: if n > 0 { ends as f64 / n as f64 } else { 0.0 },
+        stress: [
+            sym(0, 0),
+            sym(1, 1),
+            sym(2, 2),
+            sym(0, 1),
+            sym(0, 2),
+            sym(1, 2),
+        ],
+        kinetic_energy: energy,
+    }
+}
+
+/// Writes `samples` as `bulk.csv` ([`BULK_CSV_HEADER`], one row per frame;
+/// numbers as the other CSV files write them), atomically.
+pub fn write_bulk_csv(path: &std::path::Path, samples: &[BulkSample]) -> std::io::Result<()> {
+    use crate::output::csv::Num;
+    use std::io::Write;
+    crate::output::write_atomic(path, |w| {
+        writeln!(w, "{BULK_CSV_HEADER}")?;
+        for s in samples {
+            write!(w, "{},{},{}", Num(s.time), s.bodies, Num(s.solid_fraction))?;
+            write!(w, ",{}", Num(s.coordination))?;
+            for x in s.stress {
+                write!(w, ",{}", Num(x))?;
+            }
+            writeln!(w, ",{}", Num(s.kinetic_energy))?;
+        }
+        Ok(())
+    })
+}
+
+/// Reads back a `bulk.csv` that [`write_bulk_csv`] wrote (for a resumed
+/// run); errors name the file and line.
+pub fn read_bulk_csv(path: &std::path::Path) -> Result<Vec<BulkSample>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    if lines.next() != Some(BULK_CSV_HEADER) {
+        return Err(format!(
+            "{}: not a bulk.csv (its header differs)",
+            path.display()
+        ));
+    }
+    lines
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(k, l)| {
+            let bad = || format!("{}:{}: malformed row {l:?}", path.display(), k + 2);
+            let f: Vec<f64> = l
+                .split(',')
+                .map(|x| x.parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad())?;
+            if f.len() != 11 {
+                return Err(bad());
+            }
+            Ok(BulkSample {
+                time: f[0],
+                bodies: f[1] as usize,
+                solid_fraction: f[2],
+                coordination: f[3],
+                stress: [f[4], f[5], f[6], f[7], f[8], f[9]],
+                kinetic_energy: f[10],
+            })
+        })
+        .collect()
+}
