@@ -200,16 +200,14 @@ impl Session<'_> {
             s.add_frame_by(time, |path| write_surfaces_vtu(path, bodies, time))
                 .context("cannot write a frame of the bodies' surfaces")?;
         }
-        if let (Some(rows), Some(region)) = (&mut self.bulk, &self.scene.analysis.bulk) {
-            let world = &self.world;
-            let c = self.stepper.contact_forces(world).unwrap_or_default();
-            let s = crate::analysis::measure_bulk(
-                region,
-                &world.bodies,
-                &c,
-                world.time_step,
-                world.time,
-            );
+        // The last step's contact loads, once, for what reads them.
+        let forces = (self.bulk.is_some() || self.contacts.is_some())
+            .then(|| self.stepper.contact_forces(&self.world).unwrap_or_default());
+        let (world, time) = (&self.world, self.world.time);
+        if let (Some(rows), Some(region), Some(c)) =
+            (&mut self.bulk, &self.scene.analysis.bulk, &forces)
+        {
+            let s = crate::analysis::measure_bulk(region, &world.bodies, c, world.time_step, time);
             rows.push(s);
             let path = self.out.join("bulk.csv");
             crate::analysis::write_bulk_csv(&path, rows)
@@ -218,17 +216,15 @@ impl Session<'_> {
                 .extra
                 .insert("bulk".into(), serde_json::to_value(s).unwrap_or_default());
         }
-        if let Some(s) = &mut self.contacts {
-            let (world, time) = (&self.world, self.world.time);
-            let c = self.stepper.contact_forces(world).unwrap_or_default();
+        if let (Some(series), Some(c)) = (&mut self.contacts, &forces) {
             let names: Vec<String> = world.boundaries.iter().map(|b| b.name.clone()).collect();
-            let vtu = s
+            let vtu = series
                 .add_frame_by(time, |path| {
-                    write_contacts_vtu(path, &c, &world.bodies, time)
+                    write_contacts_vtu(path, c, &world.bodies, time)
                 })
                 .context("cannot write a frame of the contacts")?;
             let csv = vtu.with_extension("csv");
-            write_contacts_csv(&csv, &c, &names)
+            write_contacts_csv(&csv, c, &names)
                 .with_context(|| format!("cannot write {}", csv.display()))?;
         }
         if let Some(f) = &mut self.frames {
