@@ -143,6 +143,9 @@ pub struct InletSettings {
     pub radius: f64,
     /// Largest radius (m).
     pub radius_max: f64,
+    /// Radii from this distribution instead (then `radius` and
+    /// `radius_max` are its bounds).
+    pub sizes: Option<crate::sizes::SizeDistribution>,
     /// The body every emission copies when the inlet emits shapes (its
     /// centre of mass at the origin, in its body frame; its bounding radius
     /// is `radius`), else `None` for spheres.
@@ -250,7 +253,9 @@ impl Inlet {
         }
         let mut placed = 0;
         while self.emitted < due {
-            let r = if self.settings.radius_max > self.settings.radius {
+            let r = if let Some(d) = &self.settings.sizes {
+                d.sample(&mut self.rng)
+            } else if self.settings.radius_max > self.settings.radius {
                 self.rng
                     .uniform(self.settings.radius, self.settings.radius_max)
             } else {

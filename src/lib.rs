@@ -27,6 +27,7 @@ pub mod run;
 pub mod scene;
 pub mod shape;
 pub mod siconos;
+pub mod sizes;
 pub mod solve;
 pub mod solver;
 pub mod step;

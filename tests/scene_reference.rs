@@ -282,6 +282,7 @@ fn every_nested_variant_and_its_fields_are_in_the_reference() {
     use repose::material::FrictionLaw;
     use repose::render::{ColourBy, LookAlong};
     use repose::shape::Shape;
+    use repose::sizes::{Basis, SizeDistribution};
     use repose::solver::{ResidualMeasure, SolverMethod};
     let doc = reference();
     let v = DVec3::ONE;
@@ -334,6 +335,28 @@ fn every_nested_variant_and_its_fields_are_in_the_reference() {
         "the section on `Inlet(…)`",
         &regions,
     );
+
+    let laws = [
+        parse::<SizeDistribution>("Classes(classes: [(1.0, 2.0, 1.0)], by: Mass)"),
+        parse::<SizeDistribution>("Normal(mean: 1.0, sd: 1.0, min: 0.5, max: 1.5)"),
+        parse::<SizeDistribution>("LogNormal(median: 1.0, sigma: 1.0, min: 0.5, max: 2.0)"),
+    ];
+    for l in &laws {
+        match l {
+            SizeDistribution::Classes { .. }
+            | SizeDistribution::Normal { .. }
+            | SizeDistribution::LogNormal { .. } => {}
+        }
+    }
+    let sizes = section(&doc, "SizeDistribution");
+    check_enum(sizes, "the section on `SizeDistribution`", &laws);
+    let bases = [Basis::Number, Basis::Mass];
+    for b in bases {
+        match b {
+            Basis::Number | Basis::Mass => {}
+        }
+    }
+    check_enum(sizes, "the section on `SizeDistribution`", &bases);
 
     let caps = [Caps::Open, Caps::Bottom, Caps::Both];
     for c in caps {

@@ -563,6 +563,28 @@ impl Session<'_> {
                 .insert("inlet_emitted".into(), serde_json::Value::from(emitted));
             log::info!("inlets emitted {emitted} of {wanted} spheres");
         }
+        // The radii a run of drawn sizes produced (plain spheres).
+        let drawn = scene.spheres.iter().any(|s| match s {
+            crate::scene::SphereSource::RandomBox(b) => b.sizes.is_some(),
+            crate::scene::SphereSource::Inlet(i) => i.sizes.is_some(),
+            _ => false,
+        });
+        if drawn {
+            let b = &world.bodies;
+            let radii: Vec<f64> = (0..b.len())
+                .filter(|&i| b.shape[i] == crate::bodies::SPHERE)
+                .map(|i| b.radius[i])
+                .collect();
+            if let Some(r) = crate::sizes::SizeReport::of(&radii) {
+                log::info!(
+                    "sizes: {} spheres, radius {:.4e} ± {:.1e} m (r10 {:.4e}, r50 {:.4e}, r90 {:.4e}; mass median {:.4e})",
+                    r.count, r.mean, r.sd, r.r10, r.r50, r.r90, r.r50_mass
+                );
+                summary
+                    .extra
+                    .insert("sizes".into(), serde_json::to_value(r).unwrap_or_default());
+            }
+        }
         if scene.output.picture.enabled && !self.start.no_picture {
             let t_pic = Instant::now();
             write_picture(scene, world, &out.join("final.png"));

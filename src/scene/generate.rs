@@ -349,13 +349,20 @@ fn lattice(scene: &Scene, l: &LatticeSpec) -> Vec<SphereInit> {
 }
 
 fn random_box(scene: &Scene, b: &RandomBoxSpec) -> Result<Vec<SphereInit>, String> {
-    let radius = super::placement_radius(b.radius, &b.shape);
-    let r_max = b.radius_max.unwrap_or(radius);
+    let (radius, r_max) = match &b.sizes {
+        Some(d) => d.bounds(),
+        None => {
+            let r = super::placement_radius(b.radius, &b.shape);
+            (r, b.radius_max.unwrap_or(r))
+        }
+    };
     let mut rng = Rng::new(b.seed);
     let mut hash = SpatialHash::new(2.0 * r_max);
     let mut out: Vec<SphereInit> = Vec::with_capacity(b.count);
     for n in 0..b.count {
-        let r = if r_max > radius {
+        let r = if let Some(d) = &b.sizes {
+            d.sample(&mut rng)
+        } else if r_max > radius {
             rng.uniform(radius, r_max)
         } else {
             radius

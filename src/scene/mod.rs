@@ -424,6 +424,10 @@ pub struct RandomBoxSpec {
     /// Largest radius (m, ≥ `radius`); `None`: all spheres have `radius`.
     #[serde(default)]
     pub radius_max: Option<f64>,
+    /// Radii drawn from this distribution ([`crate::sizes`]) instead of
+    /// `radius` (and `radius_max`).
+    #[serde(default)]
+    pub sizes: Option<crate::sizes::SizeDistribution>,
     /// The shape of every body, instead of spheres (its centre of mass
     /// placed as a sphere of its bounding radius would be, so that bounding
     /// balls do not overlap).
@@ -470,6 +474,10 @@ pub struct InletSpec {
     /// Largest radius (m, ≥ `radius`); `None`: all spheres have `radius`.
     #[serde(default)]
     pub radius_max: Option<f64>,
+    /// Radii drawn from this distribution ([`crate::sizes`]) instead of
+    /// `radius` (and `radius_max`).
+    #[serde(default)]
+    pub sizes: Option<crate::sizes::SizeDistribution>,
     /// The shape of every body emitted, instead of spheres (its centre of
     /// mass placed as a sphere of its bounding radius would be).
     #[serde(default)]
@@ -498,9 +506,21 @@ pub struct InletSpec {
 }
 
 impl InletSpec {
-    /// The radius the inlet places by ([`placement_radius`]).
+    /// The radius the inlet places by ([`placement_radius`]; the smallest
+    /// of its `sizes`).
     pub fn effective_radius(&self) -> f64 {
-        placement_radius(self.radius, &self.shape)
+        match &self.sizes {
+            Some(d) => d.bounds().0,
+            None => placement_radius(self.radius, &self.shape),
+        }
+    }
+
+    /// The largest radius it emits.
+    pub fn largest_radius(&self) -> f64 {
+        match &self.sizes {
+            Some(d) => d.bounds().1,
+            None => self.radius_max.unwrap_or(self.effective_radius()),
+        }
     }
 }
 
@@ -974,7 +994,8 @@ impl Scene {
                     rate: s.rate,
                     count: s.count,
                     radius: s.effective_radius(),
-                    radius_max: s.radius_max.unwrap_or(s.effective_radius()),
+                    radius_max: s.largest_radius(),
+                    sizes: s.sizes.clone(),
                     shape: s.shape.as_ref().map(|shape| {
                         generate::prototype(self, shape, s.material, DVec3::ZERO, s.density)
                     }),

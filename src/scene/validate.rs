@@ -114,6 +114,40 @@ impl Checker {
         }
     }
 
+    /// A source's `sizes` (`prefix` its path), which stand instead of
+    /// `radius`, `radius_max` and `shape`; returns its bounds.
+    fn sizes(
+        &mut self,
+        prefix: &str,
+        d: &crate::sizes::SizeDistribution,
+        radius: Option<f64>,
+        radius_max: Option<f64>,
+        shape: &Option<crate::shape::Shape>,
+    ) -> (f64, f64) {
+        if radius.is_some() || radius_max.is_some() {
+            self.push(
+                format!("{prefix}.sizes"),
+                "give either radius (and radius_max) or sizes, not both",
+            );
+        }
+        if shape.is_some() {
+            self.push(
+                format!("{prefix}.sizes"),
+                "a distribution of radii is for spheres, not a shape",
+            );
+        }
+        let problems = d.problems();
+        let ok = problems.is_empty();
+        for (field, why) in problems {
+            self.push(format!("{prefix}.sizes.{field}"), why);
+        }
+        if ok {
+            d.bounds()
+        } else {
+            (0.0, 0.0)
+        }
+    }
+
     /// A body's `mass` and `density` (at most one, each > 0; `prefix` is
     /// the source's path).
     fn mass_or_density(&mut self, prefix: &str, mass: Option<f64>, density: Option<f64>) {
@@ -455,12 +489,17 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 if b.count == 0 {
                     c.push(f("count"), "must be ≥ 1 (got 0)");
                 }
-                let radius = c.radius_or_shape(&p, b.radius, &b.shape);
-                c.radius_range(&p, radius, b.radius_max, b.shape.is_some());
+                let (_, r_max) = match &b.sizes {
+                    Some(d) => c.sizes(&p, d, b.radius, b.radius_max, &b.shape),
+                    None => {
+                        let radius = c.radius_or_shape(&p, b.radius, &b.shape);
+                        c.radius_range(&p, radius, b.radius_max, b.shape.is_some());
+                        (radius, b.radius_max.unwrap_or(radius).max(radius))
+                    }
+                };
                 c.material(&f("material"), b.material);
                 c.vec_finite(&f("velocity"), b.velocity);
                 c.opt_positive(&f("density"), b.density);
-                let r_max = b.radius_max.unwrap_or(radius).max(radius);
                 if ok_min && ok_max && r_max.is_finite() && r_max > 0.0 {
                     let size = b.max - b.min;
                     if size.cmplt(DVec3::splat(2.0 * r_max)).any() {
@@ -533,8 +572,15 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
                 if inl.count == 0 {
                     c.push(f("count"), "must be ≥ 1 (got 0)");
                 }
-                let radius = c.radius_or_shape(&p, inl.radius, &inl.shape);
-                c.radius_range(&p, radius, inl.radius_max, inl.shape.is_some());
+                match &inl.sizes {
+                    Some(d) => {
+                        c.sizes(&p, d, inl.radius, inl.radius_max, &inl.shape);
+                    }
+                    None => {
+                        let radius = c.radius_or_shape(&p, inl.radius, &inl.shape);
+                        c.radius_range(&p, radius, inl.radius_max, inl.shape.is_some());
+                    }
+                }
                 c.material(&f("material"), inl.material);
                 c.opt_positive(&f("density"), inl.density);
                 c.vec_finite(&f("velocity"), inl.velocity);
