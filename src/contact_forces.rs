@@ -25,7 +25,13 @@
 //! The contact point is where the step posed the contact: body A's centre
 //! at the step's start plus the lever arm. The start is x⁺ − h v⁺ (the
 //! position update x⁺ = x + h v⁺, [`crate::integrate`]), which recovers it
-//! to rounding without keeping a copy of the positions.
+//! to rounding without keeping a copy of the positions. The lever arms
+//! from each end's centre to the point are kept beside it (`arm_a`,
+//! `arm_b`), as the step posed them.
+//!
+//! The penalty formulation's records are the loads at the state itself
+//! (its sub-steps' contacts come and go within a step):
+//! [`crate::formulation::penalty::records`].
 
 use glam::DVec3;
 
@@ -46,6 +52,11 @@ pub struct ContactForces {
     pub wall: Vec<u32>,
     /// The contact point (m).
     pub point: Vec<DVec3>,
+    /// The lever arm from body A's centre to the point (m), as posed.
+    pub arm_a: Vec<DVec3>,
+    /// The lever arm from body B's centre to the point (m); zero for a
+    /// boundary.
+    pub arm_b: Vec<DVec3>,
     /// The unit normal, from A towards B.
     pub normal: Vec<DVec3>,
     /// The signed distance (m): negative when the ends overlap.
@@ -96,6 +107,8 @@ impl ContactForces {
             body_a: p.body_a.clone(),
             body_b: p.body_b.clone(),
             wall: p.wall.clone(),
+            arm_a: p.arm_a.clone(),
+            arm_b: p.arm_b.clone(),
             gap: p.gap.clone(),
             ..Default::default()
         };

@@ -203,12 +203,14 @@ impl Stepper {
 
     /// The loads of the last step's contacts ([`ContactForces`]), for
     /// `world` as that step left it: under the rigid formulations from the
-    /// step's impulses. `None` under the penalty formulation, whose
-    /// contacts change within a step's sub-steps and are not kept, and
-    /// after a step that failed before its impulses were kept.
+    /// step's impulses; under the penalty formulation, whose contacts
+    /// change within a step's sub-steps, the loads at the world's state
+    /// ([`penalty::records`]). `None` after a rigid step that failed before
+    /// its impulses were kept, or when the penalty detection finds a grid
+    /// cell overfull (which the step itself would have stopped at).
     pub fn contact_forces(&self, world: &World) -> Option<ContactForces> {
-        if let Formulation::Penalty(_) = world.formulation {
-            return None;
+        if let Formulation::Penalty(settings) = &world.formulation {
+            return penalty::records::contact_forces(world, settings).ok();
         }
         let p = &self.last_problem;
         (self.gamma.len() == p.n_contacts())

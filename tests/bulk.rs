@@ -140,7 +140,7 @@ fn a_simple_cubic_lattice_has_six_loaded_contacts_per_interior_sphere() {
         min: DVec3::splat(0.5 * a),
         max: DVec3::splat(3.5 * a),
     };
-    let s = measure_bulk(&interior, &world.bodies, &c, world.time_step, world.time);
+    let s = measure_bulk(&interior, &world.bodies, &c, world.time);
     assert_eq!(s.bodies, 27);
     assert_eq!(s.coordination, 6.0, "simple cubic: 6 contacts per sphere");
     // Pushed apart along the axes only: an isotropic, diagonal stress.

@@ -20,7 +20,6 @@ use pyo3::types::PyDict;
 
 use repose::collision::{NO_BODY, NO_WALL};
 use repose::contact_forces::ContactForces;
-use repose::formulation::Formulation;
 use repose::run::{f32_blocker, open_backend_for, scene_bodies, BackendChoice};
 use repose::step::{StepReport, Stepper};
 use repose::world::World;
@@ -433,16 +432,9 @@ impl Simulation {
     /// overlapping), `normal_force` (N), `tangential_force` (N, world
     /// vector), `force` (their sum), `spinning_torque` (N m, about the
     /// normal), `rolling_torque` (N m, world vector): mean loads over the
-    /// step on end B (module docs of the Rust source give the maths).
-    /// Raises `repose.RunError` for the penalty formulation, whose contacts
-    /// are not kept.
+    /// step on end B (module docs of the Rust source give the maths); under
+    /// the penalty formulation the loads at the state itself.
     fn contacts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        if let Formulation::Penalty(_) = self.world.formulation {
-            return Err(run_error(
-                py,
-                "contacts(): the penalty formulation keeps no per-contact record of its sub-steps; the complementarity and pyramid formulations do",
-            ));
-        }
         self.keep_contacts();
         let empty = ContactForces::default();
         let c = self.contacts.as_ref().unwrap_or(&empty);

@@ -24,11 +24,12 @@
 //!   forces f^{c→p} on it), symmetric in equilibrium; the symmetric part is
 //!   reported. For a column of N equal spheres of weight W and radius r
 //!   resting on a floor, Σ ... = W r N², so σ_zz = W r N² / V (a test).
-//! * The rigid formulations' contacts store no elastic energy; the
-//!   penalty formulation's contacts are not kept, so it has no bulk
-//!   measures (refused at load).
+//! * No elastic energy is reported: the rigid formulations' contacts store
+//!   none.
 //!
-//! The forces are the step's mean contact forces ([`ContactForces`]).
+//! The forces are the step's mean contact forces under the rigid
+//! formulations, the loads at the frame's state under the penalty one
+//! ([`ContactForces`]).
 
 use glam::{DMat3, DVec3};
 use serde::{Deserialize, Serialize};
@@ -98,16 +99,9 @@ pub struct BulkSample {
 pub const BULK_CSV_HEADER: &str =
     "time,bodies,solid_fraction,coordination,sxx,syy,szz,sxy,sxz,syz,kinetic_energy";
 
-/// Measures the bodies of `b` in the region `s`, with the contacts `c` of
-/// the step of length `h` that ended at `time` (its contact points lie
-/// where the step started: x − h v, [`crate::contact_forces`]).
-pub fn measure_bulk(
-    s: &BulkSettings,
-    b: &Bodies,
-    c: &ContactForces,
-    h: f64,
-    time: f64,
-) -> BulkSample {
+/// Measures the bodies of `b` in the region `s` at `time`, with the
+/// contacts `c` (their lever arms give x_c − x_p).
+pub fn measure_bulk(s: &BulkSettings, b: &Bodies, c: &ContactForces, time: f64) -> BulkSample {
     let inside: Vec<bool> = b.pos.iter().map(|&x| s.contains(x)).collect();
     let v = s.volume();
     let mut solid = 0.0;
@@ -122,8 +116,7 @@ pub fn measure_bulk(
     let mut ends = 0usize;
     let mut sum = DMat3::ZERO;
     // Σ (x_c − x_p) ⊗ f on p, as columns: sum.col(j)[i] += d_i f_j.
-    let mut add = |p: usize, f: DVec3, point: DVec3| {
-        let d = point - (b.pos[p] - h * b.vel[p]);
+    let mut add = |d: DVec3, f: DVec3| {
         sum += DMat3::from_cols(d * f.x, d * f.y, d * f.z);
     };
     for k in 0..c.len() {
@@ -132,12 +125,12 @@ pub fn measure_bulk(
         let a = c.body_a[k] as usize;
         if inside[a] {
             ends += usize::from(loaded);
-            add(a, -f, c.point[k]);
+            add(c.arm_a[k], -f);
         }
         let bb = c.body_b[k];
         if bb != NO_BODY && inside[bb as usize] {
             ends += usize::from(loaded);
-            add(bb as usize, f, c.point[k]);
+            add(c.arm_b[k], f);
         }
     }
     let m = -sum / v;

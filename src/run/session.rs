@@ -201,13 +201,20 @@ impl Session<'_> {
                 .context("cannot write a frame of the bodies' surfaces")?;
         }
         // The last step's contact loads, once, for what reads them.
-        let forces = (self.bulk.is_some() || self.contacts.is_some())
-            .then(|| self.stepper.contact_forces(&self.world).unwrap_or_default());
+        let forces = (self.bulk.is_some() || self.contacts.is_some()).then(|| {
+            self.stepper.contact_forces(&self.world).unwrap_or_else(|| {
+                log::warn!(
+                    "t = {:.4} s: the contacts could not be recovered (a failed step); this frame's contact records are empty",
+                    self.world.time
+                );
+                Default::default()
+            })
+        });
         let (world, time) = (&self.world, self.world.time);
         if let (Some(rows), Some(region), Some(c)) =
             (&mut self.bulk, &self.scene.analysis.bulk, &forces)
         {
-            let s = crate::analysis::measure_bulk(region, &world.bodies, c, world.time_step, time);
+            let s = crate::analysis::measure_bulk(region, &world.bodies, c, time);
             rows.push(s);
             let path = self.out.join("bulk.csv");
             crate::analysis::write_bulk_csv(&path, rows)

@@ -329,18 +329,6 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
     }
 
     if let crate::formulation::Formulation::Penalty(p) = &scene.formulation {
-        if scene.analysis.bulk.is_some() {
-            c.push(
-                "analysis.bulk",
-                "the penalty formulation keeps no per-contact record of its sub-steps, so its bulk measures (coordination, stress) cannot be taken (the complementarity and pyramid formulations' can)",
-            );
-        }
-        if scene.output.contacts {
-            c.push(
-                "output.contacts",
-                "the penalty formulation keeps no per-contact record of its sub-steps, so its contacts cannot be written (the complementarity and pyramid formulations' can; walls.csv has its boundary loads)",
-            );
-        }
         for (field, reason) in p.problems() {
             c.push(format!("formulation.Penalty.{field}"), reason);
         }

@@ -61,6 +61,7 @@ mod lanes;
 mod loads;
 pub mod neighbours;
 pub mod normal;
+pub mod records;
 pub mod roll_spin;
 pub mod slide;
 mod wall_sums;
