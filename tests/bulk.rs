@@ -25,7 +25,7 @@ fn a_settled_columns_vertical_stress_is_its_weight_times_radius_n_squared_over_t
     let text = std::fs::read_to_string(cli::scene_path("column.ron")).unwrap();
     let text = text.replacen(
         "duration: 1.0,",
-        "duration: 1.0,\n    analysis: (bulk: (min: (-0.015, -0.015, 0.0), max: (0.015, 0.015, 0.24))),",
+        "duration: 1.0,\n    analysis: (bulk: Box(min: (-0.015, -0.015, 0.0), max: (0.015, 0.015, 0.24))),",
         1,
     );
     assert!(
@@ -136,7 +136,7 @@ fn a_simple_cubic_lattice_has_six_loaded_contacts_per_interior_sphere() {
         .contact_forces(&world)
         .expect("a rigid step keeps its contacts");
     assert_eq!(c.len(), 3 * 5 * 5 * 4, "the lattice's 300 neighbour pairs");
-    let interior = BulkSettings {
+    let interior = BulkSettings::Box {
         min: DVec3::splat(0.5 * a),
         max: DVec3::splat(3.5 * a),
     };
@@ -154,5 +154,23 @@ fn a_simple_cubic_lattice_has_six_loaded_contacts_per_interior_sphere() {
         xy.abs().max(xz.abs()).max(yz.abs()) <= 1e-9 * xx,
         "{:?}",
         s.stress
+    );
+    // A cylinder around the lattice's middle vertical line holds its three
+    // interior centres there: Z = 6 again, and their solid fraction.
+    let line = BulkSettings::Cylinder {
+        center: DVec3::splat(2.0 * a),
+        axis: DVec3::Z,
+        radius: 0.5 * a,
+        half_length: 1.5 * a,
+    };
+    let s = measure_bulk(&line, &world.bodies, &c, world.time);
+    assert_eq!(s.bodies, 3);
+    assert_eq!(s.coordination, 6.0);
+    let phi = 3.0 * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3)
+        / (std::f64::consts::PI * (0.5 * a).powi(2) * 3.0 * a);
+    assert!(
+        (s.solid_fraction - phi).abs() <= 1e-12 * phi,
+        "{} vs {phi}",
+        s.solid_fraction
     );
 }

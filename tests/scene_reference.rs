@@ -358,6 +358,24 @@ fn every_nested_variant_and_its_fields_are_in_the_reference() {
     }
     check_enum(sizes, "the section on `SizeDistribution`", &bases);
 
+    let regions = [
+        parse::<repose::analysis::BulkSettings>("Box(min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0))"),
+        parse::<repose::analysis::BulkSettings>(
+            "Cylinder(center: (0.0, 0.0, 0.0), axis: (0.0, 0.0, 1.0), radius: 1.0, half_length: 1.0)",
+        ),
+    ];
+    for r in &regions {
+        match r {
+            repose::analysis::BulkSettings::Box { .. }
+            | repose::analysis::BulkSettings::Cylinder { .. } => {}
+        }
+    }
+    check_enum(
+        section(&doc, "BulkSettings"),
+        "the section on `BulkSettings`",
+        &regions,
+    );
+
     let caps = [Caps::Open, Caps::Bottom, Caps::Both];
     for c in caps {
         match c {

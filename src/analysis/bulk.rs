@@ -1,4 +1,5 @@
-//! Bulk measures of the bodies in a box region, sampled at every frame
+//! Bulk measures of the bodies in a region (a box or a cylinder), sampled
+//! at every frame
 //! (`analysis.bulk`, written to `bulk.csv`): solid fraction, mean
 //! coordination number, the Love–Weber stress tensor and the kinetic
 //! energy.
@@ -38,43 +39,106 @@ use crate::bodies::Bodies;
 use crate::collision::NO_BODY;
 use crate::contact_forces::ContactForces;
 
-/// `analysis.bulk: (min: (…), max: (…))`: the region measured.
+/// `analysis.bulk: Box(min: …, max: …)` or `Cylinder(center: …, axis: …,
+/// radius: …, half_length: …)`: the region measured.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BulkSettings {
-    /// The region's corner with the smallest coordinates (m).
-    pub min: DVec3,
-    /// The region's corner with the largest coordinates (m).
-    pub max: DVec3,
+pub enum BulkSettings {
+    /// An axis-aligned box.
+    Box {
+        /// The corner with the smallest coordinates (m).
+        min: DVec3,
+        /// The corner with the largest coordinates (m).
+        max: DVec3,
+    },
+    /// A solid cylinder (a silo's or a drum's inside).
+    Cylinder {
+        /// The centre of its axis (m).
+        center: DVec3,
+        /// The direction of its axis (normalised).
+        axis: DVec3,
+        /// Its radius (m).
+        radius: f64,
+        /// Half its length along the axis (m).
+        half_length: f64,
+    },
 }
 
 impl BulkSettings {
     /// Every value that is out of range, as `(field, reason)`.
     pub fn problems(&self) -> Vec<(String, String)> {
         let mut p = Vec::new();
-        if !(self.min.is_finite() && self.max.is_finite()) {
-            p.push(("min".into(), "the corners must be finite".into()));
-        } else if self.max.cmple(self.min).any() {
-            p.push((
-                "max".into(),
-                format!(
-                    "must exceed min on every axis (min {}, max {})",
-                    self.min, self.max
-                ),
-            ));
+        match *self {
+            BulkSettings::Box { min, max } => {
+                if !(min.is_finite() && max.is_finite()) {
+                    p.push(("min".into(), "the corners must be finite".into()));
+                } else if max.cmple(min).any() {
+                    p.push((
+                        "max".into(),
+                        format!("must exceed min on every axis (min {min}, max {max})"),
+                    ));
+                }
+            }
+            BulkSettings::Cylinder {
+                center,
+                axis,
+                radius,
+                half_length,
+            } => {
+                if !center.is_finite() {
+                    p.push(("center".into(), format!("must be finite (got {center})")));
+                }
+                if !(axis.is_finite() && axis.length() > 0.0) {
+                    p.push((
+                        "axis".into(),
+                        format!("must be finite and not zero (got {axis})"),
+                    ));
+                }
+                if !(radius.is_finite() && radius > 0.0) {
+                    p.push(("radius".into(), format!("must be > 0 (got {radius})")));
+                }
+                if !(half_length.is_finite() && half_length > 0.0) {
+                    p.push((
+                        "half_length".into(),
+                        format!("must be > 0 (got {half_length})"),
+                    ));
+                }
+            }
         }
         p
     }
 
-    /// Whether `x` lies in the region (faces included).
+    /// Whether `x` lies in the region (its surface included).
     pub fn contains(&self, x: DVec3) -> bool {
-        x.cmpge(self.min).all() && x.cmple(self.max).all()
+        match *self {
+            BulkSettings::Box { min, max } => x.cmpge(min).all() && x.cmple(max).all(),
+            BulkSettings::Cylinder {
+                center,
+                axis,
+                radius,
+                half_length,
+            } => {
+                let a = axis.normalize();
+                let d = x - center;
+                let along = d.dot(a);
+                along.abs() <= half_length && (d - along * a).length() <= radius
+            }
+        }
     }
 
     /// The region's volume (m³).
     pub fn volume(&self) -> f64 {
-        let s = self.max - self.min;
-        s.x * s.y * s.z
+        match *self {
+            BulkSettings::Box { min, max } => {
+                let s = max - min;
+                s.x * s.y * s.z
+            }
+            BulkSettings::Cylinder {
+                radius,
+                half_length,
+                ..
+            } => std::f64::consts::PI * radius * radius * 2.0 * half_length,
+        }
     }
 }
 
