@@ -142,8 +142,17 @@ pub(crate) fn source_count(src: &SphereSource) -> usize {
 fn from_file(scene: &Scene, f: &FromFileSpec) -> Result<Vec<SphereInit>, String> {
     let path = scene.relative_path(&f.file);
     let shown = path.display();
-    // A device or a directory would be read without end or not at all.
+    // A device or a directory would be read without end or not at all;
+    // a file beyond what a scene's spheres could fill (about 400 bytes a
+    // row) is not a run's state.
+    const MAX_BYTES: u64 = 400 * MAX_SPHERES as u64;
     match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() && m.len() > MAX_BYTES => {
+            let n = m.len();
+            return Err(format!(
+                "file: {shown} has {n} bytes, more than a run's state holds"
+            ));
+        }
         Ok(m) if m.is_file() => {}
         Ok(_) => return Err(format!("file: {shown} is not a regular file")),
         Err(e) => return Err(format!("file: cannot read {shown}: {e}")),
