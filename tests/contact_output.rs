@@ -55,25 +55,18 @@ fn read_contacts(path: &Path) -> Vec<Row> {
 /// A pile being poured, a frame (and its CSV) every step, contacts on.
 fn pouring_pile(out: &Path, steps: u32) {
     let h = 2e-3;
-    let done = cli::repose([
-        "run",
-        cli::scene_path("pile.ron").to_str().unwrap(),
+    let duration = format!("duration={}", f64::from(steps) * h);
+    let interval = format!("output.frame_interval={h}");
+    let extra = [
         "--set",
-        "spheres.0.count=300",
+        &duration,
         "--set",
-        &format!("duration={}", f64::from(steps) * h),
-        "--set",
-        &format!("output.frame_interval={h}"),
+        &interval,
         "--set",
         "output.csv_frames=true",
-        "--contacts",
-        "--backend",
-        "cpu",
-        "--no-picture",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    cli::assert_success(&done, "the pouring pile with --contacts");
+    ];
+    let extra = [&extra[..], &["--contacts", "--backend", "cpu"]].concat();
+    cli::small_pile(out, &extra, "the pouring pile with --contacts");
 }
 
 #[test]

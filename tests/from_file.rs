@@ -36,21 +36,14 @@ fn try_second(file: &Path, extra: &str) -> Result<Scene, repose::scene::SceneErr
 /// A pile of 300 beads poured for 0.3 s (still moving): its final.csv.
 fn first_run(dir: &Path) -> std::path::PathBuf {
     let out = dir.join("first");
-    let done = cli::repose([
-        "run",
-        cli::scene_path("pile.ron").to_str().unwrap(),
-        "--set",
-        "spheres.0.count=300",
+    let extra = [
         "--set",
         "duration=0.3",
         "--set",
         "analysis.stop_when_settled=false",
         "--no-frames",
-        "--no-picture",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    cli::assert_success(&done, "the first run");
+    ];
+    cli::small_pile(&out, &extra, "the first run");
     out.join("final.csv")
 }
 

@@ -249,3 +249,19 @@ pub fn summary_of(dir: &Path) -> Summary {
     read_summary(dir.join("summary.json"))
         .unwrap_or_else(|e| panic!("summary.json does not parse: {e}"))
 }
+
+/// Runs `scenes/pile.ron` poured with 300 beads into `out` (no picture),
+/// with `extra` arguments; asserts it succeeded (`what` names it).
+pub fn small_pile(out: &Path, extra: &[&str], what: &str) {
+    let mut args = vec![
+        "run".to_string(),
+        scene_path("pile.ron").display().to_string(),
+        "--set".into(),
+        "spheres.0.count=300".into(),
+        "--no-picture".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    assert_success(&repose(&args), what);
+}
