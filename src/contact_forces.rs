@@ -69,6 +69,10 @@ pub struct ContactForces {
     pub spinning_torque: Vec<f64>,
     /// The rolling torque on B (N m), perpendicular to `normal`.
     pub rolling_torque: Vec<DVec3>,
+    /// The elastic energy the contact stores (J): the penalty
+    /// formulation's springs ([`crate::formulation::penalty::records`]);
+    /// zero for the rigid formulations, whose contacts store none.
+    pub elastic_energy: Vec<f64>,
 }
 
 impl ContactForces {
@@ -85,6 +89,12 @@ impl ContactForces {
     /// The whole force on B of contact `k`: f_n n + f_t (N).
     pub fn force(&self, k: usize) -> DVec3 {
         self.normal_force[k] * self.normal[k] + self.tangential_force[k]
+    }
+
+    /// The elastic energy contact `k` stores (J); 0 where the records
+    /// hold none for it (records put together without energies).
+    pub fn energy(&self, k: usize) -> f64 {
+        self.elastic_energy.get(k).copied().unwrap_or(0.0)
     }
 
     /// The contact torque on B of contact `k` (besides the force's moment):
@@ -110,6 +120,7 @@ impl ContactForces {
             arm_a: p.arm_a.clone(),
             arm_b: p.arm_b.clone(),
             gap: p.gap.clone(),
+            elastic_energy: vec![0.0; m],
             ..Default::default()
         };
         out.point.reserve(m);

@@ -33,7 +33,7 @@ fn read_contacts(path: &Path) -> Vec<Row> {
     lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            assert_eq!(f.len(), 18, "{}: {l}", path.display());
+            assert_eq!(f.len(), 19, "{}: {l}", path.display());
             let x = |k: usize| {
                 f[k].parse::<f64>()
                     .unwrap_or_else(|e| panic!("{l}: column {k}: {e}"))

@@ -103,7 +103,8 @@ class Simulation:
     def stage_times(self) -> Dict[str, float]: ...
     def contacts(self) -> Dict[str, npt.NDArray[Any]]:
         """body_a, body_b, boundary, point, normal, gap, normal_force,
-        tangential_force, force, spinning_torque, rolling_torque."""
+        tangential_force, force, spinning_torque, rolling_torque,
+        elastic_energy."""
 
 def run_scene(
     scene: Union[Scene, _Path],

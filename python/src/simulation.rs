@@ -433,7 +433,8 @@ impl Simulation {
     /// vector), `force` (their sum), `spinning_torque` (N m, about the
     /// normal), `rolling_torque` (N m, world vector): mean loads over the
     /// step on end B (module docs of the Rust source give the maths); under
-    /// the penalty formulation the loads at the state itself.
+    /// the penalty formulation the loads at the state itself;
+    /// `elastic_energy` (J, the penalty springs' stored energy, else 0).
     fn contacts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         self.keep_contacts();
         let empty = ContactForces::default();
@@ -468,6 +469,8 @@ impl Simulation {
             "rolling_torque",
             vec3s(py, c.rolling_torque.iter().copied()),
         )?;
+        let energy: Vec<f64> = (0..c.len()).map(|k| c.energy(k)).collect();
+        d.set_item("elastic_energy", PyArray1::from_vec(py, energy))?;
         Ok(d)
     }
 

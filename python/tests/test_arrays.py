@@ -39,7 +39,7 @@ def test_state_arrays_have_the_documented_shapes_and_dtypes(sim):
     assert m > 0
     for name in ("point", "normal", "force", "tangential_force", "rolling_torque"):
         assert c[name].shape == (m, 3) and c[name].dtype == np.float64, name
-    for name in ("gap", "normal_force", "spinning_torque"):
+    for name in ("gap", "normal_force", "spinning_torque", "elastic_energy"):
         assert c[name].shape == (m,) and c[name].dtype == np.float64, name
     for name in ("body_a", "body_b", "boundary"):
         assert c[name].shape == (m,) and c[name].dtype == np.int64, name

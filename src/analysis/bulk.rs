@@ -11,6 +11,7 @@
 //! coordination     Z = (Σ_{p∈P} number of p's contacts with f_n > 0) / |P|
 //! stress           σ_ij = −(1/V) Σ_{p∈P} Σ_{c∋p} (x_c − x_p)_i f_j^{c→p}     (compression > 0)
 //! kinetic energy   E = Σ_{p∈P} ½ m_p |v_p|² + ½ ω_p · L_p
+//! elastic energy   U = Σ_c U_c · (ends of c in P) / (ends of c that are bodies)
 //! ```
 //!
 //! * φ counts a sphere wholly when its centre is inside, so near the faces
@@ -25,8 +26,11 @@
 //!   forces f^{c→p} on it), symmetric in equilibrium; the symmetric part is
 //!   reported. For a column of N equal spheres of weight W and radius r
 //!   resting on a floor, Σ ... = W r N², so σ_zz = W r N² / V (a test).
-//! * No elastic energy is reported: the rigid formulations' contacts store
-//!   none.
+//! * U shares each contact's stored energy U_c (the penalty formulation's
+//!   springs, [`ContactForces::elastic_energy`]) equally between its two
+//!   bodies, and gives a boundary contact's wholly to its body; a region
+//!   holding every body counts every contact once. Rigid contacts store
+//!   none: U = 0 under the complementarity and pyramid formulations.
 //!
 //! The forces are the step's mean contact forces under the rigid
 //! formulations, the loads at the frame's state under the penalty one
@@ -157,10 +161,20 @@ pub struct BulkSample {
     pub stress: [f64; 6],
     /// Kinetic energy, translational and rotational (J).
     pub kinetic_energy: f64,
+    /// Elastic energy stored in the contacts of the bodies in the region
+    /// (J; module docs). Absent from a `bulk.csv` written before it was
+    /// reported: read as 0.
+    #[serde(default)]
+    pub elastic_energy: f64,
 }
 
 /// The header of `bulk.csv`.
 pub const BULK_CSV_HEADER: &str =
+    "time,bodies,solid_fraction,coordination,sxx,syy,szz,sxy,sxz,syz,kinetic_energy,elastic_energy";
+
+/// The header of a `bulk.csv` written before the elastic energy was
+/// reported (still read, for a resumed run).
+const BULK_CSV_HEADER_V1: &str =
     "time,bodies,solid_fraction,coordination,sxx,syy,szz,sxy,sxz,syz,kinetic_energy";
 
 /// Measures the bodies of `b` in the region `s` at `time`, with the
@@ -178,6 +192,7 @@ pub fn measure_bulk(s: &BulkSettings, b: &Bodies, c: &ContactForces, time: f64) 
             + 0.5 * b.omega[i].dot(b.angular_momentum(i));
     }
     let mut ends = 0usize;
+    let mut elastic = 0.0;
     let mut sum = DMat3::ZERO;
     // Σ (x_c − x_p) ⊗ f on p, as columns: sum.col(j)[i] += d_i f_j.
     let mut add = |d: DVec3, f: DVec3| {
@@ -192,10 +207,17 @@ pub fn measure_bulk(s: &BulkSettings, b: &Bodies, c: &ContactForces, time: f64) 
             add(c.arm_a[k], -f);
         }
         let bb = c.body_b[k];
-        if bb != NO_BODY && inside[bb as usize] {
+        let in_b = bb != NO_BODY && inside[bb as usize];
+        if in_b {
             ends += usize::from(loaded);
             add(c.arm_b[k], f);
         }
+        let u = c.energy(k);
+        elastic += match (inside[a], in_b, bb == NO_BODY) {
+            (true, _, true) | (true, true, false) => u,
+            (true, false, false) | (false, true, false) => 0.5 * u,
+            _ => 0.0,
+        };
     }
     let m = -sum / v;
     let sym = |i: usize, j: usize| 0.5 * (m.col(j)[i] + m.col(i)[j]);
@@ -213,6 +235,7 @@ pub fn measure_bulk(s: &BulkSettings, b: &Bodies, c: &ContactForces, time: f64) 
             sym(1, 2),
         ],
         kinetic_energy: energy,
+        elastic_energy: elastic,
     }
 }
 
@@ -229,23 +252,28 @@ pub fn write_bulk_csv(path: &std::path::Path, samples: &[BulkSample]) -> std::io
             for x in s.stress {
                 write!(w, ",{}", Num(x))?;
             }
-            writeln!(w, ",{}", Num(s.kinetic_energy))?;
+            writeln!(w, ",{},{}", Num(s.kinetic_energy), Num(s.elastic_energy))?;
         }
         Ok(())
     })
 }
 
-/// Reads back a `bulk.csv` that [`write_bulk_csv`] wrote (for a resumed
-/// run); errors name the file and line.
+/// Reads back a `bulk.csv` that [`write_bulk_csv`] wrote, or one of the
+/// earlier layout without `elastic_energy` (for a resumed run); errors
+/// name the file and line.
 pub fn read_bulk_csv(path: &std::path::Path) -> Result<Vec<BulkSample>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut lines = text.lines();
-    if lines.next() != Some(BULK_CSV_HEADER) {
-        return Err(format!(
-            "{}: not a bulk.csv (its header differs)",
-            path.display()
-        ));
-    }
+    let columns = match lines.next() {
+        Some(BULK_CSV_HEADER) => 12,
+        Some(BULK_CSV_HEADER_V1) => 11,
+        _ => {
+            return Err(format!(
+                "{}: not a bulk.csv (its header differs)",
+                path.display()
+            ))
+        }
+    };
     lines
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -256,7 +284,7 @@ pub fn read_bulk_csv(path: &std::path::Path) -> Result<Vec<BulkSample>, String> 
                 .map(|x| x.parse::<f64>())
                 .collect::<Result<_, _>>()
                 .map_err(|_| bad())?;
-            if f.len() != 11 {
+            if f.len() != columns {
                 return Err(bad());
             }
             Ok(BulkSample {
@@ -266,6 +294,7 @@ pub fn read_bulk_csv(path: &std::path::Path) -> Result<Vec<BulkSample>, String> 
                 coordination: f[3],
                 stress: [f[4], f[5], f[6], f[7], f[8], f[9]],
                 kinetic_energy: f[10],
+                elastic_energy: f.get(11).copied().unwrap_or(0.0),
             })
         })
         .collect()

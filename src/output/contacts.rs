@@ -14,6 +14,7 @@
 //! | `spinning_torque` | Float64 | 1 | t_s about n (N m) |
 //! | `rolling_torque` | Float64 | 3 | t_r (N m) |
 //! | `gap` | Float64 | 1 | signed distance (m) |
+//! | `elastic_energy` | Float64 | 1 | energy the contact stores (J; penalty springs, else 0) |
 //! | `body_a`, `body_b` | Int64 | 1 | ends; `body_b` −1 for a boundary |
 //! | `boundary` | Int32 | 1 | the boundary's index, −1 between bodies |
 //!
@@ -22,10 +23,10 @@
 //! draws thicker lines for stronger contacts.
 //!
 //! **The table** (`contacts_NNNNN.csv`), one row per contact:
-//! `body_a,body_b,boundary,px,py,pz,nx,ny,nz,gap,fn,ftx,fty,ftz,ts,trx,try,trz`
+//! `body_a,body_b,boundary,px,py,pz,nx,ny,nz,gap,fn,ftx,fty,ftz,ts,trx,try,trz,elastic_energy`
 //! — `body_b` empty where B is a boundary, `boundary` its name (empty
-//! between bodies), then the point, the normal, the gap and the loads on
-//! B in SI units. The loads are the step's impulses over its length
+//! between bodies), then the point, the normal, the gap, the loads on B
+//! and the stored energy, in SI units. The loads are the step's impulses over its length
 //! (means over the step that ends at the frame; [`crate::contact_forces`]).
 
 use std::io::{self, Write};
@@ -41,7 +42,7 @@ use super::write_atomic;
 
 /// The header of a frame's contact table.
 pub const CONTACTS_CSV_HEADER: &str =
-    "body_a,body_b,boundary,px,py,pz,nx,ny,nz,gap,fn,ftx,fty,ftz,ts,trx,try,trz";
+    "body_a,body_b,boundary,px,py,pz,nx,ny,nz,gap,fn,ftx,fty,ftz,ts,trx,try,trz,elastic_energy";
 
 /// The VTK cell type number of a line segment.
 const VTK_LINE: u8 = 3;
@@ -113,6 +114,7 @@ fn write_lines_to<W: Write>(
     scalar(w, "spinning_torque", &|k| c.spinning_torque[k])?;
     vector(w, "rolling_torque", &|k| c.rolling_torque[k])?;
     scalar(w, "gap", &|k| c.gap[k])?;
+    scalar(w, "elastic_energy", &|k| c.energy(k))?;
     data_array(w, "Int64", "body_a", &[], 8 * m, |e| {
         (0..m).try_for_each(|k| e.write_all(&i64::from(c.body_a[k]).to_le_bytes()))
     })?;
@@ -198,7 +200,7 @@ pub fn write_contacts_csv(
             for x in [t.x, t.y, t.z, c.spinning_torque[k], r.x, r.y, r.z] {
                 write!(w, ",{}", Num(x))?;
             }
-            writeln!(w)?;
+            writeln!(w, ",{}", Num(c.energy(k)))?;
         }
         Ok(())
     })

@@ -206,8 +206,9 @@ pub fn render_chains_dir(
         let bad =
             |why: String| RenderError::Invalid(format!("{}:{}: {why}", path.display(), k + 1));
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 18 {
-            return Err(bad(format!("{} columns, expected 18", f.len())));
+        // 19 columns; 18 in files written before the elastic energy.
+        if !(18..=19).contains(&f.len()) {
+            return Err(bad(format!("{} columns, expected 19", f.len())));
         }
         let num = |j: usize| {
             f[j].parse::<f64>()
