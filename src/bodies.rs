@@ -113,6 +113,37 @@ impl Bodies {
         self.pos.is_empty()
     }
 
+    /// Checks what a `Bodies` read from a file must hold before use: every
+    /// array one entry per body, and every shape index in the shapes
+    /// table; the reason where not.
+    pub fn check_arrays(&self) -> Result<(), String> {
+        let n = self.pos.len();
+        let lengths = [
+            self.rot.len(),
+            self.vel.len(),
+            self.omega.len(),
+            self.radius.len(),
+            self.inv_mass.len(),
+            self.inv_inertia.len(),
+            self.material.len(),
+            self.shape.len(),
+            self.inv_inertia_body.len(),
+        ];
+        if lengths.iter().any(|&m| m != n) {
+            return Err("the body arrays differ in length".into());
+        }
+        if let Some(i) =
+            (0..n).find(|&i| self.shape[i] != SPHERE && self.shape[i] as usize >= self.shapes.len())
+        {
+            return Err(format!(
+                "body {i} refers to shape {} of the {} held",
+                self.shape[i],
+                self.shapes.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// Keeps the bodies whose entry in `keep` is true, in their order (the
     /// kept bodies' ids close up); the shapes table stays as it is.
     ///

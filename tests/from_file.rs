@@ -1,8 +1,10 @@
 //! A scene that starts from another run's state (`FromFile`): the spheres
 //! are those of the run's `final.csv`, bit for bit, with their velocities,
 //! spins and materials; `within`, `offset`, `keep_velocities` and
-//! `material` select, move, stop and re-label them. (Bad files: the
-//! bad-input corpus, `tests/data/bad/from_file_*.ron`.)
+//! `material` select, move, stop and re-label them. From a run's kept
+//! `checkpoint.bin`, bodies of every shape come back with their
+//! orientations, masses and inertias. (Bad files: the bad-input corpus,
+//! `tests/data/bad/from_file_*.ron`.)
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -129,7 +131,102 @@ fn within_offset_keep_velocities_and_material_select_move_stop_and_relabel() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("no sphere of") && err.contains("lies within"),
+        err.contains("no body of") && err.contains("lies within"),
         "{err}"
     );
+}
+
+/// `scenes/shapes.ron` (a body of every shape, a sphere, an inlet of boxes)
+/// run for 0.3 s with `output.checkpoint.keep`: the run keeps
+/// `checkpoint.bin`, which holds the state its `final.csv` shows, and a
+/// scene reading it starts with the same bodies bit for bit: shapes,
+/// positions, orientations (normalised; spheres start unturned), velocities, spins,
+/// masses and principal moments, materials.
+#[test]
+fn a_scene_from_a_kept_checkpoint_starts_with_its_bodies_of_every_shape_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("shapes");
+    let done = cli::repose([
+        "run",
+        cli::scene_path("shapes.ron").to_str().unwrap(),
+        "--set",
+        "duration=0.3",
+        "--set",
+        "output.checkpoint.keep=true",
+        "--no-frames",
+        "--no-picture",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cli::assert_success(&done, "shapes.ron with output.checkpoint.keep");
+    let ck_path = out.join("checkpoint.bin");
+    assert!(
+        ck_path.exists(),
+        "a finished run with keep keeps checkpoint.bin"
+    );
+    let ck = repose::run::checkpoint::read_checkpoint(&ck_path).unwrap();
+    let want = &ck.world.bodies;
+    let rows = read_final_csv_full(out.join("final.csv")).unwrap();
+    assert_eq!(want.len(), rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let s = r.state;
+        assert_eq!(
+            want.pos[i],
+            DVec3::new(s[1], s[2], s[3]),
+            "body {i}: the checkpoint is the final state"
+        );
+    }
+    let shapes = (0..want.len())
+        .filter(|&i| want.shape[i] != repose::bodies::SPHERE)
+        .count();
+    assert!(
+        shapes >= 7 && shapes < want.len(),
+        "{shapes} of {} bodies are not spheres: the test wants both kinds",
+        want.len()
+    );
+    let text = format!(
+        r#"Scene(version: 1, name: "from_checkpoint", time_step: 2e-3, duration: 0.02,
+    solver: (method: Apgd, max_iterations: 200, tolerance: 1e-6),
+    materials: [(name: "wood", friction: 0.5, rolling: 0.001, spinning: 0.001, density: 700.0)],
+    spheres: [FromFile(file: {:?})],
+    boundaries: [Box(name: "bin", center: (0.0, 0.0, 0.5), half_extents: (0.4, 0.4, 0.5), open_top: true)],
+)"#,
+        ck_path.display().to_string()
+    );
+    let scene =
+        Scene::from_str(&text, "from_checkpoint.ron", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut world = scene.build().unwrap_or_else(|e| panic!("{e}"));
+    let b = &world.bodies;
+    assert_eq!(b.len(), want.len());
+    for i in 0..b.len() {
+        assert_eq!(b.pos[i], want.pos[i], "body {i} position");
+        assert_eq!(b.vel[i], want.vel[i], "body {i} velocity");
+        assert_eq!(b.omega[i], want.omega[i], "body {i} spin");
+        assert_eq!(b.radius[i], want.radius[i], "body {i} (bounding) radius");
+        assert_eq!(b.inv_mass[i], want.inv_mass[i], "body {i} mass");
+        assert_eq!(
+            b.inv_inertia_body[i], want.inv_inertia_body[i],
+            "body {i} moments"
+        );
+        assert_eq!(b.material[i], want.material[i], "body {i} material");
+        if want.shape[i] == repose::bodies::SPHERE {
+            assert_eq!(b.shape[i], repose::bodies::SPHERE, "body {i} is a sphere");
+        } else {
+            // Every source's orientation is normalised as the body is
+            // made; the run's drifts from unit length by rounding.
+            assert_eq!(b.rot[i], want.rot[i].normalize(), "body {i} orientation");
+            assert_eq!(
+                b.shapes[b.shape[i] as usize].shape, want.shapes[want.shape[i] as usize].shape,
+                "body {i} shape"
+            );
+        }
+    }
+    // And it runs on from there.
+    let mut st = repose::step::Stepper::new();
+    for k in 0..10 {
+        st.step(&mut world)
+            .unwrap_or_else(|e| panic!("step {k} from the checkpoint: {e:#}"));
+    }
 }

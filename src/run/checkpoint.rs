@@ -152,29 +152,8 @@ impl WorldState {
             world.inlets.len()
         );
         let b = &self.bodies;
-        let n = b.pos.len();
-        anyhow::ensure!(
-            [
-                b.rot.len(),
-                b.vel.len(),
-                b.omega.len(),
-                b.radius.len(),
-                b.inv_mass.len(),
-                b.inv_inertia.len(),
-                b.material.len(),
-                b.shape.len(),
-                b.inv_inertia_body.len()
-            ]
-            .iter()
-            .all(|&m| m == n),
-            "the checkpoint's body arrays differ in length"
-        );
-        anyhow::ensure!(
-            b.shape
-                .iter()
-                .all(|&s| s == crate::bodies::SPHERE || (s as usize) < b.shapes.len()),
-            "the checkpoint's bodies refer to shapes it does not hold"
-        );
+        b.check_arrays()
+            .map_err(|e| anyhow::anyhow!("the checkpoint's bodies: {e}"))?;
         anyhow::ensure!(
             b.material
                 .iter()
@@ -227,6 +206,17 @@ pub fn write_checkpoint(path: &Path, ck: &Checkpoint) -> Result<u64> {
     })
     .with_context(|| format!("cannot write the checkpoint {}", path.display()))?;
     Ok((MAGIC.len() + 4 + body.len()) as u64)
+}
+
+/// Whether the file at `path` starts as a checkpoint does (its first
+/// eight bytes); false where it cannot be read.
+pub fn is_checkpoint(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && &head == MAGIC
 }
 
 /// Reads a checkpoint; errors name the file and say what is wrong with it

@@ -532,15 +532,20 @@ impl Session<'_> {
             self.write_frame()
                 .context("cannot write the frame of the state the run stopped in")?;
         }
+        let finished = matches!(ls.reason, StopReason::Completed | StopReason::Settled);
         if ls.reason == StopReason::Interrupted {
             self.checkpoint()
                 .context("cannot write the checkpoint of the interrupted run")?;
+        } else if finished && self.scene.output.checkpoint.keep {
+            self.checkpoint()
+                .context("cannot write the final checkpoint (output.checkpoint.keep)")?;
         }
         self.finish(ls.reason, ls.stopped, ls.diverged, ls.failure)
     }
 
     /// Writes `final.csv`, `final.png` and `summary.json` for a run that
-    /// ended for `reason`; removes the checkpoint of a run that finished.
+    /// ended for `reason`; removes the checkpoint of a run that finished,
+    /// unless the scene keeps it (`output.checkpoint.keep`).
     fn finish(
         mut self,
         mut reason: StopReason,
@@ -639,6 +644,12 @@ impl Session<'_> {
             _ => String::new(),
         };
         match reason {
+            StopReason::Completed | StopReason::Settled if scene.output.checkpoint.keep => {
+                log::info!(
+                    "the final state is kept in {} (output.checkpoint.keep): another scene's `FromFile(file: …)` can start from it",
+                    ck_path.display()
+                );
+            }
             StopReason::Completed | StopReason::Settled => {
                 if let Err(e) = std::fs::remove_file(&ck_path) {
                     if e.kind() != std::io::ErrorKind::NotFound {

@@ -4,9 +4,8 @@
 use glam::DVec3;
 
 use super::error::Issue;
-use super::{BodySpec, FromFileSpec, LatticeSpec, RandomBoxSpec, Scene, SphereSource, MAX_SPHERES};
+use super::{BodySpec, LatticeSpec, RandomBoxSpec, Scene, SphereSource};
 use crate::bodies::{BodyInit, SphereInit};
-use crate::output::csv::read_final_csv_full;
 use crate::placement::{copy_at, SpatialHash};
 use crate::rng::Rng;
 
@@ -94,7 +93,20 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
             SphereSource::RandomBox(b) => random_box(scene, b),
             // Inlets emit during the run (crate::inlet), not at build.
             SphereSource::Inlet(_) => Ok(Vec::new()),
-            SphereSource::FromFile(f) => from_file(scene, f),
+            SphereSource::FromFile(f) => match super::from_file::from_file(scene, f) {
+                Ok(read) => {
+                    placed.extend(read.into_iter().enumerate().map(|(index, (init, body))| {
+                        PlacedSphere {
+                            init,
+                            body,
+                            source: si,
+                            index,
+                        }
+                    }));
+                    continue;
+                }
+                Err(e) => Err(e),
+            },
         };
         match inits {
             Ok(inits) => {
@@ -135,94 +147,8 @@ pub(crate) fn source_count(src: &SphereSource) -> usize {
     }
 }
 
-/// The spheres of a [`FromFileSpec`] (its docs): read, filtered, moved.
-/// Errors name the file: unreadable or malformed (line and column), a row
-/// that is not a sphere, a material this scene does not have, no sphere
-/// in `within`, more than a scene may hold.
-fn from_file(scene: &Scene, f: &FromFileSpec) -> Result<Vec<SphereInit>, String> {
-    let path = scene.relative_path(&f.file);
-    let shown = path.display();
-    // A device or a directory would be read without end or not at all;
-    // a file beyond what a scene's spheres could fill (about 400 bytes a
-    // row) is not a run's state.
-    const MAX_BYTES: u64 = 400 * MAX_SPHERES as u64;
-    match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() && m.len() > MAX_BYTES => {
-            let n = m.len();
-            return Err(format!(
-                "file: {shown} has {n} bytes, more than a run's state holds"
-            ));
-        }
-        Ok(m) if m.is_file() => {}
-        Ok(_) => return Err(format!("file: {shown} is not a regular file")),
-        Err(e) => return Err(format!("file: cannot read {shown}: {e}")),
-    }
-    let rows = read_final_csv_full(&path).map_err(|e| format!("file: {e}"))?;
-    let n_materials = scene.materials.len();
-    let mut out = Vec::new();
-    for (k, row) in rows.iter().enumerate() {
-        let s = &row.state;
-        let line = k + 2;
-        if row.shape != "sphere" {
-            return Err(format!(
-                "file: {shown}:{line}: body {} is a {}: only spheres can be read back (the file gives a shape's kind, not its dimensions)",
-                s[0], row.shape
-            ));
-        }
-        let material = f.material.or(row.material).unwrap_or(0);
-        if material as usize >= n_materials {
-            return Err(format!(
-                "file: {shown}:{line}: body {} has material {material}, but this scene has {n_materials} material(s); add it, or set `material` for all",
-                s[0]
-            ));
-        }
-        let pos = DVec3::new(s[1], s[2], s[3]) + f.offset;
-        if let Some(b) = &f.within {
-            if pos.cmplt(b.min).any() || pos.cmpgt(b.max).any() {
-                continue;
-            }
-        }
-        let (vel, omega) = if f.keep_velocities {
-            (DVec3::new(s[4], s[5], s[6]), DVec3::new(s[7], s[8], s[9]))
-        } else {
-            (DVec3::ZERO, DVec3::ZERO)
-        };
-        let radius = s[10];
-        if !(radius.is_finite() && radius > 0.0) {
-            return Err(format!("file: {shown}:{line}: radius {radius} is not > 0"));
-        }
-        let (mass, inertia) = scene.mass_inertia(radius, None, None, None, material);
-        out.push(SphereInit {
-            pos,
-            radius,
-            mass,
-            inertia,
-            vel,
-            omega,
-            material,
-        });
-        if out.len() > MAX_SPHERES {
-            return Err(format!(
-                "file: {shown} holds more than the {MAX_SPHERES} spheres a scene may have"
-            ));
-        }
-    }
-    if out.is_empty() {
-        return Err(match &f.within {
-            Some(b) => format!(
-                "no sphere of {shown} ({} rows) lies within min {} .. max {}",
-                rows.len(),
-                b.min,
-                b.max
-            ),
-            None => format!("file: {shown} holds no spheres"),
-        });
-    }
-    Ok(out)
-}
-
 /// A body's bounding ball, as the checks of placed spheres see it.
-fn bounding_ball(body: &BodyInit) -> SphereInit {
+pub(super) fn bounding_ball(body: &BodyInit) -> SphereInit {
     SphereInit {
         pos: body.pos,
         radius: body.shape.bounding_radius(),

@@ -32,6 +32,7 @@
 //! [`Scene::to_ron`].
 
 mod error;
+mod from_file;
 mod generate;
 mod overrides;
 /// The seeded random numbers of the generators (re-exported: they live
@@ -153,7 +154,7 @@ pub struct OutputSettings {
 /// [`crate::run::checkpoint`]): at the start, then whenever `every_seconds`
 /// of wall time have passed or `every_steps` steps were taken since the
 /// last one (whichever comes first; either may be off), and when the run is
-/// interrupted. A run that finishes removes it.
+/// interrupted. A run that finishes removes it, unless `keep` is set.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CheckpointSettings {
@@ -163,6 +164,11 @@ pub struct CheckpointSettings {
     pub every_seconds: Option<f64>,
     /// Steps between checkpoints (default `None`: off).
     pub every_steps: Option<u64>,
+    /// Keep the checkpoint when the run finishes, with a last one written
+    /// at its end (default `false`: a finished run removes it): the whole
+    /// final state, bodies of every shape included, for another scene's
+    /// `FromFile` source.
+    pub keep: bool,
 }
 
 impl Default for CheckpointSettings {
@@ -171,6 +177,7 @@ impl Default for CheckpointSettings {
             enabled: true,
             every_seconds: Some(60.0),
             every_steps: None,
+            keep: false,
         }
     }
 }
@@ -222,8 +229,9 @@ pub enum SphereSource {
     /// Spheres emitted during the run at a rate (pluviation); they get the
     /// body ids after every other source's.
     Inlet(InletSpec),
-    /// Spheres read back from the state a run wrote (its `final.csv`, or a
-    /// frame's `frame_NNNNN.csv`): one scene starts where another ended.
+    /// Bodies read back from the state a run wrote (its `final.csv`, a
+    /// frame's `frame_NNNNN.csv`, or a kept `checkpoint.bin`, which gives
+    /// bodies of every shape): one scene starts where another ended.
     FromFile(FromFileSpec),
 }
 
@@ -242,21 +250,22 @@ impl SphereSource {
     }
 }
 
-/// Spheres read back from a run's state: `FromFile(file:
-/// "../out/fill/final.csv")`. Each row of the file (a `final.csv` or a
+/// Bodies read back from a run's state: `FromFile(file:
+/// "../out/fill/final.csv")`. Each row of a CSV (a `final.csv` or a
 /// frame's `frame_NNNNN.csv`, [`crate::output::csv`]) becomes a sphere of
 /// its radius at its position, with its velocity and spin (unless
 /// `keep_velocities: false`) and its material (the file's `material`
 /// column, or `material` here for all); the mass comes from the material's
-/// density in *this* scene, as for any sphere. A sphere's orientation has
-/// no effect on its motion and starts as the identity. Only spheres can be
-/// read (the file gives a shape's kind, not its dimensions). With `within`,
-/// only the spheres whose centres lie in that box are kept; `offset` moves
+/// density in *this* scene, as for any sphere. A CSV gives a shape's kind,
+/// not its dimensions, so only spheres are read from one; a run's kept
+/// `checkpoint.bin` gives bodies of every shape with their orientations,
+/// masses and inertias (`src/scene/from_file.rs`). With `within`,
+/// only the bodies whose centres lie in that box are kept; `offset` moves
 /// them all. A relative `file` is found from the scene file's directory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FromFileSpec {
-    /// The file: a run's `final.csv` or `frame_NNNNN.csv`.
+    /// The file: a run's `final.csv`, `frame_NNNNN.csv` or `checkpoint.bin`.
     pub file: String,
     /// Every sphere's material; default: the file's `material` column (0
     /// for a file of an earlier version, which has none).

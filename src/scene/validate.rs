@@ -310,6 +310,12 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         "output.checkpoint.every_seconds",
         scene.output.checkpoint.every_seconds,
     );
+    if scene.output.checkpoint.keep && !scene.output.checkpoint.enabled {
+        c.push(
+            "output.checkpoint.keep",
+            "keeps the checkpoint, but `enabled: false` writes none: set one of them",
+        );
+    }
     if scene.output.checkpoint.every_steps == Some(0) {
         c.push(
             "output.checkpoint.every_steps",
@@ -507,7 +513,10 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             }
             SphereSource::FromFile(ff) => {
                 if ff.file.trim().is_empty() {
-                    c.push(f("file"), "must name a run's final.csv or frame_NNNNN.csv");
+                    c.push(
+                        f("file"),
+                        "must name a run's final.csv, frame_NNNNN.csv or checkpoint.bin",
+                    );
                 }
                 if let Some(m) = ff.material {
                     c.material(&f("material"), m);
