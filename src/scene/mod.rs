@@ -267,8 +267,8 @@ impl SphereSource {
 pub struct FromFileSpec {
     /// The file: a run's `final.csv`, `frame_NNNNN.csv` or `checkpoint.bin`.
     pub file: String,
-    /// Every sphere's material; default: the file's `material` column (0
-    /// for a file of an earlier version, which has none).
+    /// Every body's material; default: the file's (a CSV's `material`
+    /// column, 0 for a CSV of an earlier version, which has none).
     #[serde(default)]
     pub material: Option<u32>,
     /// Keep only the spheres whose centres lie in this box.
