@@ -136,6 +136,12 @@ pub struct Stepper {
     pending: Option<(ContactProblem, PackedProblem)>,
     /// The last step's contact problem (for analysis and tests).
     pub last_problem: ContactProblem,
+    /// Whether `gamma` holds the impulses of `last_problem` (at first both
+    /// empty): false from the moment a rigid step starts writing `gamma`
+    /// until it has finished, so
+    /// that after a failed step (rolled back, or stopped in its solve) the
+    /// records are not made of one step's problem and another's impulses.
+    records_valid: bool,
     /// The last step's load on every boundary ([`crate::wall_loads`]; the
     /// penalty formulation's from its sub-steps,
     /// [`penalty::wall_loads`]), in scene order.
@@ -183,6 +189,7 @@ impl Stepper {
             finish_bufs: FinishBuffers::default(),
             pending: None,
             last_problem: ContactProblem::default(),
+            records_valid: true,
             last_wall_loads: Vec::new(),
             serial_below: SERIAL_BELOW,
             pools: [None, None],
@@ -205,15 +212,17 @@ impl Stepper {
     /// `world` as that step left it: under the rigid formulations from the
     /// step's impulses; under the penalty formulation, whose contacts
     /// change within a step's sub-steps, the loads at the world's state
-    /// ([`penalty::records`]). `None` after a rigid step that failed before
-    /// its impulses were kept, or when the penalty detection finds a grid
+    /// ([`penalty::records`]). `None` after a rigid step that failed (the
+    /// impulses it had written belong to its own problem, not to the last
+    /// finished step's, and the bodies are back at that step's end), or
+    /// when the penalty detection finds a grid
     /// cell overfull (which the step itself would have stopped at).
     pub fn contact_forces(&self, world: &World) -> Option<ContactForces> {
         if let Formulation::Penalty(settings) = &world.formulation {
             return penalty::records::contact_forces(world, settings).ok();
         }
         let p = &self.last_problem;
-        (self.gamma.len() == p.n_contacts())
+        (self.records_valid && self.gamma.len() == p.n_contacts())
             .then(|| ContactForces::from_impulses(p, &self.gamma, &world.bodies, world.time_step))
     }
 
@@ -256,6 +265,7 @@ impl Stepper {
     /// the world goes to its formulation ([`crate::formulation`]).
     fn step_here(&mut self, world: &mut World) -> Result<StepReport, StepError> {
         self.emit(world)?;
+        self.records_valid = false;
         match &world.formulation {
             Formulation::Complementarity => self.complementarity(world),
             Formulation::Penalty(settings) => {
@@ -351,6 +361,7 @@ impl Stepper {
         self.pending = None;
         // `emit` refuses other formulations on any backend but the f64 CPU.
         self.emit(world)?;
+        self.records_valid = false;
         let problem = rigid::pose(world, &mut self.timers)?;
         rigid::warm_start(world, &problem, &mut self.gamma, &mut self.timers);
         let (gamma, gamma32) = (&self.gamma, &mut self.gamma32);
@@ -474,6 +485,7 @@ impl Stepper {
             &mut self.timers,
         )?;
         self.last_problem = problem;
+        self.records_valid = true;
         Ok(report)
     }
 }

@@ -269,3 +269,49 @@ fn render_draws_the_force_chains_of_a_run_with_contacts_and_says_what_is_missing
     let done = cli::repose(["render", out.to_str().unwrap(), "--force-chains"]);
     cli::assert_one_error(&done, &["no contacts_NNNNN.csv", "--contacts"]);
 }
+
+/// A sphere resting on a floor and one thrown at 1e308 m/s high above
+/// it: the step where the thrown one's numbers overflow fails (in the
+/// solve or, rolled back, after it).
+/// The resting contact's records are there before it and not after it:
+/// the failed step's impulses must not be paired with the last finished
+/// step's problem and the rolled-back bodies.
+#[test]
+fn a_failed_step_leaves_no_contact_records_mixing_two_steps() {
+    let text = r#"Scene(version: 1, time_step: 1e-3, duration: 2.0,
+    materials: [(name: "m", friction: 0.5, density: 1000.0)],
+    spheres: [Sphere(pos: (0.0, 0.0, 0.05), radius: 0.05),
+              Sphere(pos: (0.0, 0.0, 20.0), radius: 0.05, velocity: (1e308, 0.0, 0.0))],
+    boundaries: [Plane(name: "floor", point: (0, 0, 0), normal: (0, 0, 1))])"#;
+    let mut world = repose::scene::Scene::from_str(text, "runaway", &[])
+        .and_then(|s| s.build_quietly())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut st = repose::step::Stepper::new();
+    let mut steps = 0;
+    let err = loop {
+        if let Err(e) = st.step(&mut world) {
+            break e;
+        }
+        steps += 1;
+        assert!(steps < 10_000, "the runaway sphere never overflowed");
+        let c = st
+            .contact_forces(&world)
+            .expect("a finished step's records");
+        assert_eq!(
+            c.len(),
+            1,
+            "step {steps}: the resting sphere's floor contact"
+        );
+    };
+    // x after k steps is k · 1e305 m: past f64::MAX ≈ 1.8e308 near step
+    // 1,800, before the sphere falls the 20 m to the floor (2 s).
+    assert!(
+        (1790..1810).contains(&steps),
+        "failed after {steps} steps, expected about 1,800: {err}"
+    );
+    assert!(
+        st.contact_forces(&world).is_none(),
+        "after the failed step {} the records would pair its impulses with step {steps}'s problem",
+        steps + 1
+    );
+}
