@@ -28,8 +28,8 @@
 //! ```
 //!
 //! K_E is the set slide stiffness, or 2/7 of the normal law's dF/dδ at δ
-//! (for Hertz it grows with the overlap, and the stored energy is counted
-//! at the present stiffness, as DEM codes report it). The legacy constant
+//! (for Hertz it grows with the overlap; the tangential springs' energy is
+//! counted at the present stiffness). The legacy constant
 //! rolling torque has no spring and stores nothing.
 //!
 //! Detection is the general driver's ([`crate::collision::detect`]) and the
