@@ -62,8 +62,13 @@ def test_a_sweep_returns_its_table(tmp_path):
     assert (tmp_path / "sweep" / "sweep.csv").is_file()
 
 
+# The child stands for an interactive Python, where Ctrl-C raises
+# KeyboardInterrupt: Python leaves SIGINT ignored when it starts with it
+# ignored (as a background job of a non-interactive shell does), so the
+# child installs the interactive handler itself.
 CHILD = r"""
-import sys, json, repose
+import signal, sys, json, repose
+signal.signal(signal.SIGINT, signal.default_int_handler)
 kind, scene, out = sys.argv[1], sys.argv[2], sys.argv[3]
 print("started", flush=True)
 if kind == "run":
