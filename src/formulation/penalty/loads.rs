@@ -240,7 +240,26 @@ impl PairConstants {
     }
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
+    /// The context of a sub-step of length `dt` over `world`'s bodies and
+    /// materials, with the pair table `pairs`.
+    #[inline]
+    pub fn of(
+        world: &'a crate::world::World,
+        pairs: &'a [super::PairCoefficients],
+        settings: &'a PenaltySettings,
+        dt: f64,
+    ) -> Self {
+        Context {
+            bodies: &world.bodies,
+            materials: &world.materials,
+            pairs,
+            settings,
+            dt,
+            inv_dt: 1.0 / dt,
+        }
+    }
+
     /// The coefficients of materials `a` and `b`.
     #[inline]
     pub fn pair_of(&self, a: u32, b: u32) -> &super::PairCoefficients {

@@ -461,14 +461,7 @@ fn forces(
     contacts: &[ContactGeom],
     dt: f64,
 ) {
-    let cx = Context {
-        bodies: &world.bodies,
-        materials: &world.materials,
-        pairs: &ws.pair_table,
-        settings,
-        dt,
-        inv_dt: 1.0 / dt,
-    };
+    let cx = Context::of(world, &ws.pair_table, settings, dt);
     let history = &world.contact_history;
     contacts
         .par_iter()
@@ -526,14 +519,7 @@ fn listed_forces(
     time: f64,
 ) -> usize {
     let b = &world.bodies;
-    let cx = Context {
-        bodies: b,
-        materials: &world.materials,
-        pairs: &ws.pair_table,
-        settings,
-        dt,
-        inv_dt: 1.0 / dt,
-    };
+    let cx = Context::of(world, &ws.pair_table, settings, dt);
     let list = &mut ws.neighbours;
     list.refresh_constants(&cx);
     let neighbours::NeighbourList {

@@ -60,14 +60,7 @@ pub fn contact_forces(
     let dt_max = settings.time_step.unwrap_or(stable);
     let h = world.time_step;
     let dt = h / (h / dt_max).ceil().max(1.0);
-    let cx = Context {
-        bodies: &world.bodies,
-        materials: &world.materials,
-        pairs: &ws.pair_table,
-        settings,
-        dt,
-        inv_dt: 1.0 / dt,
-    };
+    let cx = Context::of(world, &ws.pair_table, settings, dt);
     let b = &world.bodies;
     let contacts = collision::detect(b, &world.boundaries, 0.0, world.time)?;
     let mut out = ContactForces::default();
