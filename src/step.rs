@@ -449,6 +449,7 @@ impl Stepper {
             residual_rel: 0.0,
             converged: true,
             fallback_iterations: None,
+            fallback_seconds: 0.0,
             timed_out: false,
         };
         log::trace!("step {step}: pyramid LCP of {lcp_size} unknowns, {pivots} pivots");

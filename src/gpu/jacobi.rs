@@ -1005,6 +1005,7 @@ impl GpuJacobi {
                 residual_rel: c.residual_rel as f64,
                 converged: c.converged != 0,
                 fallback_iterations: None,
+                fallback_seconds: 0.0,
                 timed_out: false,
             };
             most = most.max(c.iterations as usize);

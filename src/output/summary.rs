@@ -177,8 +177,10 @@ impl Summary {
             }
             if s.solver.steps_fallback > 0 {
                 lines.push(format!(
-                    "solver.fallback ran on {} steps ({} of its iterations in all)",
-                    s.solver.steps_fallback, s.solver.fallback_iterations_total
+                    "solver.fallback ran on {} steps ({} of its iterations, {:.1} s, in all)",
+                    s.solver.steps_fallback,
+                    s.solver.fallback_iterations_total,
+                    s.solver.fallback_seconds_total
                 ));
             }
         }
@@ -310,6 +312,10 @@ pub struct SolverStats {
     /// the interior point).
     #[serde(default)]
     pub fallback_iterations_total: u64,
+    /// Wall-clock seconds the fallback took, summed over those steps: what
+    /// it cost beside the whole run's `wall_time_s`.
+    #[serde(default)]
+    pub fallback_seconds_total: f64,
 }
 
 impl Default for SolverStats {
@@ -325,6 +331,7 @@ impl Default for SolverStats {
             contact_iterations: 0,
             steps_fallback: 0,
             fallback_iterations_total: 0,
+            fallback_seconds_total: 0.0,
         }
     }
 }
@@ -361,10 +368,12 @@ impl SolverStats {
         }
     }
 
-    /// Counts a step on which the fallback method ran `iterations`.
-    pub fn record_fallback(&mut self, iterations: usize) {
+    /// Counts a step on which the fallback method ran `iterations` in
+    /// `seconds`.
+    pub fn record_fallback(&mut self, iterations: usize, seconds: f64) {
         self.steps_fallback += 1;
         self.fallback_iterations_total += iterations as u64;
+        self.fallback_seconds_total += seconds;
     }
 
     /// Adds one step's contacts × iterations to [`SolverStats::contact_iterations`].

@@ -426,7 +426,7 @@ impl Session<'_> {
                     .record(s.iterations, s.residual_abs, s.residual_rel, s.converged);
                 summary.solver.record_work(rep.contacts, s.iterations);
                 if let Some(f) = s.fallback_iterations {
-                    summary.solver.record_fallback(f);
+                    summary.solver.record_fallback(f, s.fallback_seconds);
                 }
                 if k % 10 == 0 || k == steps {
                     ls.bar.set_message(format!(

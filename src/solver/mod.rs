@@ -241,6 +241,8 @@ pub struct SolveStats {
     /// Iterations of the fallback method when it ran
     /// ([`SolverSettings::fallback`]; `iterations` are the first method's).
     pub fallback_iterations: Option<usize>,
+    /// Wall-clock seconds the fallback took (0 when it did not run).
+    pub fallback_seconds: f64,
     /// Whether the solve that gave the answer stopped at its wall-clock
     /// limit ([`SolverSettings::deadline`]) unconverged.
     pub timed_out: bool,
@@ -275,7 +277,9 @@ pub fn solve<D: Delassus + Sync>(
         },
         ..s.clone()
     };
+    let started = std::time::Instant::now();
     let second = solve_with(method, op, gamma, &fallback, ws);
+    let fallback_seconds = started.elapsed().as_secs_f64();
     let better = second.converged
         || second.residual_rel < first.residual_rel
         || (first.residual_rel.is_nan() && !second.residual_rel.is_nan());
@@ -283,12 +287,14 @@ pub fn solve<D: Delassus + Sync>(
         SolveStats {
             iterations: first.iterations,
             fallback_iterations: Some(second.iterations),
+            fallback_seconds,
             ..second
         }
     } else {
         gamma.copy_from_slice(&start);
         SolveStats {
             fallback_iterations: Some(second.iterations),
+            fallback_seconds,
             ..first
         }
     };
