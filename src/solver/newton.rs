@@ -5,40 +5,68 @@
 //! # The equation
 //!
 //! In the variables z = T⁻¹γ, T = B^½ = diag(√b_f I₃, √b_t I₃) per contact
-//! (B the [`Metric`](super::Metric) every method steps in), the problem
-//! reads: find z with
+//! (B the [`Metric`](super::Metric) every method steps in), with y = Nγ + r
+//! and ỹ = T y = Ñ z + T r, Ñ = TNT, the problem reads: find z with
 //!
 //! ```text
-//! F(z) = z − Π_K̃(z − ŷ̃(z)) = 0,    ŷ̃ = T ŷ(y),   y = N T z + r,
+//! F(z) = z − G(z − ỹ(z)) = 0,     G = (G_1, …, G_n), one map per contact,
 //! ```
 //!
-//! K̃ = T⁻¹K the cone (μ, ρ√(b_f/b_t), σ√(b_f/b_t)) and ŷ the velocity of
-//! the law ([`modified_velocity`](super::modified_velocity): y itself, or
-//! y + e_n g(y) with De Saxcé's g(y) = μ‖y_T‖ + σ|y_s| + ρ‖y_R‖; seed 001
-//! eq. 63). F(z) = T⁻¹(γ − Π_B(γ − Bŷ)) is the natural map of seed 000
-//! eq. 40 in the metric B⁻¹; for any positive definite B its zeros are the
-//! solutions (γ = Π_B(γ − Bŷ) ⇔ −ŷ ∈ N_K(γ) ⇔ γ ∈ K, ŷ ∈ K*, γ ⊥ ŷ). In z
-//! the operator Ñ = TNT has its eigenvalues in [0, 1] (Gershgorin,
-//! [`Delassus::jacobi_scales`]) and forces and torques weigh alike.
+//! where G depends on the law. In z, Ñ has its eigenvalues in [0, 1]
+//! (Gershgorin, [`Delassus::jacobi_scales`]) and forces and torques weigh
+//! alike; K̃ = T⁻¹K is the cone with coefficients (μ, ρ̃, σ̃) = (μ,
+//! ρ√(b_f/b_t), σ√(b_f/b_t)).
+//!
+//! **Associated law: the natural map**, G_i = Π_K̃ᵢ. F(z) = T⁻¹(γ − Π_B(γ −
+//! B y)) is seed 000 eq. 40 in the metric B⁻¹; for any positive definite B
+//! its zeros are the solutions (γ = Π_B(γ − By) ⇔ −y ∈ N_K(γ) ⇔ γ ∈ K, y ∈
+//! K*, γ ⊥ y).
+//!
+//! **De Saxcé's law: Alart–Curnier's map** (Alart & Curnier, Comput. Methods
+//! Appl. Mech. Eng. 92 (1991); Siconos' `fc3d_AlartCurnier`), with a
+//! block per friction part:
+//!
+//! ```text
+//! a = max(0, x_n),  G_n = a,  G_T = Π_ball(μa)(x_T),  G_s = clamp(x_s, −σ̃a, σ̃a),  G_R = Π_ball(ρ̃a)(x_R).
+//! ```
+//!
+//! Its zeros are De Saxcé's solutions. F = 0 says z_n = max(0, z_n − ỹ_n),
+//! i.e. z_n ≥ 0, ỹ_n ≥ 0, z_n ỹ_n = 0, and in each block k (coefficient
+//! c_k) z_k = Π_ball(c_k z_n)(z_k − ỹ_k), i.e. ‖z_k‖ ≤ c_k z_n and z_k =
+//! −c_k z_n ỹ_k/‖ỹ_k‖ where ỹ_k ≠ 0: Coulomb's law in each of the three
+//! blocks, on one normal. Seed 001 eq. 63 (γ ∈ K, ŷ = y + e_n g(y) ∈ K*,
+//! γ ⊥ ŷ, g(y) = μ‖y_T‖ + σ|y_s| + ρ‖y_R‖) says the same: ŷ ∈ K* is y_n ≥ 0,
+//! and γ·ŷ = γ_n y_n + Σ_k (c_k γ_n‖y_k‖ + γ_k·y_k) is a sum of terms that
+//! are each ≥ 0 for γ ∈ K, so each vanishes. T scales z_k and ỹ_k of one
+//! block by one factor, so directions, and the balls with (μ, ρ̃, σ̃), are
+//! kept. Why not the natural map with De Saxcé's ŷ: its normal row carries
+//! g(y), whose norms have a kink at every sticking block, and where ρ̃ is
+//! large (seed 001's μ_r = 1 m: ρ̃ ≈ 60) a rolling velocity enters the
+//! normal row sixty-fold. Here a sticking block is linear (G_k = x_k)
+//! whatever its coefficient, and no velocity norm enters the normal row.
+//! On `tests/data/hard/`'s De Saxcé problems from zero it takes fewer
+//! Newton steps (docs/solvers.md, "Hard problems").
+//!
+//! The stopping test is not F: every method stops on the natural-map
+//! residual of [`ResidualMeasure`](super::ResidualMeasure), the same
+//! measure for all.
 //!
 //! # The generalized Jacobian
 //!
-//! With x = z − ŷ̃ per contact, the chain rule through the three maps gives,
-//! block (i, j) of the 6n × 6n matrix,
+//! With x = z − ỹ per contact, the chain rule gives block (i, j) of the
+//! 6n × 6n matrix
 //!
 //! ```text
-//! J_ij = δ_ij (I − P_i) + P_i Ŷ_i Ñ_ij,
-//! P_i = DΠ_K̃ᵢ(x_i)                                     (cone::project_jacobian)
-//! Ŷ_i = T_i Dŷ(y_i) T_i⁻¹ = I + e_n a_iᵀ,   a_k = ∂g/∂y_k · √b_f / T_kk   (De Saxcé; 0 for the associated law)
+//! J_ij = δ_ij (I − P_i) + P_i Ñ_ij,     P_i = DG_i(x_i),
 //! ```
 //!
 //! so J has the block pattern of N: one sparse matrix a step, factored by
 //! faer's sparse LU (column approximate minimum degree ordering; the
 //! symbolic analysis done once per solve, since the pattern does not
-//! change). Π is piecewise smooth and so semismooth (Qi & Sun, Math.
-//! Program. 58 (1993)); where x_i sits on the border of two pieces
-//! [`project_jacobian`](crate::cone::project_jacobian) returns one piece's
-//! derivative, an element of Clarke's generalized Jacobian:
+//! change). G is piecewise smooth and so semismooth (Qi & Sun, Math.
+//! Program. 58 (1993)); where x_i sits on the border of two pieces P_i is
+//! one piece's derivative, an element of Clarke's generalized Jacobian.
+//! Under the associated law P_i is [`project_jacobian`](crate::cone::project_jacobian):
 //!
 //! | where x_i is | P_i |
 //! |---|---|
@@ -47,9 +75,14 @@
 //! | on the surface: sliding, rolling and/or spinning saturated | the closed form's derivative: p₀ = (x₀ + Σ_A μ_k n_k)/D, p_k = μ_k p₀ l̂_k on the saturated blocks A, identity on the others |
 //! | on a piece's border (a block exactly at its breakpoint, an edge where two blocks saturate) | the derivative of the piece the projection's test picks |
 //!
-//! De Saxcé's g has kinks where a block of y vanishes (a sticking contact):
-//! there [`shift_gradient`](super::shift_gradient) gives 0 for that block,
-//! again one element of the generalized gradient of the norm.
+//! Under De Saxcé's law P_i is [`alart_curnier_jacobian`], block by block:
+//!
+//! | where x_i is | P_i |
+//! |---|---|
+//! | x_n ≤ 0 (separating) | 0 |
+//! | x_n > 0, block k in its ball, ‖x_k‖ ≤ c_k x_n (sticking) | ∂G_n/∂x_n = 1; identity on block k |
+//! | x_n > 0, block k outside its ball (sliding, rolling, spinning) | (c_k x_n/‖x_k‖)(I − x̂_k x̂_kᵀ) on block k (0 for the one-row spinning block), c_k x̂_k in its column n |
+//! | on a border (x_n = 0; ‖x_k‖ = c_k x_n) | separating; sticking |
 //!
 //! # Redundant contacts: a proximal outer loop
 //!
@@ -63,7 +96,7 @@
 //! Newton solver the same way): at a centre z_c the subproblem
 //!
 //! ```text
-//! F_α(z) = z − Π_K̃(z − ŷ̃(z) − α(z − z_c)) = 0,     J_α = J + α P,
+//! F_α(z) = z − G(z − ỹ(z) − α(z − z_c)) = 0,     J_α = J + α P,
 //! α = min(0.1, max(10⁻¹⁰, ‖F(z_c)‖ / ‖z_c‖))
 //! ```
 //!
@@ -74,6 +107,8 @@
 //! O(α · dist(z_c, solutions)) of the solution set, so with α proportional
 //! to the residual the outer residuals fall quadratically where the active
 //! pieces have settled (`tests/newton.rs` shows it on Siconos problems).
+//! Under De Saxcé's law the subproblem has no such guarantee, but the term
+//! acts the same way on the sticking blocks (P = I there: rows Ñ + αI).
 //! A regularization of J alone, (J + εI)d = −F, does not do: with F not in
 //! J's range its steps grow like ‖F‖/ε along the redundant directions.
 //!
@@ -88,7 +123,7 @@
 //! negative normal impulse, on a piece of F whose linearization the next
 //! step then trusts. Where no
 //! t is accepted (the direction of a kink's Jacobian that does not
-//! descend, often near De Saxcé's kinks at sticking contacts), the iterate
+//! descend), the iterate
 //! takes [`RESCUE_SWEEPS`] sweeps of projected Gauss–Seidel
 //! ([`pgs`](super::pgs): exact one-contact solves, which settle the
 //! contacts' pieces one at a time) and a new centre is taken. (A single
@@ -104,21 +139,24 @@
 //! # Where it stands
 //!
 //! From zero it solves 20 of the 21 Siconos problems of
-//! `tests/data/siconos` to 10⁻⁶ in 4–61 Newton steps, and eight of the
+//! `tests/data/siconos` to 10⁻⁶ in 4–38 Newton steps, and eight of the
 //! twelve piles of `tests/data/hard` (a tall stack, seed 001 at μ_r = 0.1
-//! and 1 m; docs/solvers.md); on the others the active pieces of the many
-//! degenerate contacts keep changing and the line search halves the
-//! steps. Started from a
-//! first-order method's answer it converges fast where that answer has the
-//! pieces right, but not reliably yet: as PGS's fallback in seed 001's
-//! pile it leaves more steps short than the interior point (docs/solvers.md,
-//! "Choosing a solver").
+//! and 1 m; docs/solvers.md). Where it fails, and as the fallback of PGS in
+//! seed 001's standing pile, the proximal weight α follows the residual
+//! down, J_α nears singular along the redundant contacts' directions, and
+//! the Newton step there is long: it crosses the pieces of many degenerate
+//! contacts (γ_n and ỹ_n both near 0, blocks near their balls' rims), and
+//! the line search accepts only tiny steps (t of 10⁻³ to 10⁻⁸). Its
+//! directional derivative agrees with J d = −F at such points (checked by
+//! differences): the step is right, the pieces are too close. So the
+//! interior point stays the fallback for runs (docs/solvers.md, "Choosing a
+//! solver").
 
 use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 
-use super::{begin, check_stop, shift_gradient, SolveStats, SolverSettings, Workspace};
+use super::{begin, check_stop, SolveStats, SolverSettings, Workspace};
 use crate::cone::{project, project_jacobian};
 use crate::material::{ConeCoeffs, FrictionLaw};
 use crate::problem::{Delassus, Vec6};
@@ -160,14 +198,73 @@ pub struct NewtonStep {
     pub alpha: f64,
 }
 
+/// Alart–Curnier's map of one contact in z (module docs): the normal row
+/// a = max(0, x_n), and each friction block (sliding, spinning, rolling)
+/// projected onto its ball of radius (coefficient) · a.
+pub fn alart_curnier(x: &Vec6, c: &ConeCoeffs) -> Vec6 {
+    let a = x[0].max(0.0);
+    let mut out = [a, x[1], x[2], x[3], x[4], x[5]];
+    for (k, coeff) in [(1, c.mu), (4, c.rho)] {
+        let (r, n) = (coeff * a, x[k].hypot(x[k + 1]));
+        if n > r {
+            let s = if n > 0.0 { r / n } else { 0.0 };
+            out[k] = s * x[k];
+            out[k + 1] = s * x[k + 1];
+        }
+    }
+    let r = c.sigma * a;
+    out[3] = x[3].clamp(-r, r);
+    out
+}
+
+/// The derivative of [`alart_curnier`] (row r, column c: ∂G_r/∂x_c): one
+/// element of its generalized Jacobian, the piece on the side of each
+/// breakpoint given in the module docs' table.
+pub fn alart_curnier_jacobian(x: &Vec6, c: &ConeCoeffs) -> [[f64; 6]; 6] {
+    let mut d = [[0.0; 6]; 6];
+    let active = x[0] > 0.0;
+    let a = x[0].max(0.0);
+    if active {
+        d[0][0] = 1.0;
+    }
+    for (k, coeff) in [(1, c.mu), (4, c.rho)] {
+        let (r, n) = (coeff * a, x[k].hypot(x[k + 1]));
+        if r <= 0.0 {
+            continue; // the ball is the point 0 near x: G = 0
+        }
+        if n <= r {
+            d[k][k] = 1.0;
+            d[k + 1][k + 1] = 1.0;
+        } else {
+            let u = [x[k] / n, x[k + 1] / n];
+            let s = r / n;
+            for p in 0..2 {
+                for q in 0..2 {
+                    d[k + p][k + q] = s * (f64::from(u8::from(p == q)) - u[p] * u[q]);
+                }
+                d[k + p][0] = coeff * u[p];
+            }
+        }
+    }
+    let r = c.sigma * a;
+    if r > 0.0 {
+        if x[3].abs() <= r {
+            d[3][3] = 1.0;
+        } else {
+            d[3][0] = c.sigma * x[3].signum();
+        }
+    }
+    d
+}
+
 /// T = B^½ per contact and the cone in z (module docs).
 struct Scaling {
     /// (√b_f, √b_t) per contact.
     t: Vec<(f64, f64)>,
     /// The cone K̃ = T⁻¹K per contact.
     cone: Vec<ConeCoeffs>,
-    /// The cone K per contact (the law's shift uses it).
-    orig: Vec<ConeCoeffs>,
+    /// The map: Alart–Curnier's (De Saxcé's law) or the natural map
+    /// (associated law).
     law: FrictionLaw,
 }
 
@@ -182,7 +279,6 @@ impl Scaling {
                 .map(|&(f, t)| (f.sqrt(), t.sqrt()))
                 .collect(),
             cone: (0..m.cones.len()).map(|i| m.scaled_cone(i)).collect(),
-            orig: m.cones.clone(),
             law: m.law,
         }
     }
@@ -193,23 +289,26 @@ impl Scaling {
         [f, f, f, t, t, t]
     }
 
-    /// x = z − ŷ̃ − α(z − z_c) of contact i (γ, y and the centre γ_c in
+    /// x = z − ỹ − α(z − z_c) of contact i (γ, y and the centre γ_c in
     /// the original variables).
     #[inline]
     fn x(&self, i: usize, gamma: &Vec6, y: &Vec6, center: &Vec6, alpha: f64) -> Vec6 {
         let d = self.diag(i);
-        let yh = super::modified_velocity(y, &self.orig[i], self.law);
         std::array::from_fn(|k| {
-            gamma[k] / d[k] - d[k] * yh[k] - alpha * (gamma[k] - center[k]) / d[k]
+            gamma[k] / d[k] - d[k] * y[k] - alpha * (gamma[k] - center[k]) / d[k]
         })
     }
 
-    /// F_i = z_i − Π_K̃(x_i).
+    /// F_i = z_i − G_i(x_i).
     #[inline]
     fn f(&self, i: usize, gamma: &Vec6, y: &Vec6, center: &Vec6, alpha: f64) -> Vec6 {
         let d = self.diag(i);
-        let p = project(&self.x(i, gamma, y, center, alpha), &self.cone[i]);
-        std::array::from_fn(|k| gamma[k] / d[k] - p[k])
+        let x = self.x(i, gamma, y, center, alpha);
+        let g = match self.law {
+            FrictionLaw::Associated => project(&x, &self.cone[i]),
+            FrictionLaw::DeSaxce => alart_curnier(&x, &self.cone[i]),
+        };
+        std::array::from_fn(|k| gamma[k] / d[k] - g[k])
     }
 
     /// ‖F‖² over all contacts.
@@ -224,30 +323,20 @@ impl Scaling {
         s
     }
 
-    /// P_i and M_i = P_i Ŷ_i (module docs).
-    fn factors(
+    /// P_i = DG_i(x_i) (module docs).
+    fn derivative(
         &self,
         i: usize,
         gamma: &Vec6,
         y: &Vec6,
         center: &Vec6,
         alpha: f64,
-    ) -> ([[f64; 6]; 6], [[f64; 6]; 6]) {
-        let p = project_jacobian(&self.x(i, gamma, y, center, alpha), &self.cone[i]);
-        if self.law == FrictionLaw::Associated {
-            return (p, p);
+    ) -> [[f64; 6]; 6] {
+        let x = self.x(i, gamma, y, center, alpha);
+        match self.law {
+            FrictionLaw::Associated => project_jacobian(&x, &self.cone[i]),
+            FrictionLaw::DeSaxce => alart_curnier_jacobian(&x, &self.cone[i]),
         }
-        let d = self.diag(i);
-        let grad = shift_gradient(y, &self.orig[i]);
-        let a: Vec6 = std::array::from_fn(|k| grad[k] * d[0] / d[k]);
-        // P (I + e_n aᵀ) = P + (P e_n) aᵀ.
-        let mut m = p;
-        for (r, row) in m.iter_mut().enumerate() {
-            for (c, v) in row.iter_mut().enumerate() {
-                *v += p[r][0] * a[c];
-            }
-        }
-        (p, m)
     }
 }
 
@@ -373,7 +462,7 @@ impl System {
     /// Writes J_α = J + α P at (γ, y = Nγ + r) into `jb` (module docs).
     fn assemble(&mut self, gamma: &[Vec6], y: &[Vec6], center: &[Vec6], alpha: f64) {
         for i in 0..self.n() {
-            let (p, m) = self.sc.factors(i, &gamma[i], &y[i], &center[i], alpha);
+            let p = self.sc.derivative(i, &gamma[i], &y[i], &center[i], alpha);
             for k in self.row_offsets[i]..self.row_offsets[i + 1] {
                 let nb = &self.ntilde[k];
                 let out = &mut self.jb[k];
@@ -381,7 +470,7 @@ impl System {
                     for c in 0..6 {
                         let mut v = 0.0;
                         for q in 0..6 {
-                            v += m[r][q] * nb[q][c];
+                            v += p[r][q] * nb[q][c];
                         }
                         if k == self.diag[i] {
                             v += if r == c { 1.0 } else { 0.0 } - p[r][c] + alpha * p[r][c];
@@ -402,9 +491,10 @@ impl System {
     }
 }
 
-/// The natural map F(z) of the module docs at γ (z = T⁻¹γ), 6 entries a
-/// contact, with T from `op`'s Jacobi scales: for tests and diagnostics.
-pub fn natural_map<D: Delassus + ?Sized>(op: &mut D, gamma: &[Vec6]) -> Vec<f64> {
+/// The map F(z) of the module docs at γ (z = T⁻¹γ), 6 entries a contact,
+/// with T from `op`'s Jacobi scales: the natural map under the associated
+/// law, Alart–Curnier's under De Saxcé's. For tests and diagnostics.
+pub fn equation<D: Delassus + ?Sized>(op: &mut D, gamma: &[Vec6]) -> Vec<f64> {
     let mut m = super::Metric::default();
     m.build(op);
     let sc = Scaling::new(&m);
@@ -417,7 +507,7 @@ pub fn natural_map<D: Delassus + ?Sized>(op: &mut D, gamma: &[Vec6]) -> Vec<f64>
 
 /// The generalized Jacobian ∂F/∂z at γ as a dense matrix (row-major, 6n ×
 /// 6n), the one a Newton step factors (without its regularization): for
-/// tests against finite differences of [`natural_map`].
+/// tests against finite differences of [`equation`].
 pub fn jacobian_dense<D: Delassus + ?Sized>(op: &mut D, gamma: &[Vec6]) -> Vec<Vec<f64>> {
     let mut m = super::Metric::default();
     m.build(op);
