@@ -41,8 +41,8 @@
 //! block by one factor, so directions, and the balls with (μ, ρ̃, σ̃), are
 //! kept. Why not the natural map with De Saxcé's ŷ: its normal row carries
 //! g(y), whose norms have a kink at every sticking block, and where ρ̃ is
-//! large (seed 001's μ_r = 1 m: ρ̃ ≈ 60) a rolling velocity enters the
-//! normal row sixty-fold. Here a sticking block is linear (G_k = x_k)
+//! large (seed 001's μ_r = 1 m: ρ̃ ≈ 10–12 in its piles) a rolling
+//! velocity enters the normal row tenfold. Here a sticking block is linear (G_k = x_k)
 //! whatever its coefficient, and no velocity norm enters the normal row.
 //! On `tests/data/hard/`'s De Saxcé problems from zero it takes fewer
 //! Newton steps (docs/solvers.md, "Hard problems").
@@ -207,7 +207,7 @@ pub fn alart_curnier(x: &Vec6, c: &ConeCoeffs) -> Vec6 {
     for (k, coeff) in [(1, c.mu), (4, c.rho)] {
         let (r, n) = (coeff * a, x[k].hypot(x[k + 1]));
         if n > r {
-            let s = if n > 0.0 { r / n } else { 0.0 };
+            let s = r / n; // n > r ≥ 0
             out[k] = s * x[k];
             out[k + 1] = s * x[k + 1];
         }
