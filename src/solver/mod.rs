@@ -15,7 +15,7 @@
 //! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2); Anderson mixing at the residual checks (on by default, depth 5; `solver.anderson`) | 1 apply, sequential (+1 per check when mixing) | both |
 //! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
 //! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
-//! | [`Newton`](SolverMethod::Newton) | semismooth Newton on the natural map of all contacts, J = I − DΠ(I − DŷN) regularized, Armijo line search ([`newton`]) | one sparse LU + 1–31 applies per step | both |
+//! | [`Newton`](SolverMethod::Newton) | semismooth Newton on all contacts: the natural map (associated law) or Alart–Curnier's (De Saxcé), J = I − P + PN in the metric, proximally regularized, Armijo line search ([`newton`]) | one sparse LU + 1–31 applies per step | both |
 //! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: one program per update of the shift (seed 004 eqs. 8–10) | both |
 //!
 //! Here ŷ = F(γ) is the velocity the law pairs with γ: y = Nγ + r for the
@@ -74,8 +74,9 @@ pub enum SolverMethod {
     ExtraGradient,
     /// Primal–dual interior point on the conic QP (clarabel), CPU only.
     InteriorPoint,
-    /// Semismooth Newton on the natural map of all contacts at once (one
-    /// sparse LU a step), CPU only.
+    /// Semismooth Newton on all contacts at once (the natural map, or
+    /// Alart–Curnier's under De Saxcé's law; one sparse LU a step), CPU
+    /// only.
     Newton,
 }
 
