@@ -116,7 +116,7 @@ fn pow2_scale(m: f64) -> (f64, f64) {
 /// Shrink factor t = min(1, a / n) of a block of length `n` onto length `a ≥ 0`
 /// (1 when the block already fits, including n = 0).
 #[inline]
-fn shrink(a: f64, n: f64) -> f64 {
+pub(crate) fn shrink(a: f64, n: f64) -> f64 {
     if a < n {
         a / n
     } else {

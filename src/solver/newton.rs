@@ -205,12 +205,9 @@ pub fn alart_curnier(x: &Vec6, c: &ConeCoeffs) -> Vec6 {
     let a = x[0].max(0.0);
     let mut out = [a, x[1], x[2], x[3], x[4], x[5]];
     for (k, coeff) in [(1, c.mu), (4, c.rho)] {
-        let (r, n) = (coeff * a, x[k].hypot(x[k + 1]));
-        if n > r {
-            let s = r / n; // n > r ≥ 0
-            out[k] = s * x[k];
-            out[k + 1] = s * x[k + 1];
-        }
+        let s = crate::cone::shrink(coeff * a, x[k].hypot(x[k + 1]));
+        out[k] *= s;
+        out[k + 1] *= s;
     }
     let r = c.sigma * a;
     out[3] = x[3].clamp(-r, r);
