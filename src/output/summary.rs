@@ -177,8 +177,13 @@ impl Summary {
             }
             if s.solver.steps_fallback > 0 {
                 lines.push(format!(
-                    "solver.fallback ran on {} steps ({} of its iterations, {:.1} s, in all)",
+                    "solver.fallback ran on {} step{} ({} of its iterations, {:.1} s, in all)",
                     s.solver.steps_fallback,
+                    if s.solver.steps_fallback == 1 {
+                        ""
+                    } else {
+                        "s"
+                    },
                     s.solver.fallback_iterations_total,
                     s.solver.fallback_seconds_total
                 ));

@@ -124,7 +124,13 @@ pub(super) fn record_analysis(
                             _ => String::new(),
                         },
                         if p.spheres_below_floor > 0 {
-                            format!("; {} {what} fell below the floor", p.spheres_below_floor)
+                            let n = p.spheres_below_floor;
+                            let what = match (n, b.has_shapes()) {
+                                (1, true) => "body",
+                                (1, false) => "sphere",
+                                _ => what,
+                            };
+                            format!("; {n} {what} fell below the floor")
                         } else {
                             String::new()
                         }
