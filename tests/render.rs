@@ -945,3 +945,56 @@ fn plot_texts_are_measured_placed_inside_the_picture_and_drawn() {
         }
     }
 }
+
+/// The legend goes to the corner of the plot area that hides the least of
+/// the data: away from a curve that ends in the top right (the calibration
+/// plot's usual shape), and to the top right where that is free.
+#[test]
+fn plot_legend_takes_a_corner_that_hides_no_point() {
+    let opts = PlotOptions {
+        width: 900,
+        height: 600,
+        title: "legend placement".into(),
+        x_label: "x".into(),
+        y_label: "y".into(),
+        log_x: false,
+    };
+    // The calibration plot's shape: the last points near the top right.
+    let rising = [
+        (0.0, 10.0, 2.0),
+        (0.5, 29.0, 5.0),
+        (0.7, 39.0, 3.0),
+        (0.8, 40.0, 3.0),
+        (0.9, 41.0, 3.0),
+        (1.0, 42.0, 2.0),
+    ];
+    let falling: Vec<(f64, f64, f64)> = rising.iter().map(|&(x, y, e)| (1.0 - x, y, e)).collect();
+    for (name, data, top_right) in [
+        ("rising", &rising[..], false),
+        ("falling", &falling[..], true),
+    ] {
+        let series = [
+            Series::with_errors("mean ± sd, 3 seeds", data),
+            Series::new("target 29.6°", &[(0.0, 29.6), (1.0, 29.6)]),
+        ];
+        let lay = plot_layout(&series, &opts).unwrap();
+        let (bx, by, bw, bh) = lay.legend.as_ref().expect("a legend").rect;
+        for &(x, y, _) in data {
+            let (px, py) = (lay.x.to_px(x), lay.y.to_px(y));
+            assert!(
+                !(px >= f64::from(bx)
+                    && px <= f64::from(bx) + f64::from(bw)
+                    && py >= f64::from(by)
+                    && py <= f64::from(by) + f64::from(bh)),
+                "{name}: the legend ({bx}, {by}, {bw}×{bh}) hides the point ({x}, {y}) at ({px:.0}, {py:.0})"
+            );
+        }
+        let right = lay.x.px_hi as i32;
+        let at_top_right = bx + bw as i32 > right - 20 && by < lay.y.px_hi as i32 + 20;
+        assert_eq!(
+            at_top_right, top_right,
+            "{name}: legend at ({bx}, {by}, {bw}×{bh}), plot area right edge {right}, top {}",
+            lay.y.px_hi
+        );
+    }
+}

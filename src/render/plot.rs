@@ -393,8 +393,8 @@ fn ends(t: &Ticks) -> (f64, f64) {
 
 /// The layout of a plot of `series`: axis ranges from the finite data
 /// (error bars included) extended to round ticks; margins that hold the
-/// measured tick labels, axis labels and title; the legend in the plot
-/// area's top-right corner.
+/// measured tick labels, axis labels and title; the legend in the corner
+/// of the plot area that hides the least of the data (top right on a tie).
 ///
 /// Errors: [`RenderError::Invalid`] when the image is smaller than
 /// 200 × 150 pixels.
@@ -572,8 +572,31 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
         let row_h = (text_size("0Ag", px).1 as i32).max(fi) + pad / 2;
         let box_w = pad + swatch + pad + text_w + pad;
         let box_h = pad / 2 + row_h * entries.len() as i32 + pad / 2;
-        let bx = right - pad / 2 - box_w;
-        let by = top + pad / 2;
+        // The corner whose box covers the least of the data (top right
+        // on a tie), so that the legend hides no point if it can help it.
+        let (xs, ys) = (
+            [right - pad / 2 - box_w, left + pad / 2],
+            [top + pad / 2, bottom - pad / 2 - box_h],
+        );
+        let corners = [
+            (xs[0], ys[0]),
+            (xs[1], ys[0]),
+            (xs[0], ys[1]),
+            (xs[1], ys[1]),
+        ];
+        // A marker (radius as drawn) reaches past its point.
+        let m = ((f / 4.0).round() as i32).max(4) + 2;
+        let (bx, by) = corners
+            .into_iter()
+            .min_by_key(|&(x, y)| {
+                covered(
+                    series,
+                    &lay_x,
+                    &lay_y,
+                    (x - m, y - m, box_w + 2 * m, box_h + 2 * m),
+                )
+            })
+            .unwrap_or(corners[0]);
         let mut rows = Vec::new();
         for (row, ((k, _), (t, s))) in entries.iter().zip(fitted).enumerate() {
             let cy = by + pad / 2 + row as i32 * row_h + row_h / 2;
@@ -603,6 +626,54 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
         texts,
         legend,
     })
+}
+
+/// How much of the drawn data a box (left, top, width, height in pixels)
+/// covers: its points, the ends of their error bars, and points sampled
+/// along the lines between them and along the bars.
+fn covered(
+    series: &[Series],
+    x: &AxisMap,
+    y: &AxisMap,
+    (bx, by, bw, bh): (i32, i32, i32, i32),
+) -> usize {
+    const SAMPLES: usize = 16;
+    let inside = |dx: f64, dy: f64| {
+        let (px, py) = (x.to_px(dx), y.to_px(dy));
+        px >= f64::from(bx)
+            && px <= f64::from(bx + bw)
+            && py >= f64::from(by)
+            && py <= f64::from(by + bh)
+    };
+    let mut n = 0;
+    for s in series {
+        let pts: Vec<&SeriesPoint> = s
+            .points
+            .iter()
+            .filter(|p| p.x.is_finite() && p.y.is_finite())
+            .collect();
+        for p in &pts {
+            // A point counts for more than a sample of a line.
+            n += SAMPLES * usize::from(inside(p.x, p.y));
+            if let Some(e) = bar(p) {
+                n += (0..=SAMPLES)
+                    .filter(|&k| inside(p.x, p.y - e + 2.0 * e * k as f64 / SAMPLES as f64))
+                    .count();
+            }
+        }
+        for w in pts.windows(2) {
+            n += (1..SAMPLES)
+                .filter(|&k| {
+                    let t = k as f64 / SAMPLES as f64;
+                    inside(
+                        w[0].x + t * (w[1].x - w[0].x),
+                        w[0].y + t * (w[1].y - w[0].y),
+                    )
+                })
+                .count();
+        }
+    }
+    n
 }
 
 fn colour(c: Rgb) -> RGBColor {
