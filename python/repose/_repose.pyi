@@ -98,7 +98,7 @@ class Simulation:
     @property
     def last_step(self) -> Optional[Dict[str, Any]]:
         """iterations, residual, residual_abs, converged, contacts,
-        substeps, fallback_iterations, timed_out."""
+        substeps, fallback_iterations, fallback_seconds, timed_out."""
     @property
     def stage_times(self) -> Dict[str, float]: ...
     def contacts(self) -> Dict[str, npt.NDArray[Any]]:

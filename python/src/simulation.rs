@@ -399,7 +399,9 @@ impl Simulation {
     /// The last step's solver statistics, or None before the first step:
     /// `iterations`, `residual` (relative, the measure the tolerance is
     /// on), `residual_abs`, `converged`, `contacts`, `substeps`,
-    /// `fallback_iterations` (None when no fallback ran), `timed_out`.
+    /// `fallback_iterations` (None when no fallback ran),
+    /// `fallback_seconds` (the fallback's wall time; 0 when none ran),
+    /// `timed_out`.
     #[getter]
     fn last_step<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(r) = &self.last else {
@@ -413,6 +415,7 @@ impl Simulation {
         d.set_item("contacts", r.contacts)?;
         d.set_item("substeps", r.substeps)?;
         d.set_item("fallback_iterations", r.solve.fallback_iterations)?;
+        d.set_item("fallback_seconds", r.solve.fallback_seconds)?;
         d.set_item("timed_out", r.solve.timed_out)?;
         Ok(Some(d))
     }

@@ -98,10 +98,31 @@ def test_removing_bodies_renumbers_the_rest(sim):
 
 def test_step_statistics_and_stage_times(sim):
     s = sim.last_step
-    assert set(s) == {"iterations", "residual", "residual_abs", "converged", "contacts", "substeps", "fallback_iterations", "timed_out"}
+    assert set(s) == {"iterations", "residual", "residual_abs", "converged", "contacts", "substeps", "fallback_iterations", "fallback_seconds", "timed_out"}
+    assert s["fallback_iterations"] is None and s["fallback_seconds"] == 0.0
     assert s["substeps"] == 1 and s["contacts"] > 0
     assert sim.step_index == 5 and abs(sim.time - 5 * sim.time_step) < 1e-15
     assert {"collide", "solve", "integrate"} <= set(sim.stage_times)
+
+
+def test_a_fallback_reports_its_iterations_and_time():
+    # Two iterations cannot meet 1e-10 on a column of spheres: a step whose
+    # warm start does not already meet it goes on to the interior point.
+    sim = repose.Simulation(
+        SCENES / "column.ron",
+        backend="cpu",
+        set={"solver.max_iterations": 2, "solver.tolerance": 1e-10, "solver.fallback": "Some(InteriorPoint)"},
+    )
+    ran = []
+    for _ in range(10):
+        sim.step()
+        s = sim.last_step
+        if s["fallback_iterations"] is None:
+            assert s["fallback_seconds"] == 0.0, s
+        else:
+            assert s["fallback_iterations"] > 0 and s["fallback_seconds"] > 0.0, s
+            ran.append(s)
+    assert ran, "the fallback never ran in 10 steps"
 
 
 def test_scene_round_trips_through_text_and_takes_overrides():
