@@ -574,18 +574,11 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
         let box_h = pad / 2 + row_h * entries.len() as i32 + pad / 2;
         // The corner whose box covers the least of the data (top right
         // on a tie), so that the legend hides no point if it can help it.
-        let (xs, ys) = (
-            [right - pad / 2 - box_w, left + pad / 2],
-            [top + pad / 2, bottom - pad / 2 - box_h],
-        );
-        let corners = [
-            (xs[0], ys[0]),
-            (xs[1], ys[0]),
-            (xs[0], ys[1]),
-            (xs[1], ys[1]),
-        ];
+        let (xr, xl) = (right - pad / 2 - box_w, left + pad / 2);
+        let (yt, yb) = (top + pad / 2, bottom - pad / 2 - box_h);
+        let corners = [(xr, yt), (xl, yt), (xr, yb), (xl, yb)];
         // A marker (radius as drawn) reaches past its point.
-        let m = ((f / 4.0).round() as i32).max(4) + 2;
+        let m = marker_radius(f) + 2;
         let (bx, by) = corners
             .into_iter()
             .min_by_key(|&(x, y)| {
@@ -626,6 +619,12 @@ pub fn plot_layout(series: &[Series], options: &PlotOptions) -> Result<PlotLayou
         texts,
         legend,
     })
+}
+
+/// The radius of a point's marker (and half the width of an error bar's
+/// caps) at body font size `font_px`, in pixels.
+fn marker_radius(font_px: f64) -> i32 {
+    ((font_px / 4.0).round() as i32).max(4)
 }
 
 /// How much of the drawn data a box (left, top, width, height in pixels)
@@ -775,7 +774,7 @@ fn draw_plot(
 
     // Series: error bars, lines, markers.
     let lw = ((lay.font_px / 8.0).round() as u32).max(2);
-    let mr = ((lay.font_px / 4.0).round() as i32).max(4);
+    let mr = marker_radius(lay.font_px);
     let ok = |p: &SeriesPoint| p.x.is_finite() && p.y.is_finite();
     for (k, s) in series.iter().enumerate() {
         let c = colour(series_colour(k));
