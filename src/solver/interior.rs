@@ -6,16 +6,15 @@
 //! K_i = {μ γ_n ≥ ‖γ_t‖} ∩ {σ γ_n ≥ |τ_n|} ∩ {ρ γ_n ≥ ‖τ_r‖}          (eq. 31)
 //! ```
 //!
-//! handed to a primal–dual interior-point solver for conic programs
-//! (`clarabel`, sparse LDLᵀ of the KKT system). Each K_i is written as
-//! three second-order cones that share γ_n — (μγ_n, γ_u, γ_w) ∈ SOC₃,
-//! (σγ_n, τ_n) ∈ SOC₂, (ργ_n, τ_u, τ_w) ∈ SOC₃ — a zero cone for the rows of
-//! a coefficient that is 0, and γ_n ≥ 0. The KKT conditions of this program
-//! are the CCP itself (y = Nγ + r ∈ −Y°, γ ⊥ y), so its solution is the
-//! step's impulses, to the solver's tolerance, whatever the conditioning:
-//! an interior-point method needs some tens of Newton steps where the
-//! first-order methods need thousands on ill-conditioned piles (tall
-//! stacks, ρ ≫ R; `tests/data/hard/`).
+//! solved by a primal–dual interior-point method for conic programs. Each
+//! K_i is written as three second-order cones that share γ_n — (μγ_n, γ_u,
+//! γ_w) ∈ SOC₃, (σγ_n, τ_n) ∈ SOC₂, (ργ_n, τ_u, τ_w) ∈ SOC₃ — a zero cone
+//! for the rows of a coefficient that is 0, and γ_n ≥ 0. The KKT
+//! conditions of this program are the CCP itself (y = Nγ + r ∈ −Y°, γ ⊥
+//! y), so its solution is the step's impulses, to the solver's tolerance,
+//! whatever the conditioning: an interior-point method needs some tens of
+//! Newton steps where the first-order methods need thousands on
+//! ill-conditioned piles (tall stacks, ρ ≫ R; `tests/data/hard/`).
 //!
 //! Scaling: the program is posed in z = B^-½ γ (B the Jacobi metric of
 //! [`Metric`](super::Metric), so that P = B^½ N B^½ has eigenvalues of order
@@ -26,27 +25,63 @@
 //! shift s of the normal velocities (seed 004 §2.2: the problem (8) with
 //! u + E s, whose KKT conditions are (7)), and its solution is the wanted
 //! one where s is a fixed point of s ↦ g(y(s)) (seed 004 eqs. 9–10; here
-//! g is seed 001's shift of the 6-D cone, μ‖y_t‖ + σ|y_s| + ρ‖y_r‖,
-//! [`modified_velocity`](super::modified_velocity)). The solve iterates
-//! that map plainly: s₀ = 0 (the associated problem), then each program
-//! solved afresh with s ← g(y) of the last answer, until the natural-map
-//! residual meets the tolerance, `max_iterations` Newton steps in all, or
-//! [`OUTER_MAX`] programs. Measured on `tests/data/hard/` from zero to a
-//! Siconos error of 10⁻⁶ (docs/solvers.md, "Hard problems"): all eight seed 001
-//! problems, seven in 6–177 programs (0.6–20 s with N explicit, the
-//! 735-contact one being the slow one); the eighth, the step where a PGS
-//! run stalled, creeps near 2.7·10⁻⁶ for some 400 programs and then
-//! meets 10⁻⁶ (9,808 Newton steps, 29 s): hence a bound of 1,000, not the
-//! 200 of session 17, which stopped it there. Anderson mixing of s
-//! (depth 3 or 5) did worse on both μ = 1, μ_r = 1 m problems (4·10⁻⁵ and
-//! 2·10⁻⁴ after 200). In a run it is slow as the step's only method: 5–10
-//! programs a step at 10⁻⁴, 0.1–0.5 s a step at 50–100 contacts on seed
-//! 001's pile; taking s₀ from the warm start's velocities there made it
-//! worse (the previous step's impulses applied to the new problem give
-//! sliding velocities the answer does not have: 900–1,000 Newton steps a
-//! step instead of 60–250). As a fallback (`solver.fallback`) its start is
-//! the first method's answer to the same problem, and s₀ = g(y) of that
-//! answer is a good one ([`SolverSettings::shift_from_start`]).
+//! g is seed 001's shift of the 6-D cone, μ‖y_t‖ + σ|y_s| + ρ‖y_R‖,
+//! [`modified_velocity`](super::modified_velocity)). s enters only the
+//! linear term: q_n,i = √b_f (r_n,i + s_i).
+//!
+//! # The path: the shift re-evaluated at every Newton step
+//!
+//! The solve follows one interior-point path ([`conic`](super::conic), our
+//! own primal–dual method with Nesterov–Todd scaling and Mehrotra's
+//! corrector) and, after every Newton step, projects the iterate's
+//! impulses onto the cones, computes their velocities y = Nγ + r (one
+//! apply), stops if the natural-map residual meets the tolerance, and
+//! otherwise sets s ← g(y) in q for the next step. The fixed point on s
+//! and the barrier's path are then followed together, in one sequence of
+//! Newton steps; the change of q shows up in the next step's dual
+//! residual, which an infeasible-start method reduces like any other (the
+//! "update of s" of the interior-point solvers in Siconos' global friction
+//! problems). Solving each shift's program to the end instead (the
+//! fallback below) spends 20–30 Newton steps a program on shifts that are
+//! about to change.
+//!
+//! The first shift is 0, or, with [`SolverSettings::shift_from_start`] (a
+//! fallback, started from the first method's answer), g of the start's
+//! velocities. Such a shift is close to the answer's while the path's
+//! first iterates, near the cones' centres, are far from it; so it is held
+//! until the complementarity μ has fallen to [`HOLD_START_SHIFT`] of its
+//! first value, and followed from there.
+//!
+//! Measured (`repose solve FILE --solver interior-point --fallback none`,
+//! from zero to a Siconos error of 10⁻⁶, N explicit; 2026-11-29, Intel
+//! Xeon (AVX-512), 1 thread, one other one-thread run beside it), against
+//! one clarabel program per shift solved to the end (the fallback alone):
+//!
+//! | problem (`tests/data/hard/`) | the path | a program per shift |
+//! |---|---|---|
+//! | `seed001_mu1_mur1_pgs_step03746` (147 contacts) | 1,027 Newton steps, 1.4 s | 9,772, 14.5 s |
+//! | `seed001_mu1_mur1_step06000` (184) | 361, 0.36 s | 4,361, 4.2 s |
+//! | `seed001_mu0.3_mur0.1_step12000` (735) | 39, 0.56 s | 361, 12.9 s |
+//! | `seed000_rho0.01_step300` (788, associated) | 31, 0.31 s | stops at 2.3·10⁻⁶ (40, 0.64 s) |
+//!
+//! In a run (the lifted form below) on seed 001's pile at μ = 1, μ_r = 1 m,
+//! 60 steps from its state at 7 s (~353 contacts): the path alone met 10⁻⁴
+//! in every step in 35 Newton steps a step, 6.9 s in all, where PGS
+//! (1,000 sweeps) with the programs as fallback took 31.1 s (the fallback
+//! 19.1 s, 100 Newton steps a step) and with the path as fallback 14.5 s
+//! (its part 4.1 s, 19 a step).
+//!
+//! **The fallback: one program per shift.** Where the path stalls (its
+//! steps shrink to nothing near the cones' boundaries, or a factorisation
+//! fails) short of the tolerance, the same program is handed to `clarabel`
+//! (sparse LDLᵀ of the KKT system, homogeneous embedding), which solves it
+//! to the end for the path's last shift, then again with s ← g(y) of each
+//! answer, until the residual meets the tolerance, `max_iterations` Newton
+//! steps in all, or [`OUTER_MAX`] programs; the better of the two answers
+//! is kept. The programs differ only in q, so clarabel is set up once per
+//! solve (equilibration, KKT pattern and its ordering) and later programs
+//! only replace q (its data update, which needs its presolve off; these
+//! programs have no redundant rows for it to drop).
 
 //! **Two forms of the same program.** With N explicit ([`Delassus::explicit`],
 //! for problems read from files) P = B^½ N B^½ has a dense 6×6 block for
@@ -57,7 +92,7 @@
 //! equality rows, so P = blockdiag(0, I) and the KKT system has the sparsity
 //! of the body–contact graph (the body-form KKT system that Chrono's ADMM
 //! factors, Tasora et al. 2021). Measured on `repose_small` at ρ = σ = R/2
-//! (one solve from zero, one thread each, same problem):
+//! (one solve from zero with clarabel, one thread each, same problem):
 //!
 //! | contacts | bodies | lifted | explicit |
 //! |---|---|---|---|
@@ -68,56 +103,38 @@
 //! Still one sparse LDLᵀ per Newton step: the method is for stiff problems
 //! of up to a few thousand contacts, not for seed 000's 40,000.
 //!
-//! **One setup per solve.** The programs of the De Saxcé fixed point differ
-//! only in q (the shifted normal rows), so the conic solver is set up once
-//! (equilibration, KKT pattern and its ordering) and each later program
-//! only replaces q (clarabel's data update, which needs its presolve off;
-//! these programs have no redundant rows for it to drop). Measured on 20
-//! steps of seed 001's μ = 1, μ_r = 1 m pile from its checkpoint at 7.8 s
-//! (PGS 200 sweeps, then this method as the fallback, 381 contacts, one
-//! thread, one run beside): 25.3 s and 5,102 Newton steps with a fresh
-//! solver per program, 21.5 s and 4,697 with one; 20 of 20 steps met 10⁻⁴
-//! both ways. (Looser programs while the shift still moves did not pay:
-//! asking 10⁻⁶ of the programs instead of 10⁻⁸ met 19 of 20 steps, 10⁻⁵
-//! met 16 in more Newton steps; nor did damping the shift's update.)
-//!
-//! **Newton on the shift: measured, not kept.** G(s) = s − g(y(s)) = 0
-//! by Newton's method, ∂y/∂s from the program's KKT system at its answer
-//! ([P Aᵀ; A −H], H = DΠ(I − DΠ)⁻¹ of each cone's projection at s − z,
-//! its eigenvalues clipped to [10⁻⁸, 1 − 10⁻⁸]; one sparse LDLᵀ, one
-//! back-solve per contact). On the μ = 1, μ_r = 1 m checkpoint (378
-//! contacts) its columns agree with finite differences of re-solved
-//! programs to about 10 % (the rest: contacts at a kink of the cone), but
-//! the Jacobian costs 0.2–0.5 s (two to five programs), I − ∂g/∂s is nearly
-//! singular (a sliding contact's normal velocity follows its own shift),
-//! and the full steps throw s to 10⁵–10¹⁰: the residual jumped from
-//! 2.7·10⁻⁴ to 10⁻³–10⁻² and never met 10⁻⁴ in 30 steps, where the plain
-//! update meets it in nine programs. Worth knowing for whoever tries
-//! again: along the plain update ‖G‖ stays near 1 % of ‖s‖ (0.25 of 21)
-//! while the natural-map residual falls to 10⁻⁴ — most of the shift's
-//! mismatch lies in directions the answer barely feels.
-//!
-//! `iterations` counts Newton steps.
+//! `iterations` counts Newton steps (the path's and the fallback's).
 
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettings, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
 
+use super::conic::{ConicIpm, Hook};
 use super::{begin, check_stop, SolveStats, SolverSettings, Workspace};
 use crate::material::FrictionLaw;
 use glam::DVec3;
 
 use crate::problem::{ContactProblem, Delassus, Vec6};
 
-/// Programs solved at most under the De Saxcé law (updates of the shift
-/// plus one). In a run the Newton-step cap (`max_iterations`) binds long
-/// before: some 20 Newton steps a program.
+/// Programs solved at most under the De Saxcé law by the fallback (updates
+/// of the shift plus one). The Newton-step cap (`max_iterations`) usually
+/// binds before: some 20 Newton steps a program.
 pub const OUTER_MAX: usize = 1000;
+
+/// With a first shift from the start's velocities
+/// ([`SolverSettings::shift_from_start`]), the path keeps that shift until
+/// the complementarity μ has fallen below this fraction of its value after
+/// the first Newton step, and only then follows g(y) of its iterates: the
+/// early iterates, near the cones' centres, have velocities far from the
+/// answer's, and their shift would throw a good start away (module docs).
+pub const HOLD_START_SHIFT: f64 = 1e-4;
 
 /// Solves by the interior-point method from scratch (the warm start in
 /// `gamma` is not used: interior-point methods start from the cone's
 /// centre; but under De Saxcé's law with
 /// [`SolverSettings::shift_from_start`] its velocities give the first
-/// shift), overwriting `gamma` with the result.
+/// shift), overwriting `gamma` with the result: the path-following method
+/// first, and where it stalls short of the tolerance the programs of the
+/// fallback from its answer's shift (module docs).
 pub fn solve<D: Delassus + Sync>(
     op: &mut D,
     gamma: &mut [Vec6],
@@ -128,8 +145,6 @@ pub fn solve<D: Delassus + Sync>(
         return done;
     }
     let mut y = std::mem::take(&mut ws.y);
-    let mut stats = SolveStats::default();
-    let mut newton = 0;
     let (mut program, r): (Program, Vec<Vec6>) = match op.body_form() {
         Some(p) => (
             Program::lifted(p, &ws.metric.scales, &ws.metric.cones),
@@ -145,26 +160,146 @@ pub fn solve<D: Delassus + Sync>(
             )
         }
     };
-    // The associated law: one program. De Saxcé: a fixed point on the
-    // shift s (r_n + s_i, s_i = g(y_i); module docs), one program per
-    // update.
+    // De Saxcé: the normal rows r_n + s_i, s_i = g(y_i) (module docs);
+    // the first shift 0, or from the start's velocities (a fallback's
+    // start: the first method's answer to this problem).
     let mut shifted = r.clone();
-    if ws.metric.law == FrictionLaw::DeSaxce && s.shift_from_start {
-        // The first shift from the start's velocities (a fallback's start:
-        // the first method's answer to this problem).
+    let hold = ws.metric.law == FrictionLaw::DeSaxce && s.shift_from_start;
+    if hold {
         op.apply(gamma, &mut y);
         shift_normal_rows(&ws.metric, &r, &y, &mut shifted);
     }
+    let path = follow_path(op, gamma, s, ws, &program, &r, &shifted, hold, &mut y);
+    if path.converged || path.timed_out || path.iterations >= s.max_iterations {
+        ws.y = y;
+        return path;
+    }
+    // The path stalled: the programs, from the shift of its answer, and
+    // whichever answer is the better.
+    let best = gamma.to_vec();
+    if ws.metric.law == FrictionLaw::DeSaxce {
+        shift_normal_rows(&ws.metric, &r, &y, &mut shifted);
+    }
+    let mut stats = solve_programs(
+        op,
+        gamma,
+        s,
+        ws,
+        &mut program,
+        &r,
+        &mut shifted,
+        &mut y,
+        path.iterations,
+    );
+    let fallback_better = stats.converged || stats.residual_rel < path.residual_rel;
+    if !fallback_better {
+        gamma.copy_from_slice(&best);
+        op.apply(gamma, &mut y);
+        stats = SolveStats {
+            iterations: stats.iterations,
+            ..path
+        };
+    }
+    ws.y = y;
+    stats
+}
+
+/// The path-following method ([`conic`](super::conic)) on the program of
+/// `shifted`, the shift (De Saxcé) re-evaluated after every Newton step
+/// from g(y) of the iterate's impulses projected onto the cones — at once,
+/// or after [`HOLD_START_SHIFT`] when `hold`. Stops on the solve's own
+/// residual test; leaves the last iterate in `gamma` and its velocities in
+/// `y`.
+#[allow(clippy::too_many_arguments)]
+fn follow_path<D: Delassus + Sync>(
+    op: &mut D,
+    gamma: &mut [Vec6],
+    s: &SolverSettings,
+    ws: &Workspace,
+    program: &Program,
+    r: &[Vec6],
+    shifted: &[Vec6],
+    hold: bool,
+    y: &mut [Vec6],
+) -> SolveStats {
+    let mut stats = SolveStats::default();
+    let (mut q, scale) = program.linear_term(shifted);
+    let path = (scale > 0.0)
+        .then(|| ConicIpm::new(&program.p, &program.a, &program.cones))
+        .flatten();
+    let Some(mut ipm) = path else {
+        // q = 0 (the answer is γ = 0), or a pattern faer cannot analyse.
+        if scale == 0.0 {
+            gamma.fill([0.0; 6]);
+        }
+        op.apply(gamma, y);
+        check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats);
+        return stats;
+    };
+    let desaxce = ws.metric.law == FrictionLaw::DeSaxce;
+    let root_b = &program.root_b;
+    let mut mu_first = None;
+    let mut hook = |x: &[f64], q: &mut [f64], mu: f64| {
+        let mu_first = *mu_first.get_or_insert(mu);
+        for (i, gi) in gamma.iter_mut().enumerate() {
+            let g: Vec6 = std::array::from_fn(|c| x[6 * i + c] * root_b[6 * i + c] * scale);
+            *gi = ws.metric.project(i, &g);
+        }
+        op.apply(gamma, y);
+        // check_stop's "last iteration" test counts iterations, which are
+        // Newton steps here: pass one that is never the last.
+        if check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats) {
+            return Hook::Stop;
+        }
+        if desaxce && (!hold || mu < HOLD_START_SHIFT * mu_first) {
+            for (i, yi) in y.iter().enumerate() {
+                q[6 * i] = (r[i][0] + ws.metric.shift(i, yi)) * root_b[6 * i] / scale;
+            }
+        }
+        Hook::Continue
+    };
+    // No tolerance of its own: the hook's residual test ends the path (or
+    // a stall, or the cap).
+    let out = ipm.solve(&mut q, 0.0, s.max_iterations, &mut hook);
+    log::debug!(
+        "interior point: the path ended {:?} after {} Newton steps",
+        out.status,
+        out.iterations
+    );
+    if out.iterations == 0 {
+        op.apply(gamma, y);
+        check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats);
+    }
+    stats.iterations = out.iterations;
+    stats
+}
+
+/// The fallback: one conic program (clarabel) per shift, s ← g(y) of the
+/// last answer after each (module docs), from `shifted`; `newton` Newton
+/// steps already spent.
+#[allow(clippy::too_many_arguments)]
+fn solve_programs<D: Delassus + Sync>(
+    op: &mut D,
+    gamma: &mut [Vec6],
+    s: &SolverSettings,
+    ws: &Workspace,
+    program: &mut Program,
+    r: &[Vec6],
+    shifted: &mut [Vec6],
+    y: &mut [Vec6],
+    mut newton: usize,
+) -> SolveStats {
+    let mut stats = SolveStats::default();
     let outer_max = if ws.metric.law == FrictionLaw::Associated {
         1
     } else {
         OUTER_MAX
     };
     for outer in 0..outer_max {
-        let Some((g, its)) = program.solve(&shifted, s.tolerance) else {
+        let Some((g, its)) = program.solve(shifted, s.tolerance) else {
             if outer == 0 {
-                op.apply(gamma, &mut y);
-                check_stop(op, s, ws, usize::MAX, gamma, &y, &mut stats);
+                op.apply(gamma, y);
+                check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats);
             }
             break;
         };
@@ -174,20 +309,17 @@ pub fn solve<D: Delassus + Sync>(
             *gi = ws.metric.project(i, g);
         }
         newton += its;
-        op.apply(gamma, &mut y);
-        // check_stop's "last iteration" test counts iterations, which are
-        // Newton steps here: pass one that is never the last.
-        if check_stop(op, s, ws, usize::MAX, gamma, &y, &mut stats) || newton >= s.max_iterations {
+        op.apply(gamma, y);
+        if check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats) || newton >= s.max_iterations {
             break;
         }
-        if !shift_normal_rows(&ws.metric, &r, &y, &mut shifted) {
+        if !shift_normal_rows(&ws.metric, r, y, shifted) {
             // The same program again (no friction, or an exact fixed
             // point): nothing more to gain.
             break;
         }
     }
     stats.iterations = newton;
-    ws.y = y;
     stats
 }
 
@@ -407,11 +539,9 @@ impl Program {
         }
     }
 
-    /// Solves the program of r; the impulses and the Newton steps taken,
-    /// or `None` when the conic solver gives no usable answer. The first
-    /// call sets the conic solver up; later calls (the same P, A and cones:
-    /// another shift) only give it the new q.
-    fn solve(&mut self, r: &[Vec6], tolerance: f64) -> Option<(Vec<Vec6>, usize)> {
+    /// q = B^½ r / scale over the z unknowns (0 over w), scale = ‖B^½ r‖∞
+    /// (0 when r = 0): the program's linear term, of unit size.
+    fn linear_term(&self, r: &[Vec6]) -> (Vec<f64>, f64) {
         let n = r.len();
         let mut q: Vec<f64> = (0..self.p.n)
             .map(|k| {
@@ -423,11 +553,23 @@ impl Program {
             })
             .collect();
         let scale = q.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if scale > 0.0 {
+            for v in &mut q {
+                *v /= scale;
+            }
+        }
+        (q, scale)
+    }
+
+    /// Solves the program of r; the impulses and the Newton steps taken,
+    /// or `None` when the conic solver gives no usable answer. The first
+    /// call sets the conic solver up; later calls (the same P, A and cones:
+    /// another shift) only give it the new q.
+    fn solve(&mut self, r: &[Vec6], tolerance: f64) -> Option<(Vec<Vec6>, usize)> {
+        let n = r.len();
+        let (q, scale) = self.linear_term(r);
         if scale == 0.0 {
             return Some((vec![[0.0; 6]; n], 0));
-        }
-        for v in &mut q {
-            *v /= scale;
         }
         let updated = self
             .solver

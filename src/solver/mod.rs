@@ -16,7 +16,7 @@
 //! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
 //! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
 //! | [`Newton`](SolverMethod::Newton) | semismooth Newton on all contacts: the natural map (associated law) or Alart–Curnier's (De Saxcé), J = I − P + PN in the metric, proximally regularized, Armijo line search ([`newton`]) | one sparse LU + 1–31 applies per step | both |
-//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (clarabel), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: one program per update of the shift (seed 004 eqs. 8–10) | both |
+//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP ([`conic`]; clarabel where it stalls), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: the shift of seed 004 eqs. 8–10 re-evaluated after every Newton step | both |
 //!
 //! Here ŷ = F(γ) is the velocity the law pairs with γ: y = Nγ + r for the
 //! associated law, y + g(y) for De Saxcé ([`modified_velocity`]).
@@ -45,6 +45,7 @@ use crate::material::{ConeCoeffs, FrictionLaw};
 use crate::problem::{norm, Delassus, Vec6};
 
 pub mod apgd;
+pub(crate) mod conic;
 pub mod fixed_point;
 pub mod interior;
 pub mod jacobi;
@@ -72,7 +73,8 @@ pub enum SolverMethod {
     FixedPoint,
     /// Extra-gradient with self-adaptive step (seed 001 eq. 65).
     ExtraGradient,
-    /// Primal–dual interior point on the conic QP (clarabel), CPU only.
+    /// Primal–dual interior point on the conic QP (De Saxcé: the shift
+    /// updated at every Newton step; clarabel as its fallback), CPU only.
     InteriorPoint,
     /// Semismooth Newton on all contacts at once (the natural map, or
     /// Alart–Curnier's under De Saxcé's law; one sparse LU a step), CPU
@@ -189,13 +191,15 @@ pub struct SolverSettings {
     /// instead of 200; docs/solvers.md, "Choosing a solver").
     pub fallback_max_iterations: Option<usize>,
     /// Interior point under De Saxcé's law: take the first shift s = g(y)
-    /// from the velocities of the starting impulses instead of s = 0. Set
-    /// by [`solve`] for a fallback, whose start is the first method's
-    /// answer to the same problem (on the step where a PGS run stalled it
-    /// took the interior point from 218 Newton steps short of 1e-4 to 22
-    /// that meet it); a run's warm start, the previous step's impulses, is
-    /// a poor one (900–1,000 Newton steps a step instead of 60–250,
-    /// measured). Not a scene field.
+    /// from the velocities of the starting impulses instead of s = 0, and
+    /// hold it for the path's first Newton steps
+    /// ([`interior::HOLD_START_SHIFT`]). Set by [`solve`] for a fallback,
+    /// whose start is the first method's answer to the same problem (on
+    /// the step where a PGS run stalled, 200 plain sweeps' answer: 1e-4 met
+    /// in 10 Newton steps instead of 169); a run's warm start, the previous
+    /// step's impulses, is a poorer one (on seed 001's pile at μ = 1, μ_r =
+    /// 1 m: 46 Newton steps a step instead of 35 from s = 0, measured). Not
+    /// a scene field.
     #[serde(skip)]
     pub shift_from_start: bool,
     /// The fallback's own wall-clock limit, counted from its start (what

@@ -1,0 +1,1116 @@
+//! A primal–dual interior-point method for the contact problem's conic
+//! program, written for one thing clarabel cannot do: change the linear
+//! term q between two Newton steps. Under De Saxcé's law the program's q
+//! carries the shift s = g(y) of the velocities of its own answer (seed 004
+//! §2.2; [`interior`](super::interior)); here s is re-evaluated at every
+//! iterate, so the fixed point on s and the barrier path are followed in one
+//! sequence of Newton steps instead of one program per shift (the "update
+//! of s" of the interior-point method in Siconos' global friction solvers).
+//!
+//! # The program
+//!
+//! ```text
+//! min ½ xᵀPx + qᵀx   subject to   A x + s = b,   s ∈ K = K_1 × … × K_p,
+//! ```
+//!
+//! each K_j a zero cone (equality rows), a non-negative orthant or a
+//! second-order cone {(u₀, u₁) : u₀ ≥ ‖u₁‖}. Its KKT conditions, with the
+//! dual z ∈ K* = K (free on the zero rows):
+//!
+//! ```text
+//! r_x = Px + q + Aᵀz = 0,   r_p = Ax + s − b = 0,   s ∘ z = 0,   s, z ∈ K,
+//! ```
+//!
+//! ∘ the Jordan product of each cone (u ∘ v = (uᵀv, u₀v₁ + v₀u₁) on a
+//! second-order cone, componentwise on the orthant).
+//!
+//! # One Newton step (Nesterov–Todd scaling, Mehrotra's corrector)
+//!
+//! The scaling W of each cone block maps z to λ = Wz = W⁻¹s (the orthant:
+//! W = diag(√(s/z)); a second-order cone: W = η W̄ with
+//!
+//! ```text
+//! s̄ = s/√det s,  z̄ = z/√det z,  γ = √((1 + s̄ᵀz̄)/2),  w̄ = (s̄ + J z̄)/(2γ),
+//! η = (det s / det z)^¼,  W̄ = [w̄₀ w̄₁ᵀ; w̄₁ I + w̄₁w̄₁ᵀ/(1 + w̄₀)],  W² = η²(2w̄w̄ᵀ − J),
+//! ```
+//!
+//! det u = u₀² − ‖u₁‖², J = diag(1, −I)). The linearised conditions
+//! λ ∘ (W⁻¹Δs + WΔz) = d, with Δs eliminated (Δs = W(λ \ d) − W²Δz), give
+//! one quasi-definite system,
+//!
+//! ```text
+//! [ P   Aᵀ  ] [Δx]   [ −r_x              ]
+//! [ A  −W²  ] [Δz] = [ −r_p − W(λ \ d)   ]     (W² = 0 on the zero rows),
+//! ```
+//!
+//! factored once per step (faer's sparse LDLᵀ, approximate minimum degree
+//! ordering, the symbolic analysis once per solve; a static regularisation
+//! ±δ on the diagonal, faer's dynamic one for tiny pivots, and iterative
+//! refinement against the unregularised matrix) and solved twice:
+//! the affine direction (d = −λ∘λ), then the combined one (d = −λ∘λ −
+//! (W⁻¹Δs_a)∘(WΔz_a) + σμe with σ = (1 − α_a)³, α_a the affine step's
+//! length and μ = sᵀz/ν, ν the cones' degree). Step lengths are computed in
+//! the scaled space (λ + α W⁻¹Δs ∈ K, λ + α WΔz ∈ K: λ is well centred, so
+//! the quadratic for the boundary keeps its digits when s and z are near
+//! theirs) and cut to 0.99 of the boundary.
+//!
+//! The start is the point of the system with W = I (x and z of
+//! [P Aᵀ; A −I], s = −z on the cone rows), each of s and z moved into its
+//! cone along e by one common amount where it lies outside.
+//!
+//! # After each step
+//!
+//! A caller's hook sees the new x and may stop the solve (its own stopping
+//! test: the contact problem's natural-map residual) or change q (the next
+//! step's r_x carries the change: an infeasible-start method recovers it
+//! like any other residual). Without a stop the method ends when
+//! ‖r_x‖∞, ‖r_p‖∞ and μ are all below the tolerance, or after
+//! `max_iterations` steps.
+
+use clarabel::algebra::CscMatrix;
+use clarabel::solver::SupportedConeT;
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
+use faer::sparse::linalg::cholesky::{
+    factorize_symbolic_cholesky, SymbolicCholesky, SymmetricOrdering,
+};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, MatMut, Par, Side};
+
+/// Static regularisation of the KKT diagonal (relative to its unit-scaled
+/// blocks).
+const STATIC_REG: f64 = 1e-9;
+/// Rounds of iterative refinement per solve.
+const REFINE: usize = 3;
+/// Fraction of the way to the cone's boundary a step goes.
+const STEP_FRACTION: f64 = 0.99;
+/// Steps shorter than this, three in a row, end a solve as stalled.
+const MIN_STEP: f64 = 1e-8;
+
+/// One cone block of the constraint rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Block {
+    /// Equality rows (s = 0).
+    Zero { off: usize, dim: usize },
+    /// s ≥ 0 componentwise.
+    Nonneg { off: usize, dim: usize },
+    /// s₀ ≥ ‖s₁‖.
+    Soc { off: usize, dim: usize },
+}
+
+/// The caller's hook, called after every Newton step with the primal
+/// iterate x, the linear term q (which it may change) and μ = sᵀz/ν.
+pub(crate) type StepHook<'a> = dyn FnMut(&[f64], &mut [f64], f64) -> Hook + 'a;
+
+/// What the caller's hook says after a step.
+pub(crate) enum Hook {
+    /// Go on (q may have changed).
+    Continue,
+    /// Stop now: the caller's own test is met.
+    Stop,
+}
+
+/// How a solve ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Status {
+    /// The hook stopped it.
+    Stopped,
+    /// ‖r_x‖, ‖r_p‖ and μ below the tolerance.
+    Solved,
+    /// `max_iterations` steps taken.
+    MaxIterations,
+    /// Steps too short to make progress (the iterate is as close as the
+    /// arithmetic allows).
+    Stalled,
+    /// A factorisation failed or a step was not finite.
+    Failed,
+}
+
+/// How a solve went (the iterates themselves go to the hook).
+pub(crate) struct Outcome {
+    /// Newton steps taken.
+    pub iterations: usize,
+    /// How it ended.
+    pub status: Status,
+}
+
+/// A conic program's fixed data (P, A, the cones) with its KKT pattern and
+/// symbolic factorisation, reused by every solve.
+pub(crate) struct ConicIpm {
+    n: usize,
+    m: usize,
+    p: CscMatrix<f64>,
+    a: CscMatrix<f64>,
+    blocks: Vec<Block>,
+    /// The cones' degree ν (1 per orthant row, 1 per second-order cone).
+    degree: usize,
+    /// Upper triangle of the KKT matrix, column-compressed.
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    values: Vec<f64>,
+    /// Position in `values` of each column's diagonal.
+    diag: Vec<usize>,
+    /// Per cone row r (≥ 0 entries of the block above and at the diagonal
+    /// of column n + r): the first position of its block's entries in
+    /// column n + r; entries for rows off..=r follow in order.
+    h_start: Vec<usize>,
+    /// +1 on the x rows, −1 on the constraint rows.
+    signs: Vec<i8>,
+    symbolic: SymbolicCholesky<usize>,
+    l_values: Vec<f64>,
+    mem: MemBuffer,
+}
+
+impl ConicIpm {
+    /// Sets up the KKT pattern and its symbolic factorisation for
+    /// min ½xᵀPx + qᵀx, Ax + s = b, s ∈ `cones` (P: upper triangle).
+    /// `None` for a cone type this method does not handle.
+    pub fn new(
+        p: &CscMatrix<f64>,
+        a: &CscMatrix<f64>,
+        cones: &[SupportedConeT<f64>],
+    ) -> Option<Self> {
+        let (n, m) = (p.n, a.m);
+        let mut blocks = Vec::with_capacity(cones.len());
+        let mut off = 0;
+        let mut degree = 0;
+        for c in cones {
+            let b = match *c {
+                SupportedConeT::ZeroConeT(dim) => Block::Zero { off, dim },
+                SupportedConeT::NonnegativeConeT(dim) => {
+                    degree += dim;
+                    Block::Nonneg { off, dim }
+                }
+                SupportedConeT::SecondOrderConeT(dim) => {
+                    degree += 1;
+                    Block::Soc { off, dim }
+                }
+                _ => return None,
+            };
+            off += match b {
+                Block::Zero { dim, .. } | Block::Nonneg { dim, .. } | Block::Soc { dim, .. } => dim,
+            };
+            blocks.push(b);
+        }
+        if off != m {
+            return None;
+        }
+        // A by rows (the upper triangle's columns n + r hold Aᵀ's column r).
+        let mut a_rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); m];
+        for j in 0..a.n {
+            for k in a.colptr[j]..a.colptr[j + 1] {
+                a_rows[a.rowval[k]].push((j, a.nzval[k]));
+            }
+        }
+        let mut col_ptr = vec![0usize];
+        let mut row_idx = Vec::new();
+        let mut values = Vec::new();
+        let mut diag = Vec::with_capacity(n + m);
+        for j in 0..n {
+            let mut has_diag = false;
+            for k in p.colptr[j]..p.colptr[j + 1] {
+                let r = p.rowval[k];
+                if r > j {
+                    continue;
+                }
+                if r == j {
+                    has_diag = true;
+                    diag.push(row_idx.len());
+                }
+                row_idx.push(r);
+                values.push(p.nzval[k]);
+            }
+            if !has_diag {
+                diag.push(row_idx.len());
+                row_idx.push(j);
+                values.push(0.0);
+            }
+            col_ptr.push(row_idx.len());
+        }
+        let mut h_start = vec![usize::MAX; m];
+        for b in &blocks {
+            let (off, dim, dense) = match *b {
+                Block::Zero { off, dim } | Block::Nonneg { off, dim } => (off, dim, false),
+                Block::Soc { off, dim } => (off, dim, true),
+            };
+            for r in off..off + dim {
+                for &(c, v) in &a_rows[r] {
+                    row_idx.push(c);
+                    values.push(v);
+                }
+                let lo = if dense { off } else { r };
+                h_start[r] = row_idx.len();
+                for rr in lo..=r {
+                    row_idx.push(n + rr);
+                    values.push(0.0);
+                }
+                diag.push(row_idx.len() - 1);
+                col_ptr.push(row_idx.len());
+            }
+        }
+        let dim = n + m;
+        let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &col_ptr, None, &row_idx);
+        let symbolic = factorize_symbolic_cholesky(
+            pattern,
+            Side::Upper,
+            SymmetricOrdering::Amd,
+            Default::default(),
+        )
+        .ok()?;
+        let req = StackReq::any_of(&[
+            symbolic.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
+            symbolic.solve_in_place_scratch::<f64>(1, Par::Seq),
+        ]);
+        let mem = MemBuffer::try_new(req).ok()?;
+        let l_values = vec![0.0; symbolic.len_val()];
+        let signs = (0..dim).map(|k| if k < n { 1 } else { -1 }).collect();
+        Some(ConicIpm {
+            n,
+            m,
+            p: p.clone(),
+            a: a.clone(),
+            blocks,
+            degree,
+            col_ptr,
+            row_idx,
+            values,
+            diag,
+            h_start,
+            signs,
+            symbolic,
+            l_values,
+            mem,
+        })
+    }
+
+    /// Writes −W² (−H) into the constraint columns and ±δ on the diagonal,
+    /// then factors. `h` per cone row: the orthant's s/z, or for a
+    /// second-order cone block its dense W² (row-major, dim × dim, stored
+    /// from the block's first row).
+    fn factor(&mut self, scalings: &[Scaling]) -> bool {
+        for j in 0..self.n {
+            // P's diagonal plus δ (P's value restored from its own data).
+            self.values[self.diag[j]] = p_diag(&self.p, j) + STATIC_REG;
+        }
+        for (b, sc) in self.blocks.iter().zip(scalings) {
+            match (*b, sc) {
+                (Block::Zero { off, dim }, _) => {
+                    for r in off..off + dim {
+                        self.values[self.diag[self.n + r]] = -STATIC_REG;
+                    }
+                }
+                (Block::Nonneg { off, dim }, Scaling::Nonneg(w)) => {
+                    for (r, wr) in w.iter().enumerate().take(dim) {
+                        self.values[self.diag[self.n + off + r]] = -wr * wr - STATIC_REG;
+                    }
+                }
+                (Block::Soc { off, dim }, Scaling::Soc { eta, w }) => {
+                    let e2 = eta * eta;
+                    for r in 0..dim {
+                        let start = self.h_start[off + r];
+                        for rr in 0..=r {
+                            let j = |k: usize| if k == 0 { 1.0 } else { -1.0 };
+                            let mut h = e2 * 2.0 * w[rr] * w[r];
+                            if rr == r {
+                                h -= e2 * j(r);
+                            }
+                            self.values[start + rr] = -h;
+                        }
+                        self.values[self.diag[self.n + off + r]] -= STATIC_REG;
+                    }
+                }
+                _ => unreachable!("scaling of another block type"),
+            }
+        }
+        let dim = self.n + self.m;
+        let mat = SparseColMatRef::new(
+            SymbolicSparseColMatRef::new_checked(dim, dim, &self.col_ptr, None, &self.row_idx),
+            &self.values,
+        );
+        let reg = LdltRegularization {
+            dynamic_regularization_signs: Some(&self.signs),
+            dynamic_regularization_delta: 1e-7,
+            dynamic_regularization_epsilon: 1e-13,
+        };
+        let stack = MemStack::new(&mut self.mem);
+        self.symbolic
+            .factorize_numeric_ldlt(
+                &mut self.l_values,
+                mat,
+                Side::Upper,
+                reg,
+                Par::Seq,
+                stack,
+                Default::default(),
+            )
+            .is_ok()
+            && self.l_values.iter().all(|v| v.is_finite())
+    }
+
+    /// K v with the unregularised matrix (the stored upper triangle, less
+    /// the static δ), into `out`.
+    fn kkt_mul(&self, v: &[f64], out: &mut [f64]) {
+        out.fill(0.0);
+        for j in 0..self.n + self.m {
+            for k in self.col_ptr[j]..self.col_ptr[j + 1] {
+                let r = self.row_idx[k];
+                let a = self.values[k];
+                out[r] += a * v[j];
+                if r != j {
+                    out[j] += a * v[r];
+                }
+            }
+            let sign = if j < self.n { 1.0 } else { -1.0 };
+            out[j] -= sign * STATIC_REG * v[j];
+        }
+    }
+
+    /// Solves K d = rhs in place with the last factorisation, refined.
+    fn solve_kkt(&mut self, rhs: &mut [f64], work: &mut [f64], res: &mut [f64]) -> bool {
+        let dim = self.n + self.m;
+        work[..dim].copy_from_slice(rhs);
+        let ldlt = faer::sparse::linalg::cholesky::LdltRef::new(&self.symbolic, &self.l_values);
+        let stack = MemStack::new(&mut self.mem);
+        ldlt.solve_in_place_with_conj(
+            Conj::No,
+            MatMut::from_column_major_slice_mut(rhs, dim, 1),
+            Par::Seq,
+            stack,
+        );
+        for _ in 0..REFINE {
+            self.kkt_mul(rhs, res);
+            let mut worst = 0.0f64;
+            for k in 0..dim {
+                res[k] = work[k] - res[k];
+                worst = worst.max(res[k].abs());
+            }
+            if worst <= 1e-14 * (1.0 + work.iter().fold(0.0f64, |m, v| m.max(v.abs()))) {
+                break;
+            }
+            let ldlt = faer::sparse::linalg::cholesky::LdltRef::new(&self.symbolic, &self.l_values);
+            let stack = MemStack::new(&mut self.mem);
+            ldlt.solve_in_place_with_conj(
+                Conj::No,
+                MatMut::from_column_major_slice_mut(res, dim, 1),
+                Par::Seq,
+                stack,
+            );
+            for k in 0..dim {
+                rhs[k] += res[k];
+            }
+        }
+        rhs.iter().all(|v| v.is_finite())
+    }
+
+    /// Solves the program for `q` (b = 0) from the standard start; after
+    /// every step `hook(x, q, μ)` may stop the solve or change q.
+    pub fn solve(
+        &mut self,
+        q: &mut [f64],
+        tolerance: f64,
+        max_iterations: usize,
+        hook: &mut StepHook<'_>,
+    ) -> Outcome {
+        let (n, m) = (self.n, self.m);
+        let dim = n + m;
+        let mut x = vec![0.0; n];
+        let mut s = vec![0.0; m];
+        let mut z = vec![0.0; m];
+        let mut rhs = vec![0.0; dim];
+        let mut work = vec![0.0; dim];
+        let mut res = vec![0.0; dim];
+        let fail = |it| Outcome {
+            iterations: it,
+            status: Status::Failed,
+        };
+        // The start: W = I.
+        let unit: Vec<Scaling> = self.blocks.iter().map(Scaling::unit).collect();
+        if !self.factor(&unit) {
+            return fail(0);
+        }
+        for k in 0..n {
+            rhs[k] = -q[k];
+        }
+        rhs[n..].fill(0.0);
+        if !self.solve_kkt(&mut rhs, &mut work, &mut res) {
+            return fail(0);
+        }
+        x.copy_from_slice(&rhs[..n]);
+        z.copy_from_slice(&rhs[n..]);
+        for b in &self.blocks {
+            if let Block::Zero { off, dim } = *b {
+                s[off..off + dim].fill(0.0);
+            } else {
+                let (off, dim) = b.range();
+                for r in off..off + dim {
+                    s[r] = -z[r];
+                }
+            }
+        }
+        self.centre(&mut s);
+        self.centre(&mut z);
+
+        let mut scalings = unit;
+        let mut lambda = vec![0.0; m];
+        let (mut rx, mut rp) = (vec![0.0; n], vec![0.0; m]);
+        let (mut dx, mut dz, mut ds) = (vec![0.0; n], vec![0.0; m], vec![0.0; m]);
+        let (mut dsa_t, mut dza_t) = (vec![0.0; m], vec![0.0; m]);
+        let mut d = vec![0.0; m];
+        let mut t = vec![0.0; m];
+        let mut short_steps = 0;
+        for it in 0..max_iterations {
+            // Residuals.
+            self.residuals(&x, &s, &z, q, &mut rx, &mut rp);
+            let mu = self.gap(&s, &z) / self.degree.max(1) as f64;
+            let rx_max = rx.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            let rp_max = rp.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            if rx_max <= tolerance && rp_max <= tolerance && mu <= tolerance {
+                return Outcome {
+                    iterations: it,
+                    status: Status::Solved,
+                };
+            }
+            // Scaling at (s, z), λ = W z.
+            for (k, b) in self.blocks.iter().enumerate() {
+                scalings[k] = Scaling::at(b, &s, &z);
+                scalings[k].apply(b, &z, &mut lambda, false);
+            }
+            if !self.factor(&scalings) {
+                return fail(it);
+            }
+            // Affine direction: d = −λ∘λ, t = λ \ d = −λ.
+            for r in 0..m {
+                t[r] = -lambda[r];
+            }
+            if !self.direction(&scalings, &rx, &rp, &t, &mut rhs, &mut work, &mut res) {
+                return fail(it);
+            }
+            dx.copy_from_slice(&rhs[..n]);
+            dz.copy_from_slice(&rhs[n..]);
+            self.ds_from(&scalings, &t, &dz, &mut ds);
+            // Scaled affine directions W⁻¹Δs and WΔz.
+            for (k, b) in self.blocks.iter().enumerate() {
+                scalings[k].apply(b, &ds, &mut dsa_t, true);
+                scalings[k].apply(b, &dz, &mut dza_t, false);
+            }
+            let alpha_a = self
+                .max_step(&lambda, &dsa_t)
+                .min(self.max_step(&lambda, &dza_t))
+                .min(1.0);
+            let sigma = (1.0 - alpha_a).clamp(0.0, 1.0).powi(3);
+            // Combined: d = −λ∘λ − (W⁻¹Δs_a)∘(WΔz_a) + σμe.
+            for b in &self.blocks {
+                jordan_corrector(b, &lambda, &dsa_t, &dza_t, sigma * mu, &mut d);
+                inverse_product(b, &lambda, &d, &mut t);
+            }
+            if !self.direction(&scalings, &rx, &rp, &t, &mut rhs, &mut work, &mut res) {
+                return fail(it);
+            }
+            dx.copy_from_slice(&rhs[..n]);
+            dz.copy_from_slice(&rhs[n..]);
+            self.ds_from(&scalings, &t, &dz, &mut ds);
+            for (k, b) in self.blocks.iter().enumerate() {
+                scalings[k].apply(b, &ds, &mut dsa_t, true);
+                scalings[k].apply(b, &dz, &mut dza_t, false);
+            }
+            let alpha = (STEP_FRACTION
+                * self
+                    .max_step(&lambda, &dsa_t)
+                    .min(self.max_step(&lambda, &dza_t)))
+            .min(1.0);
+            for k in 0..n {
+                x[k] += alpha * dx[k];
+            }
+            for r in 0..m {
+                s[r] += alpha * ds[r];
+                z[r] += alpha * dz[r];
+            }
+            for b in &self.blocks {
+                if let Block::Zero { off, dim } = *b {
+                    s[off..off + dim].fill(0.0);
+                }
+            }
+            if !x.iter().all(|v| v.is_finite()) {
+                return fail(it + 1);
+            }
+            let mu = self.gap(&s, &z) / self.degree.max(1) as f64;
+            if let Hook::Stop = hook(&x, q, mu) {
+                return Outcome {
+                    iterations: it + 1,
+                    status: Status::Stopped,
+                };
+            }
+            short_steps = if alpha < MIN_STEP { short_steps + 1 } else { 0 };
+            if short_steps >= 3 {
+                return Outcome {
+                    iterations: it + 1,
+                    status: Status::Stalled,
+                };
+            }
+        }
+        Outcome {
+            iterations: max_iterations,
+            status: Status::MaxIterations,
+        }
+    }
+
+    /// Fills the right-hand side [−r_x; −r_p − W t] and solves it; the
+    /// direction (Δx, Δz) is left in `rhs`.
+    #[allow(clippy::too_many_arguments)]
+    fn direction(
+        &mut self,
+        scalings: &[Scaling],
+        rx: &[f64],
+        rp: &[f64],
+        t: &[f64],
+        rhs: &mut [f64],
+        work: &mut [f64],
+        res: &mut [f64],
+    ) -> bool {
+        let n = self.n;
+        for k in 0..n {
+            rhs[k] = -rx[k];
+        }
+        let (wt, rest) = rhs[n..].split_at_mut(self.m);
+        debug_assert!(rest.is_empty());
+        for (k, b) in self.blocks.iter().enumerate() {
+            if let Block::Zero { off, dim } = *b {
+                wt[off..off + dim].fill(0.0);
+            } else {
+                scalings[k].apply(b, t, wt, false);
+            }
+        }
+        for r in 0..self.m {
+            wt[r] = -rp[r] - wt[r];
+        }
+        self.solve_kkt(rhs, work, res)
+    }
+
+    /// Δs = W(t − WΔz) on the cone rows, 0 on the zero rows.
+    fn ds_from(&self, scalings: &[Scaling], t: &[f64], dz: &[f64], ds: &mut [f64]) {
+        let mut wdz = vec![0.0; self.m];
+        for (k, b) in self.blocks.iter().enumerate() {
+            if let Block::Zero { off, dim } = *b {
+                ds[off..off + dim].fill(0.0);
+                continue;
+            }
+            scalings[k].apply(b, dz, &mut wdz, false);
+            let (off, dim) = b.range();
+            for r in off..off + dim {
+                wdz[r] = t[r] - wdz[r];
+            }
+            scalings[k].apply(b, &wdz, ds, false);
+        }
+    }
+
+    /// r_x = Px + q + Aᵀz, r_p = Ax + s (b = 0).
+    fn residuals(
+        &self,
+        x: &[f64],
+        s: &[f64],
+        z: &[f64],
+        q: &[f64],
+        rx: &mut [f64],
+        rp: &mut [f64],
+    ) {
+        rx.copy_from_slice(q);
+        let p = &self.p;
+        for j in 0..self.n {
+            for k in p.colptr[j]..p.colptr[j + 1] {
+                let r = p.rowval[k];
+                if r > j {
+                    continue;
+                }
+                rx[r] += p.nzval[k] * x[j];
+                if r != j {
+                    rx[j] += p.nzval[k] * x[r];
+                }
+            }
+        }
+        rp.copy_from_slice(s);
+        let a = &self.a;
+        for j in 0..self.n {
+            for k in a.colptr[j]..a.colptr[j + 1] {
+                let r = a.rowval[k];
+                rp[r] += a.nzval[k] * x[j];
+                rx[j] += a.nzval[k] * z[r];
+            }
+        }
+    }
+
+    /// sᵀz over the cone rows.
+    fn gap(&self, s: &[f64], z: &[f64]) -> f64 {
+        let mut g = 0.0;
+        for b in &self.blocks {
+            if !matches!(b, Block::Zero { .. }) {
+                let (off, dim) = b.range();
+                for r in off..off + dim {
+                    g += s[r] * z[r];
+                }
+            }
+        }
+        g
+    }
+
+    /// Moves u into the interior of its cones along e by one common amount
+    /// where some block lies outside (the standard start).
+    fn centre(&self, u: &mut [f64]) {
+        let mut worst = f64::INFINITY;
+        for b in &self.blocks {
+            match *b {
+                Block::Zero { .. } => {}
+                Block::Nonneg { off, dim } => {
+                    for &v in &u[off..off + dim] {
+                        worst = worst.min(v);
+                    }
+                }
+                Block::Soc { off, dim } => {
+                    let n1 = norm(&u[off + 1..off + dim]);
+                    worst = worst.min(u[off] - n1);
+                }
+            }
+        }
+        let shift = if worst > 0.0 { 0.0 } else { 1.0 - worst };
+        for b in &self.blocks {
+            match *b {
+                Block::Zero { .. } => {}
+                Block::Nonneg { off, dim } => {
+                    for v in &mut u[off..off + dim] {
+                        *v += shift;
+                    }
+                }
+                Block::Soc { off, .. } => u[off] += shift,
+            }
+        }
+    }
+
+    /// The largest α ≤ +∞ with λ + α d in every cone (∞ where no block
+    /// limits it).
+    fn max_step(&self, lambda: &[f64], d: &[f64]) -> f64 {
+        let mut alpha = f64::INFINITY;
+        for b in &self.blocks {
+            match *b {
+                Block::Zero { .. } => {}
+                Block::Nonneg { off, dim } => {
+                    for r in off..off + dim {
+                        if d[r] < 0.0 {
+                            alpha = alpha.min(-lambda[r] / d[r]);
+                        }
+                    }
+                }
+                Block::Soc { off, dim } => {
+                    let (l, dd) = (&lambda[off..off + dim], &d[off..off + dim]);
+                    alpha = alpha.min(soc_step(l, dd));
+                }
+            }
+        }
+        alpha
+    }
+}
+
+impl Block {
+    /// (first row, rows).
+    fn range(&self) -> (usize, usize) {
+        match *self {
+            Block::Zero { off, dim } | Block::Nonneg { off, dim } | Block::Soc { off, dim } => {
+                (off, dim)
+            }
+        }
+    }
+}
+
+/// P's diagonal entry of column j (0 when absent).
+fn p_diag(p: &CscMatrix<f64>, j: usize) -> f64 {
+    (p.colptr[j]..p.colptr[j + 1])
+        .find(|&k| p.rowval[k] == j)
+        .map_or(0.0, |k| p.nzval[k])
+}
+
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|a| a * a).sum::<f64>().sqrt()
+}
+
+/// √det u = √(u₀² − ‖u₁‖²) of a point inside a second-order cone, as
+/// √((u₀ − ‖u₁‖)(u₀ + ‖u₁‖)).
+fn soc_root_det(u: &[f64]) -> f64 {
+    let n1 = norm(&u[1..]);
+    ((u[0] - n1) * (u[0] + n1)).max(0.0).sqrt()
+}
+
+/// The largest α with l + α d in the second-order cone, for l inside it
+/// (+∞ when the ray never leaves): the smallest positive root of
+/// det(l + α d) = 0.
+fn soc_step(l: &[f64], d: &[f64]) -> f64 {
+    let dot1: f64 = l[1..].iter().zip(&d[1..]).map(|(a, b)| a * b).sum();
+    let a = d[0] * d[0] - d[1..].iter().map(|v| v * v).sum::<f64>();
+    let b = 2.0 * (l[0] * d[0] - dot1);
+    let rd = soc_root_det(l);
+    let c = rd * rd;
+    if c <= 0.0 {
+        return 0.0;
+    }
+    let disc = b * b - 4.0 * a * c;
+    if a == 0.0 {
+        return if b < 0.0 { -c / b } else { f64::INFINITY };
+    }
+    if disc < 0.0 {
+        return f64::INFINITY;
+    }
+    let sq = disc.sqrt();
+    let qq = -0.5 * (b + b.signum() * sq);
+    let mut best = f64::INFINITY;
+    for root in [qq / a, if qq != 0.0 { c / qq } else { f64::INFINITY }] {
+        if root > 0.0 {
+            best = best.min(root);
+        }
+    }
+    best
+}
+
+/// The Nesterov–Todd scaling of one block at (s, z).
+#[derive(Clone, Debug)]
+enum Scaling {
+    /// Equality rows: no scaling.
+    Zero,
+    /// W = diag(w), w = √(s/z).
+    Nonneg(Vec<f64>),
+    /// W = η W̄(w̄).
+    Soc { eta: f64, w: Vec<f64> },
+}
+
+impl Scaling {
+    /// W = I.
+    fn unit(b: &Block) -> Self {
+        match *b {
+            Block::Zero { .. } => Scaling::Zero,
+            Block::Nonneg { dim, .. } => Scaling::Nonneg(vec![1.0; dim]),
+            Block::Soc { dim, .. } => {
+                let mut w = vec![0.0; dim];
+                w[0] = 1.0;
+                Scaling::Soc { eta: 1.0, w }
+            }
+        }
+    }
+
+    /// The scaling at (s, z), both inside the block's cone.
+    fn at(b: &Block, s: &[f64], z: &[f64]) -> Self {
+        match *b {
+            Block::Zero { .. } => Scaling::Zero,
+            Block::Nonneg { off, dim } => {
+                Scaling::Nonneg((off..off + dim).map(|r| (s[r] / z[r]).sqrt()).collect())
+            }
+            Block::Soc { off, dim } => {
+                let (s, z) = (&s[off..off + dim], &z[off..off + dim]);
+                let (rs, rz) = (soc_root_det(s), soc_root_det(z));
+                let sb: Vec<f64> = s.iter().map(|v| v / rs).collect();
+                let zb: Vec<f64> = z.iter().map(|v| v / rz).collect();
+                let dot: f64 = sb.iter().zip(&zb).map(|(a, b)| a * b).sum();
+                let g = (0.5 * (1.0 + dot)).sqrt();
+                let mut w = vec![0.0; dim];
+                w[0] = (sb[0] + zb[0]) / (2.0 * g);
+                for k in 1..dim {
+                    w[k] = (sb[k] - zb[k]) / (2.0 * g);
+                }
+                Scaling::Soc {
+                    eta: (rs / rz).sqrt(),
+                    w,
+                }
+            }
+        }
+    }
+
+    /// out = W v (or W⁻¹ v) on the block's rows.
+    fn apply(&self, b: &Block, v: &[f64], out: &mut [f64], inverse: bool) {
+        let (off, dim) = b.range();
+        match self {
+            Scaling::Zero => out[off..off + dim].copy_from_slice(&v[off..off + dim]),
+            Scaling::Nonneg(w) => {
+                for r in 0..dim {
+                    out[off + r] = if inverse {
+                        v[off + r] / w[r]
+                    } else {
+                        v[off + r] * w[r]
+                    };
+                }
+            }
+            Scaling::Soc { eta, w } => {
+                let v = &v[off..off + dim];
+                let sign = if inverse { -1.0 } else { 1.0 };
+                let dot1: f64 = w[1..].iter().zip(&v[1..]).map(|(a, b)| a * b).sum();
+                let scale = if inverse { 1.0 / eta } else { *eta };
+                out[off] = scale * (w[0] * v[0] + sign * dot1);
+                let c = dot1 / (1.0 + w[0]);
+                for k in 1..dim {
+                    out[off + k] = scale * (sign * v[0] * w[k] + v[k] + c * w[k]);
+                }
+            }
+        }
+    }
+}
+
+/// d = −λ∘λ − a∘b + c e on one block's rows (nothing on zero rows).
+fn jordan_corrector(b: &Block, l: &[f64], a: &[f64], bb: &[f64], c: f64, d: &mut [f64]) {
+    match *b {
+        Block::Zero { off, dim } => d[off..off + dim].fill(0.0),
+        Block::Nonneg { off, dim } => {
+            for r in off..off + dim {
+                d[r] = -l[r] * l[r] - a[r] * bb[r] + c;
+            }
+        }
+        Block::Soc { off, dim } => {
+            let (l, a, bb) = (&l[off..off + dim], &a[off..off + dim], &bb[off..off + dim]);
+            let ll: f64 = l.iter().map(|v| v * v).sum();
+            let ab: f64 = a.iter().zip(bb).map(|(x, y)| x * y).sum();
+            d[off] = -ll - ab + c;
+            for k in 1..dim {
+                d[off + k] = -2.0 * l[0] * l[k] - (a[0] * bb[k] + bb[0] * a[k]);
+            }
+        }
+    }
+}
+
+/// t = λ \ d (the x with λ ∘ x = d) on one block's rows.
+fn inverse_product(b: &Block, l: &[f64], d: &[f64], t: &mut [f64]) {
+    match *b {
+        Block::Zero { off, dim } => t[off..off + dim].fill(0.0),
+        Block::Nonneg { off, dim } => {
+            for r in off..off + dim {
+                t[r] = d[r] / l[r];
+            }
+        }
+        Block::Soc { off, dim } => {
+            let (l, d) = (&l[off..off + dim], &d[off..off + dim]);
+            let rd = soc_root_det(l);
+            let det = rd * rd;
+            let dot1: f64 = l[1..].iter().zip(&d[1..]).map(|(a, b)| a * b).sum();
+            let t0 = (l[0] * d[0] - dot1) / det;
+            t[off] = t0;
+            for k in 1..dim {
+                t[off + k] = (d[k] - t0 * l[k]) / l[0];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// min ½‖x − c‖² over the second-order cone: the projection of c.
+    #[test]
+    fn projection_onto_a_second_order_cone_is_the_programs_answer() {
+        for c in [[0.5f64, 2.0, -1.0], [3.0, 1.0, 1.0], [-2.0, 0.5, 0.1]] {
+            let p = CscMatrix::new(3, 3, vec![0, 1, 2, 3], vec![0, 1, 2], vec![1.0; 3]);
+            let a = CscMatrix::new(3, 3, vec![0, 1, 2, 3], vec![0, 1, 2], vec![-1.0; 3]);
+            let mut ipm = ConicIpm::new(&p, &a, &[SupportedConeT::SecondOrderConeT(3)]).unwrap();
+            let mut q: Vec<f64> = c.iter().map(|v| -v).collect();
+            let mut x = Vec::new();
+            let out = ipm.solve(&mut q, 1e-10, 50, &mut |xi, _, _| {
+                x = xi.to_vec();
+                Hook::Continue
+            });
+            assert_eq!(out.status, Status::Solved, "{:?}", out.status);
+            // Closed form: Π(c) for the unit cone.
+            let n1: f64 = (c[1] * c[1] + c[2] * c[2]).sqrt();
+            let expect = if n1 <= c[0] {
+                c.to_vec()
+            } else if n1 <= -c[0] {
+                vec![0.0; 3]
+            } else {
+                let t = 0.5 * (c[0] + n1);
+                vec![t, t * c[1] / n1, t * c[2] / n1]
+            };
+            for k in 0..3 {
+                assert!(
+                    (x[k] - expect[k]).abs() < 1e-7,
+                    "c = {c:?}: x = {x:?}, Π(c) = {expect:?} ({} Newton steps)",
+                    out.iterations
+                );
+            }
+        }
+    }
+
+    /// A deterministic generator in [−1, 1) (no dependency for a test).
+    fn lcg(state: &mut u64) -> f64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    /// The NT scaling: W z = W⁻¹ s (= λ), and W(W v) = W² v with W² =
+    /// η²(2w̄w̄ᵀ − J), the matrix `factor` writes.
+    #[test]
+    fn the_scaling_maps_z_and_s_to_one_lambda() {
+        let mut st = 7u64;
+        let b = Block::Soc { off: 0, dim: 4 };
+        for _ in 0..50 {
+            let inside = |st: &mut u64| {
+                let mut u: Vec<f64> = (0..4).map(|_| lcg(st)).collect();
+                u[0] = norm(&u[1..]) + 0.01 + lcg(st).abs();
+                u
+            };
+            let (s, z) = (inside(&mut st), inside(&mut st));
+            let sc = Scaling::at(&b, &s, &z);
+            let (mut wz, mut winv_s) = (vec![0.0; 4], vec![0.0; 4]);
+            sc.apply(&b, &z, &mut wz, false);
+            sc.apply(&b, &s, &mut winv_s, true);
+            let v: Vec<f64> = (0..4).map(|_| lcg(&mut st)).collect();
+            let (mut wv, mut wwv) = (vec![0.0; 4], vec![0.0; 4]);
+            sc.apply(&b, &v, &mut wv, false);
+            sc.apply(&b, &wv, &mut wwv, false);
+            let Scaling::Soc { eta, w } = &sc else {
+                unreachable!()
+            };
+            for k in 0..4 {
+                assert!(
+                    (wz[k] - winv_s[k]).abs() <= 1e-10 * (1.0 + wz[k].abs()),
+                    "s = {s:?}, z = {z:?}: Wz = {wz:?}, W⁻¹s = {winv_s:?}"
+                );
+                let j = |r: usize| if r == 0 { 1.0 } else { -1.0 };
+                let h: f64 = (0..4)
+                    .map(|c| {
+                        eta * eta * (2.0 * w[k] * w[c] - if c == k { j(k) } else { 0.0 }) * v[c]
+                    })
+                    .sum();
+                assert!(
+                    (h - wwv[k]).abs() <= 1e-9 * (1.0 + h.abs()),
+                    "W²v: {h} from the matrix, {} applying W twice",
+                    wwv[k]
+                );
+            }
+        }
+    }
+
+    /// The step to a second-order cone's boundary against bisection on
+    /// membership.
+    #[test]
+    fn the_step_to_the_boundary_is_the_last_point_inside() {
+        let mut st = 11u64;
+        for _ in 0..200 {
+            let mut l: Vec<f64> = (0..3).map(|_| lcg(&mut st)).collect();
+            l[0] = norm(&l[1..]) + 0.05 + lcg(&mut st).abs();
+            let d: Vec<f64> = (0..3).map(|_| 3.0 * lcg(&mut st)).collect();
+            let alpha = soc_step(&l, &d);
+            let inside = |a: f64| {
+                let u: Vec<f64> = (0..3).map(|k| l[k] + a * d[k]).collect();
+                u[0] >= norm(&u[1..]) - 1e-12
+            };
+            if alpha.is_infinite() {
+                assert!(
+                    inside(1e6),
+                    "l = {l:?}, d = {d:?}: ∞, yet 10⁶ leaves the cone"
+                );
+                continue;
+            }
+            assert!(
+                inside(alpha * (1.0 - 1e-9)) && !inside(alpha * (1.0 + 1e-6) + 1e-9),
+                "l = {l:?}, d = {d:?}: α = {alpha} is not where the ray leaves the cone"
+            );
+        }
+    }
+
+    /// A random QP with equality rows, an orthant and two second-order
+    /// cones: the same answer as clarabel's to 1e-6.
+    #[test]
+    fn a_random_conic_qp_has_clarabels_answer() {
+        use clarabel::solver::{DefaultSettings, DefaultSolver, IPSolver};
+        let mut st = 3u64;
+        for trial in 0..10 {
+            let n = 8;
+            // P = LᵀL + 0.1 I, upper triangle.
+            let l: Vec<Vec<f64>> = (0..n)
+                .map(|_| (0..n).map(|_| lcg(&mut st)).collect())
+                .collect();
+            let (mut colptr, mut rowval, mut nzval) = (vec![0], vec![], vec![]);
+            for j in 0..n {
+                for i in 0..=j {
+                    let mut v: f64 = (0..n).map(|k| l[k][i] * l[k][j]).sum();
+                    if i == j {
+                        v += 0.1;
+                    }
+                    rowval.push(i);
+                    nzval.push(v);
+                }
+                colptr.push(rowval.len());
+            }
+            let p = CscMatrix::new(n, n, colptr, rowval, nzval);
+            let q: Vec<f64> = (0..n).map(|_| lcg(&mut st)).collect();
+            // Rows: 1 equality, 2 orthant, SOC(3), SOC(3): Ax + s = 0.
+            let m = 9;
+            let dense: Vec<Vec<f64>> = (0..m)
+                .map(|_| (0..n).map(|_| lcg(&mut st)).collect())
+                .collect();
+            let (mut colptr, mut rowval, mut nzval) = (vec![0], vec![], vec![]);
+            for j in 0..n {
+                for (i, row) in dense.iter().enumerate() {
+                    rowval.push(i);
+                    nzval.push(row[j]);
+                }
+                colptr.push(rowval.len());
+            }
+            let a = CscMatrix::new(m, n, colptr, rowval, nzval);
+            let cones = [
+                SupportedConeT::ZeroConeT(1),
+                SupportedConeT::NonnegativeConeT(2),
+                SupportedConeT::SecondOrderConeT(3),
+                SupportedConeT::SecondOrderConeT(3),
+            ];
+            let settings = DefaultSettings {
+                verbose: false,
+                tol_gap_abs: 1e-12,
+                tol_gap_rel: 1e-12,
+                tol_feas: 1e-12,
+                tol_ktratio: 1e-10,
+                ..DefaultSettings::default()
+            };
+            let mut reference =
+                DefaultSolver::new(&p, &q, &a, &vec![0.0; m], &cones, settings).unwrap();
+            reference.solve();
+            let mut ours = ConicIpm::new(&p, &a, &cones).unwrap();
+            let mut qq = q.clone();
+            let mut x = Vec::new();
+            let out = ours.solve(&mut qq, 1e-10, 100, &mut |xi, _, _| {
+                x = xi.to_vec();
+                Hook::Continue
+            });
+            // Strictly convex (P ⪰ 0.1 I): compare objectives, and check
+            // that ours is feasible (−Ax in the cones).
+            let f = |x: &[f64]| {
+                let mut v = 0.0;
+                for j in 0..n {
+                    for k in p.colptr[j]..p.colptr[j + 1] {
+                        let i = p.rowval[k];
+                        let w = if i == j { 0.5 } else { 1.0 };
+                        v += w * p.nzval[k] * x[i] * x[j];
+                    }
+                    v += q[j] * x[j];
+                }
+                v
+            };
+            let (ours_f, theirs_f) = (f(&x), f(&reference.solution.x));
+            let s: Vec<f64> = dense
+                .iter()
+                .map(|row| -(0..n).map(|k| row[k] * x[k]).sum::<f64>())
+                .collect();
+            let infeasible = [
+                s[0].abs(),
+                -s[1],
+                -s[2],
+                norm(&s[4..6]) - s[3],
+                norm(&s[7..9]) - s[6],
+            ]
+            .into_iter()
+            .fold(0.0, f64::max);
+            assert!(
+                out.status == Status::Solved
+                    && (ours_f - theirs_f).abs() <= 1e-8 * (1.0 + theirs_f.abs())
+                    && infeasible <= 1e-9,
+                "trial {trial}: {:?} after {} Newton steps; objective {ours_f} against \
+                 clarabel's {theirs_f}, constraints violated by {infeasible:e}",
+                out.status,
+                out.iterations
+            );
+        }
+    }
+}
