@@ -87,6 +87,33 @@ const STEP_FRACTION: f64 = 0.99;
 /// Steps shorter than this, three in a row, end a solve as stalled.
 const MIN_STEP: f64 = 1e-8;
 
+/// A Newton direction and the buffers that compute it.
+struct Direction {
+    /// (Δx, Δz), solved in place from the right-hand side.
+    kkt: Vec<f64>,
+    /// Δs.
+    ds: Vec<f64>,
+    /// W⁻¹Δs and WΔz (the step lengths and Mehrotra's corrector use them).
+    ds_scaled: Vec<f64>,
+    dz_scaled: Vec<f64>,
+    /// Iterative refinement's right-hand side and residual.
+    work: Vec<f64>,
+    res: Vec<f64>,
+}
+
+impl Direction {
+    fn new(dim: usize, m: usize) -> Self {
+        Direction {
+            kkt: vec![0.0; dim],
+            ds: vec![0.0; m],
+            ds_scaled: vec![0.0; m],
+            dz_scaled: vec![0.0; m],
+            work: vec![0.0; dim],
+            res: vec![0.0; dim],
+        }
+    }
+}
+
 /// One cone block of the constraint rows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Block {
@@ -416,9 +443,7 @@ impl ConicIpm {
         let mut x = vec![0.0; n];
         let mut s = vec![0.0; m];
         let mut z = vec![0.0; m];
-        let mut rhs = vec![0.0; dim];
-        let mut work = vec![0.0; dim];
-        let mut res = vec![0.0; dim];
+        let mut dir = Direction::new(dim, m);
         let fail = |it| Outcome {
             iterations: it,
             status: Status::Failed,
@@ -428,11 +453,12 @@ impl ConicIpm {
         if !self.factor(&unit) {
             return fail(0);
         }
+        let rhs = &mut dir.kkt;
         for k in 0..n {
             rhs[k] = -q[k];
         }
         rhs[n..].fill(0.0);
-        if !self.solve_kkt(&mut rhs, &mut work, &mut res) {
+        if !self.solve_kkt(rhs, &mut dir.work, &mut dir.res) {
             return fail(0);
         }
         x.copy_from_slice(&rhs[..n]);
@@ -453,8 +479,6 @@ impl ConicIpm {
         let mut scalings = unit;
         let mut lambda = vec![0.0; m];
         let (mut rx, mut rp) = (vec![0.0; n], vec![0.0; m]);
-        let (mut dx, mut dz, mut ds) = (vec![0.0; n], vec![0.0; m], vec![0.0; m]);
-        let (mut dsa_t, mut dza_t) = (vec![0.0; m], vec![0.0; m]);
         let mut d = vec![0.0; m];
         let mut t = vec![0.0; m];
         let mut short_steps = 0;
@@ -482,42 +506,27 @@ impl ConicIpm {
             for r in 0..m {
                 t[r] = -lambda[r];
             }
-            if !self.direction(&scalings, &rx, &rp, &t, &mut rhs, &mut work, &mut res) {
+            let Some(alpha_a) = self.direction(&scalings, &rx, &rp, &t, &lambda, &mut dir) else {
                 return fail(it);
-            }
-            dx.copy_from_slice(&rhs[..n]);
-            dz.copy_from_slice(&rhs[n..]);
-            self.ds_from(&scalings, &t, &dz, &mut ds);
-            // Scaled affine directions W⁻¹Δs and WΔz.
-            for (k, b) in self.blocks.iter().enumerate() {
-                scalings[k].apply(b, &ds, &mut dsa_t, true);
-                scalings[k].apply(b, &dz, &mut dza_t, false);
-            }
-            let alpha_a = self
-                .max_step(&lambda, &dsa_t)
-                .min(self.max_step(&lambda, &dza_t))
-                .min(1.0);
-            let sigma = (1.0 - alpha_a).clamp(0.0, 1.0).powi(3);
+            };
+            let sigma = (1.0 - alpha_a.min(1.0)).clamp(0.0, 1.0).powi(3);
             // Combined: d = −λ∘λ − (W⁻¹Δs_a)∘(WΔz_a) + σμe.
             for b in &self.blocks {
-                jordan_corrector(b, &lambda, &dsa_t, &dza_t, sigma * mu, &mut d);
+                jordan_corrector(
+                    b,
+                    &lambda,
+                    &dir.ds_scaled,
+                    &dir.dz_scaled,
+                    sigma * mu,
+                    &mut d,
+                );
                 inverse_product(b, &lambda, &d, &mut t);
             }
-            if !self.direction(&scalings, &rx, &rp, &t, &mut rhs, &mut work, &mut res) {
+            let Some(longest) = self.direction(&scalings, &rx, &rp, &t, &lambda, &mut dir) else {
                 return fail(it);
-            }
-            dx.copy_from_slice(&rhs[..n]);
-            dz.copy_from_slice(&rhs[n..]);
-            self.ds_from(&scalings, &t, &dz, &mut ds);
-            for (k, b) in self.blocks.iter().enumerate() {
-                scalings[k].apply(b, &ds, &mut dsa_t, true);
-                scalings[k].apply(b, &dz, &mut dza_t, false);
-            }
-            let alpha = (STEP_FRACTION
-                * self
-                    .max_step(&lambda, &dsa_t)
-                    .min(self.max_step(&lambda, &dza_t)))
-            .min(1.0);
+            };
+            let alpha = (STEP_FRACTION * longest).min(1.0);
+            let (dx, dz, ds) = (&dir.kkt[..n], &dir.kkt[n..], &dir.ds);
             for k in 0..n {
                 x[k] += alpha * dx[k];
             }
@@ -554,25 +563,25 @@ impl ConicIpm {
         }
     }
 
-    /// Fills the right-hand side [−r_x; −r_p − W t] and solves it; the
-    /// direction (Δx, Δz) is left in `rhs`.
-    #[allow(clippy::too_many_arguments)]
+    /// The direction for the right-hand side [−r_x; −r_p − W t]: (Δx, Δz)
+    /// in `dir.kkt`, Δs = W(t − WΔz), the scaled W⁻¹Δs and WΔz, and the
+    /// longest α with λ + α W⁻¹Δs and λ + α WΔz in the cones (∞ where
+    /// nothing limits it); `None` when the solve fails.
     fn direction(
         &mut self,
         scalings: &[Scaling],
         rx: &[f64],
         rp: &[f64],
         t: &[f64],
-        rhs: &mut [f64],
-        work: &mut [f64],
-        res: &mut [f64],
-    ) -> bool {
+        lambda: &[f64],
+        dir: &mut Direction,
+    ) -> Option<f64> {
         let n = self.n;
+        let rhs = &mut dir.kkt;
         for k in 0..n {
             rhs[k] = -rx[k];
         }
-        let (wt, rest) = rhs[n..].split_at_mut(self.m);
-        debug_assert!(rest.is_empty());
+        let wt = &mut rhs[n..];
         for (k, b) in self.blocks.iter().enumerate() {
             if let Block::Zero { off, dim } = *b {
                 wt[off..off + dim].fill(0.0);
@@ -583,7 +592,19 @@ impl ConicIpm {
         for r in 0..self.m {
             wt[r] = -rp[r] - wt[r];
         }
-        self.solve_kkt(rhs, work, res)
+        if !self.solve_kkt(&mut dir.kkt, &mut dir.work, &mut dir.res) {
+            return None;
+        }
+        let dz = &dir.kkt[n..];
+        self.ds_from(scalings, t, dz, &mut dir.ds);
+        for (k, b) in self.blocks.iter().enumerate() {
+            scalings[k].apply(b, &dir.ds, &mut dir.ds_scaled, true);
+            scalings[k].apply(b, dz, &mut dir.dz_scaled, false);
+        }
+        Some(
+            self.max_step(lambda, &dir.ds_scaled)
+                .min(self.max_step(lambda, &dir.dz_scaled)),
+        )
     }
 
     /// Δs = W(t − WΔz) on the cone rows, 0 on the zero rows.
