@@ -53,9 +53,10 @@
 //! first value, and followed from there.
 //!
 //! Measured (`repose solve FILE --solver interior-point --fallback none`,
-//! from zero to a Siconos error of 10⁻⁶, N explicit; 2026-11-29, Intel
-//! Xeon (AVX-512), 1 thread, one other one-thread run beside it), against
-//! one clarabel program per shift solved to the end (the fallback alone):
+//! from zero to a Siconos error of 10⁻⁶, N explicit; 2026-11-29, commit
+//! 59e0283, Intel Xeon (AVX-512), 1 thread, one other one-thread run
+//! beside it), against one clarabel program per shift solved to the end
+//! (the fallback alone; commit bb758ef, same sitting):
 //!
 //! | problem (`tests/data/hard/`) | the path | a program per shift |
 //! |---|---|---|
@@ -65,7 +66,8 @@
 //! | `seed000_rho0.01_step300` (788, associated) | 31, 0.31 s | stops at 2.3·10⁻⁶ (40, 0.64 s) |
 //!
 //! In a run (the lifted form below) on seed 001's pile at μ = 1, μ_r = 1 m,
-//! 60 steps from its state at 7 s (~353 contacts): the path alone met 10⁻⁴
+//! 60 steps from its state at 7 s (~353 contacts; same date, commit and
+//! machine, two runs side by side): the path alone met 10⁻⁴
 //! in every step in 35 Newton steps a step, 6.9 s in all, where PGS
 //! (1,000 sweeps) with the programs as fallback took 31.1 s (the fallback
 //! 19.1 s, 100 Newton steps a step) and with the path as fallback 14.5 s
