@@ -31,7 +31,7 @@
 //!
 //! # The path: the shift re-evaluated at every Newton step
 //!
-//! The solve follows one interior-point path ([`conic`](super::conic), our
+//! The solve follows one interior-point path (`solver::conic`, our
 //! own primal–dual method with Nesterov–Todd scaling and Mehrotra's
 //! corrector) and, after every Newton step, projects the iterate's
 //! impulses onto the cones, computes their velocities y = Nγ + r (one
@@ -206,7 +206,7 @@ pub fn solve<D: Delassus + Sync>(
     stats
 }
 
-/// The path-following method ([`conic`](super::conic)) on the program of
+/// The path-following method (`solver::conic`) on the program of
 /// `shifted`, the shift (De Saxcé) re-evaluated after every Newton step
 /// from g(y) of the iterate's impulses projected onto the cones — at once,
 /// or after [`HOLD_START_SHIFT`] when `hold`. Stops on the solve's own

@@ -16,7 +16,7 @@
 //! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
 //! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
 //! | [`Newton`](SolverMethod::Newton) | semismooth Newton on all contacts: the natural map (associated law) or Alart–Curnier's (De Saxcé), J = I − P + PN in the metric, proximally regularized, Armijo line search ([`newton`]) | one sparse LU + 1–31 applies per step | both |
-//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP ([`conic`]; clarabel where it stalls), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: the shift of seed 004 eqs. 8–10 re-evaluated after every Newton step | both |
+//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (`conic`; clarabel where it stalls), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: the shift of seed 004 eqs. 8–10 re-evaluated after every Newton step | both |
 //!
 //! Here ŷ = F(γ) is the velocity the law pairs with γ: y = Nγ + r for the
 //! associated law, y + g(y) for De Saxcé ([`modified_velocity`]).
