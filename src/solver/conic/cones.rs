@@ -93,29 +93,36 @@ impl Scaling {
     }
 
     /// The scaling at (s, z), both inside the block's cone.
+    #[cfg(test)]
     pub(super) fn at(b: &Block, s: &[f64], z: &[f64]) -> Self {
-        match *b {
-            Block::Zero { .. } => Scaling::Zero,
-            Block::Nonneg { off, dim } => {
-                Scaling::Nonneg((off..off + dim).map(|r| (s[r] / z[r]).sqrt()).collect())
+        let mut sc = Scaling::unit(b);
+        sc.update(b, s, z);
+        sc
+    }
+
+    /// Becomes the scaling at (s, z), in place (no allocation: it runs
+    /// for every cone at every Newton step). `self` is of `b`'s type.
+    pub(super) fn update(&mut self, b: &Block, s: &[f64], z: &[f64]) {
+        match (self, *b) {
+            (Scaling::Zero, Block::Zero { .. }) => {}
+            (Scaling::Nonneg(w), Block::Nonneg { off, .. }) => {
+                for (r, wr) in w.iter_mut().enumerate() {
+                    *wr = (s[off + r] / z[off + r]).sqrt();
+                }
             }
-            Block::Soc { off, dim } => {
+            (Scaling::Soc { eta, w }, Block::Soc { off, dim }) => {
                 let (s, z) = (&s[off..off + dim], &z[off..off + dim]);
                 let (rs, rz) = (soc_root_det(s), soc_root_det(z));
-                let sb: Vec<f64> = s.iter().map(|v| v / rs).collect();
-                let zb: Vec<f64> = z.iter().map(|v| v / rz).collect();
-                let dot: f64 = sb.iter().zip(&zb).map(|(a, b)| a * b).sum();
+                // s̄ = s/√det s, z̄ = z/√det z, γ = √((1 + s̄ᵀz̄)/2).
+                let dot: f64 = s.iter().zip(z).map(|(a, b)| (a / rs) * (b / rz)).sum();
                 let g = (0.5 * (1.0 + dot)).sqrt();
-                let mut w = vec![0.0; dim];
-                w[0] = (sb[0] + zb[0]) / (2.0 * g);
+                w[0] = (s[0] / rs + z[0] / rz) / (2.0 * g);
                 for k in 1..dim {
-                    w[k] = (sb[k] - zb[k]) / (2.0 * g);
+                    w[k] = (s[k] / rs - z[k] / rz) / (2.0 * g);
                 }
-                Scaling::Soc {
-                    eta: (rs / rz).sqrt(),
-                    w,
-                }
+                *eta = (rs / rz).sqrt();
             }
+            _ => unreachable!("a scaling updated with another block type"),
         }
     }
 

@@ -99,6 +99,8 @@ struct Direction {
     /// W⁻¹Δs and WΔz (the step lengths and Mehrotra's corrector use them).
     ds_scaled: Vec<f64>,
     dz_scaled: Vec<f64>,
+    /// Scratch for Δs = W(t − WΔz).
+    wdz: Vec<f64>,
     /// Iterative refinement's right-hand side and residual.
     work: Vec<f64>,
     res: Vec<f64>,
@@ -111,6 +113,7 @@ impl Direction {
             ds: vec![0.0; m],
             ds_scaled: vec![0.0; m],
             dz_scaled: vec![0.0; m],
+            wdz: vec![0.0; m],
             work: vec![0.0; dim],
             res: vec![0.0; dim],
         }
@@ -488,7 +491,7 @@ impl ConicIpm {
             }
             // Scaling at (s, z), λ = W z.
             for (k, b) in self.blocks.iter().enumerate() {
-                scalings[k] = Scaling::at(b, &s, &z);
+                scalings[k].update(b, &s, &z);
                 scalings[k].apply(b, &z, &mut lambda, false);
             }
             if !self.factor(&scalings) {
@@ -588,7 +591,7 @@ impl ConicIpm {
             return None;
         }
         let dz = &dir.kkt[n..];
-        self.ds_from(scalings, t, dz, &mut dir.ds);
+        self.ds_from(scalings, t, dz, &mut dir.ds, &mut dir.wdz);
         for (k, b) in self.blocks.iter().enumerate() {
             scalings[k].apply(b, &dir.ds, &mut dir.ds_scaled, true);
             scalings[k].apply(b, dz, &mut dir.dz_scaled, false);
@@ -600,19 +603,26 @@ impl ConicIpm {
     }
 
     /// Δs = W(t − WΔz) on the cone rows, 0 on the zero rows.
-    fn ds_from(&self, scalings: &[Scaling], t: &[f64], dz: &[f64], ds: &mut [f64]) {
-        let mut wdz = vec![0.0; self.m];
+    /// `wdz` is scratch of the rows' length.
+    fn ds_from(
+        &self,
+        scalings: &[Scaling],
+        t: &[f64],
+        dz: &[f64],
+        ds: &mut [f64],
+        wdz: &mut [f64],
+    ) {
         for (k, b) in self.blocks.iter().enumerate() {
             if let Block::Zero { off, dim } = *b {
                 ds[off..off + dim].fill(0.0);
                 continue;
             }
-            scalings[k].apply(b, dz, &mut wdz, false);
+            scalings[k].apply(b, dz, wdz, false);
             let (off, dim) = b.range();
             for r in off..off + dim {
                 wdz[r] = t[r] - wdz[r];
             }
-            scalings[k].apply(b, &wdz, ds, false);
+            scalings[k].apply(b, wdz, ds, false);
         }
     }
 
