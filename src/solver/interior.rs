@@ -193,8 +193,7 @@ pub fn solve<D: Delassus + Sync>(
         &mut y,
         path.iterations,
     );
-    let fallback_better = stats.converged || stats.residual_rel < path.residual_rel;
-    if !fallback_better {
+    if !super::is_better(&stats, &path) {
         gamma.copy_from_slice(&best);
         op.apply(gamma, &mut y);
         stats = SolveStats {

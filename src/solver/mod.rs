@@ -285,9 +285,7 @@ pub fn solve<D: Delassus + Sync>(
     let started = std::time::Instant::now();
     let second = solve_with(method, op, gamma, &fallback, ws);
     let fallback_seconds = started.elapsed().as_secs_f64();
-    let better = second.converged
-        || second.residual_rel < first.residual_rel
-        || (first.residual_rel.is_nan() && !second.residual_rel.is_nan());
+    let better = is_better(&second, &first);
     let stats = if better {
         SolveStats {
             iterations: first.iterations,
@@ -305,6 +303,15 @@ pub fn solve<D: Delassus + Sync>(
     };
     ws.fallback_start = start;
     stats
+}
+
+/// Whether the answer of `candidate` is to be kept over that of `than`:
+/// it met the tolerance, or its residual is smaller (a finite residual
+/// counts as smaller than NaN); on a tie, `than`'s is kept.
+pub(crate) fn is_better(candidate: &SolveStats, than: &SolveStats) -> bool {
+    candidate.converged
+        || candidate.residual_rel < than.residual_rel
+        || (than.residual_rel.is_nan() && !candidate.residual_rel.is_nan())
 }
 
 /// One method's solve (the dispatch of [`solve`]).
