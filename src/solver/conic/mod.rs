@@ -387,18 +387,26 @@ impl ConicIpm {
         }
     }
 
-    /// Solves K d = rhs in place with the last factorisation, refined.
-    fn solve_kkt(&mut self, rhs: &mut [f64], work: &mut [f64], res: &mut [f64]) -> bool {
+    /// v ← K⁻¹ v with the last factorisation (regularised K).
+    fn back_solve(&mut self, v: &mut [f64]) {
         let dim = self.n + self.m;
-        work[..dim].copy_from_slice(rhs);
         let ldlt = faer::sparse::linalg::cholesky::LdltRef::new(&self.symbolic, &self.l_values);
         let stack = MemStack::new(&mut self.mem);
         ldlt.solve_in_place_with_conj(
             Conj::No,
-            MatMut::from_column_major_slice_mut(rhs, dim, 1),
+            MatMut::from_column_major_slice_mut(v, dim, 1),
             Par::Seq,
             stack,
         );
+    }
+
+    /// Solves K d = rhs in place with the last factorisation, refined
+    /// against the unregularised K.
+    fn solve_kkt(&mut self, rhs: &mut [f64], work: &mut [f64], res: &mut [f64]) -> bool {
+        let dim = self.n + self.m;
+        work[..dim].copy_from_slice(rhs);
+        let limit = 1e-14 * (1.0 + work.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+        self.back_solve(rhs);
         for _ in 0..REFINE {
             self.kkt_mul(rhs, res);
             let mut worst = 0.0f64;
@@ -406,17 +414,10 @@ impl ConicIpm {
                 res[k] = work[k] - res[k];
                 worst = worst.max(res[k].abs());
             }
-            if worst <= 1e-14 * (1.0 + work.iter().fold(0.0f64, |m, v| m.max(v.abs()))) {
+            if worst <= limit {
                 break;
             }
-            let ldlt = faer::sparse::linalg::cholesky::LdltRef::new(&self.symbolic, &self.l_values);
-            let stack = MemStack::new(&mut self.mem);
-            ldlt.solve_in_place_with_conj(
-                Conj::No,
-                MatMut::from_column_major_slice_mut(res, dim, 1),
-                Par::Seq,
-                stack,
-            );
+            self.back_solve(res);
             for k in 0..dim {
                 rhs[k] += res[k];
             }
