@@ -162,6 +162,8 @@ pub(crate) struct ConicIpm {
     n: usize,
     m: usize,
     p: CscMatrix<f64>,
+    /// P's diagonal (the KKT diagonal of the x rows, before δ).
+    p_diagonal: Vec<f64>,
     a: CscMatrix<f64>,
     blocks: Vec<Block>,
     /// The cones' degree ν (1 per orthant row, 1 per second-order cone).
@@ -289,6 +291,7 @@ impl ConicIpm {
         Some(ConicIpm {
             n,
             m,
+            p_diagonal: (0..n).map(|j| p_diag(p, j)).collect(),
             p: p.clone(),
             a: a.clone(),
             blocks,
@@ -311,8 +314,8 @@ impl ConicIpm {
     /// from the block's first row).
     fn factor(&mut self, scalings: &[Scaling]) -> bool {
         for j in 0..self.n {
-            // P's diagonal plus δ (P's value restored from its own data).
-            self.values[self.diag[j]] = p_diag(&self.p, j) + STATIC_REG;
+            // P's diagonal plus δ.
+            self.values[self.diag[j]] = self.p_diagonal[j] + STATIC_REG;
         }
         for (b, sc) in self.blocks.iter().zip(scalings) {
             match (*b, sc) {
