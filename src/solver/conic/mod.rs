@@ -45,8 +45,9 @@
 //!
 //! factored once per step (faer's sparse LDLᵀ, approximate minimum degree
 //! ordering, the symbolic analysis once per solve; a static regularisation
-//! ±δ on the diagonal, faer's dynamic one for tiny pivots, and iterative
-//! refinement against the unregularised matrix) and solved twice:
+//! ±δ on the diagonal, faer's dynamic one for tiny pivots, and up to three
+//! rounds of iterative refinement against the unregularised matrix, each
+//! kept while it cuts the residual fivefold) and solved twice:
 //! the affine direction (d = −λ∘λ), then the combined one (d = −λ∘λ −
 //! (W⁻¹Δs_a)∘(WΔz_a) + σμe with σ = (1 − α_a)³, α_a the affine step's
 //! length and μ = sᵀz/ν, ν the cones' degree). Step lengths are computed in
@@ -83,8 +84,11 @@ use cones::{inverse_product, jordan_corrector, norm, soc_step, Block, Scaling};
 /// Static regularisation of the KKT diagonal (relative to its unit-scaled
 /// blocks).
 const STATIC_REG: f64 = 1e-9;
-/// Rounds of iterative refinement per solve.
+/// Rounds of iterative refinement per solve, at most.
 const REFINE: usize = 3;
+/// A round of refinement is followed by another only where it cut the
+/// largest residual to this fraction of the one before.
+const REFINE_GAIN: f64 = 0.2;
 /// Fraction of the way to the cone's boundary a step goes.
 const STEP_FRACTION: f64 = 0.99;
 /// Steps shorter than this, three in a row, end a solve as stalled.
@@ -101,9 +105,16 @@ struct Direction {
     dz_scaled: Vec<f64>,
     /// Scratch for Δs = W(t − WΔz).
     wdz: Vec<f64>,
-    /// Iterative refinement's right-hand side and residual.
-    work: Vec<f64>,
+    /// Iterative refinement's buffers.
+    refine: Refinement,
+}
+
+/// Iterative refinement's buffers: the right-hand side, the residual and
+/// the last correction.
+struct Refinement {
+    b: Vec<f64>,
     res: Vec<f64>,
+    step: Vec<f64>,
 }
 
 impl Direction {
@@ -114,8 +125,11 @@ impl Direction {
             ds_scaled: vec![0.0; m],
             dz_scaled: vec![0.0; m],
             wdz: vec![0.0; m],
-            work: vec![0.0; dim],
-            res: vec![0.0; dim],
+            refine: Refinement {
+                b: vec![0.0; dim],
+                res: vec![0.0; dim],
+                step: vec![0.0; dim],
+            },
         }
     }
 }
@@ -404,25 +418,39 @@ impl ConicIpm {
     }
 
     /// Solves K d = rhs in place with the last factorisation, refined
-    /// against the unregularised K.
-    fn solve_kkt(&mut self, rhs: &mut [f64], work: &mut [f64], res: &mut [f64]) -> bool {
+    /// against the unregularised K: at most [`REFINE`] rounds, each kept
+    /// only while it cuts the largest residual by [`REFINE_GAIN`] (near
+    /// the path's end K is so ill-conditioned that a round can gain
+    /// nothing, or lose, and another would only cost a back-solve).
+    fn solve_kkt(&mut self, rhs: &mut [f64], work: &mut Refinement) -> bool {
         let dim = self.n + self.m;
-        work[..dim].copy_from_slice(rhs);
-        let limit = 1e-14 * (1.0 + work.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+        let Refinement { b, res, step } = work;
+        b[..dim].copy_from_slice(rhs);
+        let limit = 1e-14 * (1.0 + b.iter().fold(0.0f64, |m, v| m.max(v.abs())));
         self.back_solve(rhs);
-        for _ in 0..REFINE {
+        let mut last = f64::INFINITY;
+        for round in 0..=REFINE {
             self.kkt_mul(rhs, res);
             let mut worst = 0.0f64;
             for k in 0..dim {
-                res[k] = work[k] - res[k];
+                res[k] = b[k] - res[k];
                 worst = worst.max(res[k].abs());
             }
-            if worst <= limit {
+            if worst > last {
+                // The last round made it worse: take it back.
+                for k in 0..dim {
+                    rhs[k] -= step[k];
+                }
                 break;
             }
-            self.back_solve(res);
+            if worst <= limit || worst > REFINE_GAIN * last || round == REFINE {
+                break;
+            }
+            last = worst;
+            step.copy_from_slice(res);
+            self.back_solve(step);
             for k in 0..dim {
-                rhs[k] += res[k];
+                rhs[k] += step[k];
             }
         }
         rhs.iter().all(|v| v.is_finite())
@@ -457,7 +485,7 @@ impl ConicIpm {
             rhs[k] = -q[k];
         }
         rhs[n..].fill(0.0);
-        if !self.solve_kkt(rhs, &mut dir.work, &mut dir.res) {
+        if !self.solve_kkt(rhs, &mut dir.refine) {
             return fail(0);
         }
         x.copy_from_slice(&rhs[..n]);
@@ -591,7 +619,7 @@ impl ConicIpm {
         for r in 0..self.m {
             wt[r] = -rp[r] - wt[r];
         }
-        if !self.solve_kkt(&mut dir.kkt, &mut dir.work, &mut dir.res) {
+        if !self.solve_kkt(&mut dir.kkt, &mut dir.refine) {
             return None;
         }
         let dz = &dir.kkt[n..];
