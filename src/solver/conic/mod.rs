@@ -391,16 +391,18 @@ impl ConicIpm {
     fn kkt_mul(&self, v: &[f64], out: &mut [f64]) {
         out.fill(0.0);
         for j in 0..self.n + self.m {
-            for k in self.col_ptr[j]..self.col_ptr[j + 1] {
-                let r = self.row_idx[k];
-                let a = self.values[k];
-                out[r] += a * v[j];
-                if r != j {
-                    out[j] += a * v[r];
-                }
+            let (lo, hi) = (self.col_ptr[j], self.col_ptr[j + 1]);
+            let vj = v[j];
+            // Column j scatters into the rows above it, and its transpose
+            // (row j) gathers from them; the diagonal is in both, once too
+            // many.
+            let mut row_j = 0.0;
+            for (&r, &a) in self.row_idx[lo..hi].iter().zip(&self.values[lo..hi]) {
+                out[r] += a * vj;
+                row_j += a * v[r];
             }
-            let sign = if j < self.n { 1.0 } else { -1.0 };
-            out[j] -= sign * STATIC_REG * v[j];
+            let reg = if j < self.n { STATIC_REG } else { -STATIC_REG };
+            out[j] += row_j - (self.values[self.diag[j]] + reg) * vj;
         }
     }
 
