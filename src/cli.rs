@@ -346,6 +346,14 @@ pub(crate) enum Command {
         /// fallback.
         #[arg(long, value_name = "METHOD|none")]
         fallback: Option<String>,
+        /// The residual the solver stops on: siconos (Siconos' relative
+        /// error, so that figures compare with Siconos'), weighted (a run's
+        /// default `solver.residual`: the test a run applied to a problem
+        /// it dumped with `repose run --dump-problem`), or contact. With
+        /// weighted or contact, "solved" is the solver's own test (`--json`
+        /// gives its residual) and the error columns stay Siconos'.
+        #[arg(long, default_value = "siconos", value_parser = ["siconos", "weighted", "contact"])]
+        measure: String,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,

@@ -47,6 +47,13 @@ pub struct SolveOptions {
     /// A second method for a problem the first leaves unsolved, from the
     /// first's answer, with its own `time_limit` ([`solver::solve`]).
     pub fallback: Option<SolverMethod>,
+    /// The residual the solver stops on. Siconos' relative error (the
+    /// default) makes figures compare with Siconos'; a run's own measure
+    /// ([`ResidualMeasure::Weighted`] unless its scene says otherwise)
+    /// reproduces the test a run applied to a problem it dumped
+    /// (`repose run --dump-problem`). Where it is not Siconos', `converged`
+    /// is the solver's own test and `error_*` stay Siconos' error.
+    pub measure: ResidualMeasure,
 }
 
 /// APGD, then the interior point where it stops short; 10⁻⁶, 100,000
@@ -60,6 +67,7 @@ impl Default for SolveOptions {
             time_limit: 60.0,
             anderson: crate::solver::pgs::ANDERSON_DEPTH,
             fallback: Some(SolverMethod::InteriorPoint),
+            measure: ResidualMeasure::Siconos,
         }
     }
 }
@@ -86,8 +94,13 @@ pub struct SolveReport {
     pub error_abs: f64,
     /// Relative Siconos error (absolute ÷ max(‖q‖, ‖r‖, ‖u‖)).
     pub error_rel: f64,
-    /// Whether the relative error reached the tolerance.
+    /// Whether the relative error reached the tolerance (with a measure
+    /// other than Siconos', [`SolveOptions::measure`]: whether the
+    /// solver's own residual did).
     pub converged: bool,
+    /// The solver's own relative residual at the end, in the measure it
+    /// stopped on ([`SolveOptions::measure`]; NaN where none was computed).
+    pub residual: f64,
     /// Whether the time limit stopped the solve.
     pub timed_out: bool,
     /// Why the file could not be read or solved at all (`--all` goes on
@@ -118,6 +131,7 @@ impl SolveReport {
             seconds: 0.0,
             error_abs: f64::NAN,
             error_rel: f64::NAN,
+            residual: f64::NAN,
             converged: false,
             timed_out: false,
             read_error: None,
@@ -240,7 +254,7 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
         method: o.method,
         tolerance: o.tolerance,
         max_iterations: o.max_iterations,
-        residual: ResidualMeasure::Siconos,
+        residual: o.measure,
         warm_start: true,
         anderson: o.anderson,
         // (A limit that is not a non-negative number of seconds the clock
@@ -263,7 +277,11 @@ pub fn solve_problem(p: &SiconosProblem, name: &str, o: &SolveOptions) -> SolveR
         seconds,
         error_abs: err.abs,
         error_rel: err.rel,
-        converged: err.rel <= o.tolerance,
+        converged: match o.measure {
+            ResidualMeasure::Siconos => err.rel <= o.tolerance,
+            _ => stats.converged,
+        },
+        residual: stats.residual_rel,
         timed_out: stats.timed_out,
         read_error: None,
     }

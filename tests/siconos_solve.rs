@@ -168,3 +168,55 @@ fn a_time_limit_stops_the_solve_at_its_next_check_and_says_so() {
         );
     }
 }
+
+/// `repose solve --measure`: the solver stops on the measure asked for. In
+/// Siconos' measure its own residual is the error recomputed in the file's
+/// d-space (the same quantity, two codes: equal to rounding); in a run's
+/// weighted measure its residual meets the tolerance and says "solved"
+/// while the error columns stay Siconos'.
+#[test]
+fn solve_stops_on_the_residual_measure_asked_for() {
+    use repose::solver::ResidualMeasure;
+    let file = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hard/seed001_mu0.3_mur1_step12000.dat"
+    ));
+    let p = SiconosProblem::read(file).unwrap();
+    let tol = 1e-4;
+    let solve = |measure| {
+        solve_problem(
+            &p,
+            "seed001_mu0.3_mur1_step12000",
+            &SolveOptions {
+                method: SolverMethod::InteriorPoint,
+                tolerance: tol,
+                fallback: None,
+                measure,
+                ..Default::default()
+            },
+        )
+    };
+    let siconos = solve(ResidualMeasure::Siconos);
+    assert!(siconos.converged && siconos.error_rel <= tol, "{siconos:?}");
+    // Both codes sum the same squares in another order: a few ulps apart.
+    let gap = (siconos.residual - siconos.error_rel).abs() / siconos.error_rel;
+    assert!(
+        gap <= 1e-9,
+        "the solver's Siconos residual {:.6e} vs the file's error {:.6e}: relative gap {gap:.1e} > 1e-9",
+        siconos.residual,
+        siconos.error_rel
+    );
+    let weighted = solve(ResidualMeasure::Weighted);
+    assert!(
+        weighted.converged && weighted.residual <= tol,
+        "weighted: solved {} with its residual {:.3e} against {tol:e}",
+        weighted.converged,
+        weighted.residual
+    );
+    assert!(
+        (weighted.residual - weighted.error_rel).abs() > 1e-3 * weighted.residual,
+        "the weighted residual {:.6e} is Siconos' error {:.6e}: the measure was not passed on",
+        weighted.residual,
+        weighted.error_rel
+    );
+}
