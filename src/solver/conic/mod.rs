@@ -46,8 +46,9 @@
 //! factored once per step (faer's sparse LDLᵀ, approximate minimum degree
 //! ordering, the symbolic analysis once per solve; a static regularisation
 //! ±δ on the diagonal, faer's dynamic one for tiny pivots, and up to three
-//! rounds of iterative refinement against the unregularised matrix, each
-//! kept while it cuts the residual fivefold) and solved twice:
+//! rounds of iterative refinement against the unregularised matrix, a
+//! round followed by another only where it cut the residual fivefold) and
+//! solved twice:
 //! the affine direction (d = −λ∘λ), then the combined one (d = −λ∘λ −
 //! (W⁻¹Δs_a)∘(WΔz_a) + σμe with σ = (1 − α_a)³, α_a the affine step's
 //! length and μ = sᵀz/ν, ν the cones' degree). Step lengths are computed in
@@ -420,10 +421,11 @@ impl ConicIpm {
     }
 
     /// Solves K d = rhs in place with the last factorisation, refined
-    /// against the unregularised K: at most [`REFINE`] rounds, each kept
-    /// only while it cuts the largest residual by [`REFINE_GAIN`] (near
-    /// the path's end K is so ill-conditioned that a round can gain
-    /// nothing, or lose, and another would only cost a back-solve).
+    /// against the unregularised K: at most [`REFINE`] rounds; a round is
+    /// taken back where it made the largest residual larger, and followed
+    /// by another only where it cut it to [`REFINE_GAIN`] of the one
+    /// before (near the path's end K is so ill-conditioned that a round can
+    /// gain nothing, or lose, and another would only cost a back-solve).
     fn solve_kkt(&mut self, rhs: &mut [f64], work: &mut Refinement) -> bool {
         let dim = self.n + self.m;
         let Refinement { b, res, step } = work;
