@@ -36,7 +36,7 @@ pub(crate) enum Command {
         #[arg(
             long,
             value_name = "DIR",
-            conflicts_with_all = ["scene", "set", "out", "no_frames", "no_picture", "solver", "dump_problem", "overwrite", "checkpoint_every"]
+            conflicts_with_all = ["scene", "set", "out", "no_frames", "no_picture", "solver", "fallback", "dump_problem", "overwrite", "checkpoint_every"]
         )]
         resume: Option<PathBuf>,
         /// Write a checkpoint every N steps (`500`) or every T seconds of wall
@@ -70,6 +70,13 @@ pub(crate) enum Command {
         /// Solver method (overrides the scene's `solver.method`).
         #[arg(long, value_enum)]
         solver: Option<SolverMethod>,
+        /// A second method for the steps the first leaves above its
+        /// tolerance, started from the first's answer; the better answer
+        /// is kept (overrides the scene's `solver.fallback`; `none` turns it
+        /// off). CPU backend. E.g. `--solver interior-point --fallback pgs`
+        /// for seed 001's piles at μ_r ≥ 0.1 m (docs/solvers.md).
+        #[arg(long, value_name = "METHOD|none")]
+        fallback: Option<String>,
         /// Write the contact problem of these steps (1 = the first) to
         /// OUT/problem_stepNNNNNN.dat, in the Siconos format `repose solve`
         /// reads (d = 6: the spinning row appended).

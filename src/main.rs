@@ -125,6 +125,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             no_picture,
             backend,
             solver,
+            fallback,
             dump_problem,
             overwrite,
         } => {
@@ -146,6 +147,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .collect::<Result<Vec<_>, _>>()?;
                 if let Some(m) = solver {
                     overrides.push(("solver.method".into(), format!("{m:?}")));
+                }
+                if let Some(name) = fallback {
+                    let value = match name.as_str() {
+                        "none" => "None".to_string(),
+                        _ => format!("Some({:?})", method_named("--fallback", &name)?),
+                    };
+                    overrides.push(("solver.fallback".into(), value));
                 }
                 if contacts {
                     overrides.push(("output.contacts".into(), "true".into()));
@@ -631,13 +639,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 (Some(_), SolveMethod::Lemke { .. }) => {
                     anyhow::bail!("--fallback: lemke is a direct method; it takes none")
                 }
-                (Some(name), _) => Some(SolverMethod::from_name(name).ok_or_else(|| {
-                    let names: Vec<&str> = SolverMethod::ALL.iter().map(|m| m.name()).collect();
-                    anyhow::anyhow!(
-                        "--fallback: unknown method {name:?}; one of {}, none",
-                        names.join(", ")
-                    )
-                })?),
+                (Some(name), _) => Some(method_named("--fallback", name)?),
             };
             // A method is not its own fallback (`solver::solve` would not
             // run it twice): say so once, here.
@@ -782,4 +784,16 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The method a `--fallback`-style option names (`SolverMethod::name`), or
+/// an error listing the names.
+fn method_named(option: &str, name: &str) -> Result<SolverMethod> {
+    SolverMethod::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = SolverMethod::ALL.iter().map(|m| m.name()).collect();
+        anyhow::anyhow!(
+            "{option}: unknown method {name:?}; one of {}, none",
+            names.join(", ")
+        )
+    })
 }

@@ -1040,3 +1040,38 @@ fn bench_refuses_a_penalty_scene_for_the_solver_bench() {
     );
     assert!(!stdout(&out).contains("NaN"), "{}", show(&out));
 }
+
+/// `repose run --fallback METHOD` sets the scene's `solver.fallback` (the
+/// run's scene.ron records it), `none` clears one, and an unknown name is
+/// one error listing the names.
+#[test]
+fn run_fallback_option_sets_the_scenes_fallback() {
+    use repose::solver::SolverMethod;
+    let tmp = tempfile::tempdir().unwrap();
+    let ran = |name: &str, args: &[&str]| {
+        let dir = tmp.path().join(name);
+        let mut all = vec!["--set", "duration=0.01", "--no-frames"];
+        all.extend(args);
+        let out = run_sphere_on_plane(&dir, &all);
+        assert_success(&out, &format!("repose run {all:?}"));
+        Scene::load(&dir.join("scene.ron"), &[])
+            .unwrap()
+            .solver
+            .fallback
+    };
+    assert_eq!(
+        ran("pgs", &["--solver", "interior-point", "--fallback", "pgs"]),
+        Some(SolverMethod::Pgs),
+        "--fallback pgs"
+    );
+    assert_eq!(
+        ran(
+            "none",
+            &["--set", "solver.fallback=Some(Pgs)", "--fallback", "none"]
+        ),
+        None,
+        "--fallback none after a --set that gave one"
+    );
+    let out = run_sphere_on_plane(&tmp.path().join("bad"), &["--fallback", "pgz"]);
+    assert_one_error(&out, &["--fallback", "\"pgz\"", "interior-point", "none"]);
+}

@@ -208,7 +208,8 @@ fn set_in_tree(tree: &mut Value, path: &str, raw: &str, fields: bool) -> Result<
         walked.push_str(seg);
     }
 
-    if is_variant_name(raw) && (variant_body(node).is_some() || node.is_string()) {
+    // `None` is the empty optional (module docs), not a variant's name.
+    if raw != "None" && is_variant_name(raw) && (variant_body(node).is_some() || node.is_string()) {
         // Switching an enum's variant (module docs).
         if variant_body(node).is_some_and(|(k, _)| k == raw) {
             return Ok(());
@@ -245,6 +246,8 @@ fn parse_value(raw: &str, current: &Value) -> Result<Value, String> {
     let new = match current {
         Value::String(_) => match parsed {
             Some(Value::String(s)) => Value::String(s),
+            // An optional unit variant (`solver.fallback=None`).
+            Some(Value::Null) => Value::Null,
             _ => Value::String(text.to_string()),
         },
         _ => parsed.unwrap_or_else(|| Value::String(text.to_string())),

@@ -343,6 +343,22 @@ fn override_none_clears_an_optional_field() {
         panic!()
     };
     assert_eq!(sp.mass, None);
+    // An optional enum holding a unit variant (serialised as a string).
+    let with = set(&s, "solver.fallback", "Some(Pgs)").unwrap();
+    assert_eq!(with.solver.fallback, Some(crate::solver::SolverMethod::Pgs));
+    assert_eq!(
+        set(&with, "solver.fallback", "None")
+            .unwrap()
+            .solver
+            .fallback,
+        None
+    );
+    // A required one refuses None with serde's reason.
+    let err = set(&s, "solver.method", "None").unwrap_err().to_string();
+    assert!(
+        err.contains("solver.method") && err.contains("null"),
+        "{err}"
+    );
 }
 
 #[test]
