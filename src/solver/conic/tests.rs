@@ -127,34 +127,23 @@ fn a_random_conic_qp_has_clarabels_answer() {
         let l: Vec<Vec<f64>> = (0..n)
             .map(|_| (0..n).map(|_| lcg(&mut st)).collect())
             .collect();
-        let (mut colptr, mut rowval, mut nzval) = (vec![0], vec![], vec![]);
-        for j in 0..n {
-            for i in 0..=j {
-                let mut v: f64 = (0..n).map(|k| l[k][i] * l[k][j]).sum();
-                if i == j {
-                    v += 0.1;
-                }
-                rowval.push(i);
-                nzval.push(v);
-            }
-            colptr.push(rowval.len());
-        }
-        let p = CscMatrix::new(n, n, colptr, rowval, nzval);
+        let full: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| {
+                        (0..n).map(|k| l[k][i] * l[k][j]).sum::<f64>() + 0.1 * f64::from(i == j)
+                    })
+                    .collect()
+            })
+            .collect();
+        let p = CscMatrix::from(&full).to_triu();
         let q: Vec<f64> = (0..n).map(|_| lcg(&mut st)).collect();
         // Rows: 1 equality, 2 orthant, SOC(3), SOC(3): Ax + s = 0.
         let m = 9;
         let dense: Vec<Vec<f64>> = (0..m)
             .map(|_| (0..n).map(|_| lcg(&mut st)).collect())
             .collect();
-        let (mut colptr, mut rowval, mut nzval) = (vec![0], vec![], vec![]);
-        for j in 0..n {
-            for (i, row) in dense.iter().enumerate() {
-                rowval.push(i);
-                nzval.push(row[j]);
-            }
-            colptr.push(rowval.len());
-        }
-        let a = CscMatrix::new(m, n, colptr, rowval, nzval);
+        let a = CscMatrix::from(&dense);
         let cones = [
             SupportedConeT::ZeroConeT(1),
             SupportedConeT::NonnegativeConeT(2),
