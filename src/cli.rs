@@ -359,8 +359,8 @@ pub(crate) enum Command {
         /// it dumped with `repose run --dump-problem`), or contact. With
         /// weighted or contact, "solved" is the solver's own test (`--json`
         /// gives its residual) and the error columns stay Siconos'.
-        #[arg(long, default_value = "siconos", value_parser = ["siconos", "weighted", "contact"])]
-        measure: String,
+        #[arg(long, value_enum, default_value_t = repose::solver::ResidualMeasure::Siconos)]
+        measure: repose::solver::ResidualMeasure,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,

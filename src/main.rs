@@ -645,17 +645,14 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             // run it twice): say so once, here.
             let fallback =
                 fallback.filter(|&f| !matches!(solver, SolveMethod::Iterative(m) if m == f));
-            if measure != "siconos" && matches!(solver, SolveMethod::Lemke { .. }) {
+            if measure != repose::solver::ResidualMeasure::Siconos
+                && matches!(solver, SolveMethod::Lemke { .. })
+            {
                 anyhow::bail!(
-                    "--measure {measure}: lemke is a direct method and does not stop on a residual; \
+                    "--measure: lemke is a direct method and does not stop on a residual; \
                      its \"solved\" is Siconos' error"
                 );
             }
-            let measure = match measure.as_str() {
-                "weighted" => repose::solver::ResidualMeasure::Weighted,
-                "contact" => repose::solver::ResidualMeasure::Contact,
-                _ => repose::solver::ResidualMeasure::Siconos,
-            };
             let opts = |method, fallback| SolveOptions {
                 method,
                 tolerance: tol,

@@ -121,12 +121,12 @@ impl std::fmt::Display for SolverMethod {
 
 /// How the residual is measured: the natural map, weighted or not, and
 /// what the absolute residual is divided by to give the relative one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum ResidualMeasure {
     /// ‖γ − Π(γ − C ŷ)‖ / max(‖γ‖, ‖C ŷ‖) with C the contacts' effective
     /// masses ([`weighted_residual`]): impulses against impulses, so one
     /// contact left holding a stale impulse is not hidden by fast contacts
-    /// elsewhere. The default, on every backend (the GPU's residual pass
+    /// elsewhere. A run's default, on every backend (the GPU's residual pass
     /// and the cpu-f32 mirror weight by the same b_f).
     #[default]
     Weighted,
