@@ -152,9 +152,10 @@
 //! interior point stays the fallback for runs (docs/solvers.md, "Choosing a
 //! solver").
 
-use faer::linalg::solvers::Solve;
-use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::sparse::linalg::lu::{factorize_symbolic_lu, NumericLu, SymbolicLu};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, MatMut, Par};
 
 use super::{begin, check_stop, SolveStats, SolverSettings, Workspace};
 use crate::cone::{project, project_jacobian};
@@ -537,6 +538,54 @@ pub fn scaling<D: Delassus + ?Sized>(op: &D) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// J_α's sparse LU: the symbolic analysis (column ordering, supernodes)
+/// once per solve, and the numeric factors and scratch kept from one Newton
+/// step to the next, so that a step allocates nothing.
+struct Factors {
+    symbolic: SymbolicLu<usize>,
+    numeric: NumericLu<usize, f64>,
+    mem: MemBuffer,
+}
+
+impl Factors {
+    /// The analysis of J_α's pattern; `None` where faer cannot do it.
+    fn new(pattern: SymbolicSparseColMatRef<'_, usize>) -> Option<Self> {
+        let symbolic = factorize_symbolic_lu(pattern, Default::default()).ok()?;
+        let req = StackReq::any_of(&[
+            symbolic.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
+            symbolic.solve_in_place_scratch::<f64>(1, Par::Seq),
+        ]);
+        Some(Factors {
+            symbolic,
+            numeric: NumericLu::new(),
+            mem: MemBuffer::try_new(req).ok()?,
+        })
+    }
+
+    /// Factors `mat` and solves mat · x = rhs in place; false where the
+    /// factorisation fails or the answer is not finite.
+    fn solve(&mut self, mat: SparseColMatRef<'_, usize, f64>, rhs: &mut [f64]) -> bool {
+        let stack = MemStack::new(&mut self.mem);
+        let Ok(lu) = self.symbolic.factorize_numeric_lu(
+            &mut self.numeric,
+            mat,
+            Par::Seq,
+            stack,
+            Default::default(),
+        ) else {
+            return false;
+        };
+        let dim = rhs.len();
+        lu.solve_in_place_with_conj(
+            Conj::No,
+            MatMut::from_column_major_slice_mut(rhs, dim, 1),
+            Par::Seq,
+            MemStack::new(&mut self.mem),
+        );
+        rhs.iter().all(|v| v.is_finite())
+    }
+}
+
 /// Solves from `gamma` (overwritten with the answer) by semismooth Newton.
 pub fn solve<D: Delassus + Sync>(
     op: &mut D,
@@ -560,7 +609,7 @@ pub fn solve_traced<D: Delassus + Sync>(
         Err(done) => return done,
     };
     let mut sys = System::new(op, &ws.metric);
-    let Ok(lu_symbolic) = SymbolicLu::try_new(sys.symbolic()) else {
+    let Some(mut lu) = Factors::new(sys.symbolic()) else {
         return SolveStats {
             residual_abs: f64::NAN,
             residual_rel: f64::NAN,
@@ -623,11 +672,7 @@ pub fn solve_traced<D: Delassus + Sync>(
                     rhs[6 * i + k] = -f[k];
                 }
             }
-            let mat = SparseColMatRef::new(sys.symbolic(), &sys.values);
-            let solved = Lu::try_new_with_symbolic(lu_symbolic.clone(), mat)
-                .map(|lu| lu.solve_in_place(faer::ColMut::from_slice_mut(&mut rhs)))
-                .is_ok()
-                && rhs.iter().all(|v| v.is_finite());
+            let solved = lu.solve(SparseColMatRef::new(sys.symbolic(), &sys.values), &mut rhs);
             let step = &rhs;
             // Line search on θ along Δγ = T d.
             let mut accepted = 0.0;
