@@ -1,4 +1,4 @@
-//! Helpers for the tests that run the `repose` binary (`tests/cli.rs`,
+//! Helpers for the tests that run the `repose` binary (`tests/cli*.rs`,
 //! `tests/stops.rs`): running it, reading what it printed and wrote, and
 //! asserting the shape of its errors. Included with
 //! `#[path = "common/cli.rs"] mod cli;`, so each crate gets its own copy.
