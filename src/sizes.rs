@@ -8,8 +8,8 @@
 //! | `LogNormal(median, sigma, min, max)` | ln r normal with mean ln(median) and standard deviation sigma, truncated to [min, max] |
 //!
 //! Class fractions are normalised to their sum. By number, p_i ∝ f_i; by
-//! mass, the fractions are of the mass, so p_i ∝ f_i / E[r³]_i with
-//! E[r³] = (b⁴ − a⁴) / (4 (b − a)) over [a, b] (a³ when a = b): the mean
+//! mass, the fractions are of the mass, so p_i ∝ f_i / E(r³)_i with
+//! E(r³) = (b⁴ − a⁴) / (4 (b − a)) over [a, b] (a³ when a = b): the mean
 //! volume of a sphere of the class.
 //!
 //! The truncated laws draw by rejection from the whole law (Box–Muller
@@ -82,7 +82,7 @@ fn normal(rng: &mut Rng) -> f64 {
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
 }
 
-/// E[r³] for r uniform in [a, b].
+/// E(r³) for r uniform in [a, b].
 fn mean_cube(a: f64, b: f64) -> f64 {
     if b > a {
         (b.powi(4) - a.powi(4)) / (4.0 * (b - a))

@@ -160,7 +160,7 @@ pub struct SurfaceFit {
 }
 
 /// Fits the free surface of the bed of spheres (`positions`, `radii`) in
-/// the drum `frame` at time `time` (see the [module docs](self)).
+/// the drum `frame` at time `time` (see the module docs).
 ///
 /// Errors: bad input as for the heap measurement; fewer than 3 bins in the
 /// central window.

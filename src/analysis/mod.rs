@@ -145,7 +145,7 @@ pub struct AnalysisSettings {
     pub discharge: Option<DischargeSettings>,
     /// Measure the solid fraction, coordination number, Love–Weber stress
     /// and kinetic energy of the bodies in this box at every frame
-    /// (`bulk.csv`, [`bulk`]); `None` (default): no measurement.
+    /// (`bulk.csv`, the `bulk` module); `None` (default): no measurement.
     pub bulk: Option<BulkSettings>,
     /// Height of the floor the heap rests on (m). `None`: the highest
     /// horizontal floor of the scene's boundaries (an upward plane or a

@@ -3,7 +3,7 @@
 //!
 //! World w's contacts occupy `contact_start..contact_end` and its bodies
 //! `body_start..body_end`, each range starting at a multiple of the
-//! workgroup size [`WG`](super::jacobi::WG), so every workgroup of the
+//! workgroup size [`WG`], so every workgroup of the
 //! contact and body passes holds one world's threads (the `groups` buffer
 //! names it) and the residual reduction's partial sums of a world are its
 //! own, in the order they have when the world runs alone. Slots (contact

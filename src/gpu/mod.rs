@@ -44,7 +44,7 @@
 //!   zeroes the indirect dispatch sizes; every later dispatch of the chunk
 //!   then launches no workgroups, and the host encodes no further chunk.
 //!   wgpu's own check of indirect arguments (a dispatch and a barrier per
-//!   indirect dispatch) is off: the arguments are ours ([`instance`]).
+//!   indirect dispatch) is off: the arguments are ours (`instance`).
 //! * APGD's momentum is computed by every contact thread from the world's
 //!   θ (kept at the iteration's parity), so it needs no dispatch of its own.
 //! * γ and the slots are stored as two `vec4` per 6-vector, and each contact

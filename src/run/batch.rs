@@ -1,7 +1,7 @@
 //! Many runs stepped together on one GPU: a sweep's points and seeds in
 //! one solve per step (DESIGN §3, "many worlds in one solve").
 //!
-//! Each run is a [`Session`] of its own — its world, stepper, outputs,
+//! Each run is a `Session` of its own — its world, stepper, outputs,
 //! settling detector, checkpoints — exactly as when it runs alone; only
 //! the `solve` stage is shared. A round of the batch is
 //!

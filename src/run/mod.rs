@@ -18,8 +18,8 @@
 //! and when a signal stops the run; `repose run --resume DIR` continues from
 //! it, on the CPU bit-identically, and a run that finishes removes it.
 //!
-//! The parts: [`session`] (the step loop and the ending), [`report`] (the
-//! picture and the analyses of the end), [`guards`] (the output directory,
+//! The parts: `session` (the step loop and the ending), `report` (the
+//! picture and the analyses of the end), `guards` (the output directory,
 //! tunnelling, non-finite state), [`checkpoint`].
 
 use std::path::{Path, PathBuf};
@@ -685,7 +685,7 @@ pub fn run_file(path: &Path, overrides: &[(String, String)], opts: &RunOptions) 
 /// The mean grain mass (kg) and radius (m) that scale the settling
 /// criterion: over the bodies present at the start and the spheres the
 /// inlets will emit (radii uniform in `[radius, radius_max]`, so the mean
-/// mass takes E[r³] = (b⁴ − a⁴) / 4(b − a)). Zeros when there are no grains.
+/// mass takes E(r³) = (b⁴ − a⁴) / 4(b − a)). Zeros when there are no grains.
 fn grain_scales(world: &crate::world::World) -> (f64, f64) {
     let b = &world.bodies;
     let mut n = b.len() as f64;

@@ -174,7 +174,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A finite number; `what` names it in messages ("q[3]"), `eof_what` is
+    /// A finite number; `what` names it in messages (`"q[3]"`), `eof_what` is
     /// what an end of file interrupts ("q (got 3 of 9 values)").
     fn number(
         &mut self,

@@ -5,7 +5,7 @@
 //! min f(γ) = ½ γᵀNγ + rᵀγ   over γ ∈ Y,     ∇f(γ) = Nγ + r = y.
 //! ```
 //!
-//! Iteration k (variables scaled by the [`Metric`](super::Metric) B, so the
+//! Iteration k (variables scaled by the [`Metric`] B, so the
 //! gradient step is γ − t B y and the projection is taken in the metric B⁻¹):
 //!
 //! ```text

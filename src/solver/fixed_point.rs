@@ -7,7 +7,7 @@
 //! extra-gradient (eq. 65):  p̃ = Π(p_k − ρ_k B F(p_k)),   p_{k+1} = Π(p_k − ρ_k B F(p̃))
 //! ```
 //!
-//! (B the [`Metric`](super::Metric), Π in the metric B⁻¹.) The step ρ_k adapts
+//! (B the [`Metric`], Π in the metric B⁻¹.) The step ρ_k adapts
 //! to a local estimate of the Lipschitz constant of F, as in the self-adaptive
 //! rules the paper refers to: with p̄ the predictor (p_{k+1} for the fixed
 //! point, p̃ for the extra-gradient),

@@ -66,7 +66,7 @@
 //! change). G is piecewise smooth and so semismooth (Qi & Sun, Math.
 //! Program. 58 (1993)); where x_i sits on the border of two pieces P_i is
 //! one piece's derivative, an element of Clarke's generalized Jacobian.
-//! Under the associated law P_i is [`project_jacobian`](crate::cone::project_jacobian):
+//! Under the associated law P_i is [`project_jacobian`]:
 //!
 //! | where x_i is | P_i |
 //! |---|---|

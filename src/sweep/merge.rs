@@ -1,4 +1,4 @@
-//! Joining the shards of one sweep ([`merge`]).
+//! Joining the shards of one sweep ([`merge()`]).
 
 use super::*;
 
@@ -13,7 +13,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<SweepReport> {
     merge_with(dirs, out, None)
 }
 
-/// [`merge`], with `reference` curves drawn over the plots.
+/// [`merge()`], with `reference` curves drawn over the plots.
 pub fn merge_with(
     dirs: &[PathBuf],
     out: &Path,

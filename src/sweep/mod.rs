@@ -1,7 +1,7 @@
 //! Parameter sweeps: one scene run over a grid of overridden values and
 //! seeds, the angles of repose collected in one table and one plot, and
 //! sweeps split into shards that a cluster scheduler spreads over machines
-//! and [`merge`] joins again.
+//! and [`merge()`] joins again.
 //!
 //! # Design
 //!
@@ -59,7 +59,7 @@
 //! expensive grid points — and writes `sweep.csv` with those rows and a
 //! manifest `sweep.json` ([`Manifest`]): the scene file and a hash of its
 //! contents, the varied values, seeds, the shard and the total run count.
-//! [`merge`] checks that manifests agree (naming the directory that does
+//! [`merge()`] checks that manifests agree (naming the directory that does
 //! not), that every run index 0…total−1 is present exactly once, and writes
 //! the joined table, plot and contact sheet. An unsharded sweep is shard
 //! 1/1 and writes the same files directly.

@@ -94,7 +94,7 @@ pub struct SweepOptions {
     /// Draw the overall progress bar (only when stderr is a terminal).
     pub progress: bool,
     /// Run every run, even one a previous sweep into the same directory
-    /// finished; without it such runs are reused ([`finished_run`]).
+    /// finished; without it such runs are reused (`finished_run`).
     pub rerun: bool,
     /// Curves drawn over the plots (`--reference FILE`).
     pub reference: Option<Reference>,

@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// `sweep.json`: what a sweep (or one shard of it) is, so that [`merge`]
+/// `sweep.json`: what a sweep (or one shard of it) is, so that [`merge()`]
 /// can check that shards belong together.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {

@@ -19,7 +19,7 @@
 //!   neighbour list ([`neighbours`]) instead: this stage then only rebuilds
 //!   it when stale; `forces` tests the listed pairs and, beside them in the
 //!   same parallel region, the boundary contacts: the listed faces where
-//!   every boundary is planar and still ([`faces`]), else those of the
+//!   every boundary is planar and still (`faces`), else those of the
 //!   spheres the list has near a boundary (all spheres if a boundary
 //!   moves) — the same contacts as a full detection.
 //! * **forces**: per contact, the normal force from δ and its rate, then the

@@ -23,7 +23,7 @@
 //! contacts would add them to the body (as B of pairs with smaller ids,
 //! then as A of pairs with larger ones). Where every boundary is planar
 //! and still, the list keeps the same per (sphere, face) pair within the
-//! skin ([`super::faces`]); otherwise sphere–boundary contacts keep their
+//! skin (`faces`); otherwise sphere–boundary contacts keep their
 //! histories in a vector sorted by key.
 //!
 //! **The adapted skin.** Where the scene sets no skin, each rebuild picks
@@ -44,7 +44,7 @@
 //! Boundaries are skinned the same way when none of them moves (a drum
 //! turning about its axis does not move its surfaces): a rebuild lists the
 //! (sphere, face) pairs within the skin where every boundary is planar
-//! ([`super::faces`]), else the spheres within the skin of a boundary, and
+//! (`faces`), else the spheres within the skin of a boundary, and
 //! the sub-steps test only those ([`collision::sphere_boundary_of`]; on the
 //! 6,000-bead bench bed the spheres near a boundary took the boundary pass
 //! from 17 % of a sub-step to under 1 %; the listed faces took the

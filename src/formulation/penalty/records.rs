@@ -5,7 +5,7 @@
 //!
 //! A penalty step is many sub-steps whose contacts come and go, so unlike
 //! the rigid formulations' step impulses these are instantaneous loads at
-//! the frame's state. Each contact's [`Loads`](super::loads::Loads) (force on B, torques on A
+//! the frame's state. Each contact's `Loads` (force on B, torques on A
 //! and B about their centres) split along the contact normal n:
 //!
 //! ```text
