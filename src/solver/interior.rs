@@ -171,7 +171,8 @@ pub fn solve<D: Delassus + Sync>(
         op.apply(gamma, &mut y);
         shift_normal_rows(&ws.metric, &r, &y, &mut shifted);
     }
-    let path = follow_path(op, gamma, s, ws, &program, &r, &shifted, hold, &mut y);
+    let cx = Context { s, ws, r: &r };
+    let path = follow_path(op, gamma, &cx, &program, &shifted, hold, &mut y);
     if path.converged || path.timed_out || path.iterations >= s.max_iterations {
         ws.y = y;
         return path;
@@ -185,10 +186,8 @@ pub fn solve<D: Delassus + Sync>(
     let mut stats = solve_programs(
         op,
         gamma,
-        s,
-        ws,
+        &cx,
         &mut program,
-        &r,
         &mut shifted,
         &mut y,
         path.iterations,
@@ -211,18 +210,16 @@ pub fn solve<D: Delassus + Sync>(
 /// or after [`HOLD_START_SHIFT`] when `hold`. Stops on the solve's own
 /// residual test; leaves the last iterate in `gamma` and its velocities in
 /// `y`.
-#[allow(clippy::too_many_arguments)]
 fn follow_path<D: Delassus + Sync>(
     op: &mut D,
     gamma: &mut [Vec6],
-    s: &SolverSettings,
-    ws: &Workspace,
+    cx: &Context<'_>,
     program: &Program,
-    r: &[Vec6],
     shifted: &[Vec6],
     hold: bool,
     y: &mut [Vec6],
 ) -> SolveStats {
+    let Context { s, ws, r } = *cx;
     let mut stats = SolveStats::default();
     let (mut q, scale) = program.linear_term(shifted);
     let path = (scale > 0.0)
@@ -233,8 +230,7 @@ fn follow_path<D: Delassus + Sync>(
         if scale == 0.0 {
             gamma.fill([0.0; 6]);
         }
-        op.apply(gamma, y);
-        check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats);
+        cx.apply_and_test(op, gamma, y, &mut stats);
         return stats;
     };
     let desaxce = ws.metric.law == FrictionLaw::DeSaxce;
@@ -246,10 +242,7 @@ fn follow_path<D: Delassus + Sync>(
             let g: Vec6 = std::array::from_fn(|c| x[6 * i + c] * root_b[6 * i + c] * scale);
             *gi = ws.metric.project(i, &g);
         }
-        op.apply(gamma, y);
-        // check_stop's "last iteration" test counts iterations, which are
-        // Newton steps here: pass one that is never the last.
-        if check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats) {
+        if cx.apply_and_test(op, gamma, y, &mut stats) {
             return Hook::Stop;
         }
         if desaxce && (!hold || mu < HOLD_START_SHIFT * mu_first) {
@@ -268,8 +261,7 @@ fn follow_path<D: Delassus + Sync>(
         out.iterations
     );
     if out.iterations == 0 {
-        op.apply(gamma, y);
-        check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats);
+        cx.apply_and_test(op, gamma, y, &mut stats);
     }
     stats.iterations = out.iterations;
     stats
@@ -278,18 +270,16 @@ fn follow_path<D: Delassus + Sync>(
 /// The fallback: one conic program (clarabel) per shift, s ← g(y) of the
 /// last answer after each (module docs), from `shifted`; `newton` Newton
 /// steps already spent.
-#[allow(clippy::too_many_arguments)]
 fn solve_programs<D: Delassus + Sync>(
     op: &mut D,
     gamma: &mut [Vec6],
-    s: &SolverSettings,
-    ws: &Workspace,
+    cx: &Context<'_>,
     program: &mut Program,
-    r: &[Vec6],
     shifted: &mut [Vec6],
     y: &mut [Vec6],
     mut newton: usize,
 ) -> SolveStats {
+    let Context { s, ws, r } = *cx;
     let mut stats = SolveStats::default();
     let outer_max = if ws.metric.law == FrictionLaw::Associated {
         1
@@ -299,8 +289,7 @@ fn solve_programs<D: Delassus + Sync>(
     for outer in 0..outer_max {
         let Some((g, its)) = program.solve(shifted, s.tolerance) else {
             if outer == 0 {
-                op.apply(gamma, y);
-                check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats);
+                cx.apply_and_test(op, gamma, y, &mut stats);
             }
             break;
         };
@@ -310,8 +299,7 @@ fn solve_programs<D: Delassus + Sync>(
             *gi = ws.metric.project(i, g);
         }
         newton += its;
-        op.apply(gamma, y);
-        if check_stop(op, s, ws, usize::MAX, gamma, y, &mut stats) || newton >= s.max_iterations {
+        if cx.apply_and_test(op, gamma, y, &mut stats) || newton >= s.max_iterations {
             break;
         }
         if !shift_normal_rows(&ws.metric, r, y, shifted) {
@@ -322,6 +310,31 @@ fn solve_programs<D: Delassus + Sync>(
     }
     stats.iterations = newton;
     stats
+}
+
+/// What the path and the programs share: the settings, the workspace (its
+/// metric and cones) and the problem's free velocities r.
+#[derive(Clone, Copy)]
+struct Context<'a> {
+    s: &'a SolverSettings,
+    ws: &'a Workspace,
+    r: &'a [Vec6],
+}
+
+impl Context<'_> {
+    /// y ← Nγ + r and the solve's stopping test on (γ, y); true when it is
+    /// met. The test's "last iteration" counts iterations, which are Newton
+    /// steps here, so it is passed one that is never the last.
+    fn apply_and_test<D: Delassus + Sync>(
+        &self,
+        op: &mut D,
+        gamma: &[Vec6],
+        y: &mut [Vec6],
+        stats: &mut SolveStats,
+    ) -> bool {
+        op.apply(gamma, y);
+        check_stop(op, self.s, self.ws, usize::MAX, gamma, y, stats)
+    }
 }
 
 /// Sets the normal rows of `shifted` to r_n + s_i with s_i = g(y_i), the
