@@ -26,12 +26,13 @@
 //!   (`time,id,x,y,z,vx,vy,vz,wx,wy,wz`), one row per tracked body per
 //!   recorded time.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::bodies::Bodies;
 
+use super::rows::RowFile;
 use super::{body_count, with_path, write_atomic, ReadError};
 
 /// Header line of `final.csv`.
@@ -301,7 +302,7 @@ pub fn read_track_csv(path: impl AsRef<Path>) -> Result<Vec<[f64; 11]>, ReadErro
 }
 
 /// Appends the trajectories of chosen bodies to a `track.csv` as the run
-/// goes (whole records at a time).
+/// goes, whole records at a time.
 ///
 /// Rows are written when 64 KiB of them are pending, by
 /// [`finish`](Self::finish) (which reports errors), by
@@ -311,41 +312,19 @@ pub fn read_track_csv(path: impl AsRef<Path>) -> Result<Vec<[f64; 11]>, ReadErro
 /// boundary, without the rows still pending.
 #[derive(Debug)]
 pub struct TrackWriter {
-    path: PathBuf,
     ids: Vec<usize>,
-    out: Option<File>,
-    /// Whole records (every row of one time) not yet written.
-    pending: Vec<u8>,
+    file: RowFile,
 }
-
-/// Pending bytes past which [`TrackWriter::record`] writes them out.
-const TRACK_CHUNK: usize = 1 << 16;
 
 impl TrackWriter {
     /// Creates (or truncates) the file at `path`, writes the header, and
     /// remembers which body ids to record, in the given order (duplicates
     /// are recorded twice).
-    ///
-    /// Crash safety: rows are collected in memory and written whole records
-    /// at a time (one `write` of at most a few tens of KiB), never through a
-    /// buffer that could flush half a row, so a process killed at any moment
-    /// leaves a file that ends on a row boundary (it may lack the last rows).
     pub fn create(path: impl AsRef<Path>, ids: &[usize]) -> io::Result<Self> {
-        let path = path.as_ref().to_owned();
-        let mut file = File::create(&path).map_err(|e| with_path(&path, e))?;
-        file.write_all(format!("{TRACK_CSV_HEADER}\n").as_bytes())
-            .map_err(|e| with_path(&path, e))?;
-        Ok(TrackWriter::on(path, ids, file))
-    }
-
-    /// A writer appending to `file` (open, positioned at its end).
-    fn on(path: PathBuf, ids: &[usize], file: File) -> Self {
-        TrackWriter {
-            path,
+        Ok(TrackWriter {
             ids: ids.to_vec(),
-            out: Some(file),
-            pending: Vec::with_capacity(TRACK_CHUNK),
-        }
+            file: RowFile::create(path.as_ref(), TRACK_CSV_HEADER)?,
+        })
     }
 
     /// Takes up a `track.csv` that an earlier process wrote, cut back to
@@ -375,20 +354,16 @@ impl TrackWriter {
         file.set_len(len)
             .and_then(|_| file.seek(SeekFrom::End(0)).map(drop))
             .map_err(|e| with_path(&path, e))?;
-        Ok(TrackWriter::on(path, ids, file))
+        Ok(TrackWriter {
+            ids: ids.to_vec(),
+            file: RowFile::on(path, file),
+        })
     }
 
     /// Writes the pending rows and returns the file's length: what
     /// [`reopen`](Self::reopen) cuts back to.
     pub fn flushed_len(&mut self) -> io::Result<u64> {
-        self.flush()?;
-        match &self.out {
-            Some(f) => f
-                .metadata()
-                .map(|m| m.len())
-                .map_err(|e| with_path(&self.path, e)),
-            None => Err(io::Error::other("track writer already finished")),
-        }
+        self.file.flushed_len()
     }
 
     /// The tracked body ids.
@@ -398,7 +373,7 @@ impl TrackWriter {
 
     /// The file being written.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
     /// Appends one row `time,id,x,y,z,vx,vy,vz,wx,wy,wz` per tracked id.
@@ -409,45 +384,22 @@ impl TrackWriter {
     /// per-body vectors of `bodies` differ in length.
     pub fn record(&mut self, time: f64, bodies: &Bodies) -> io::Result<()> {
         let n = body_count(bodies)?;
-        if self.out.is_none() {
-            return Err(io::Error::other("track writer already finished"));
-        }
-        let out = &mut self.pending;
+        let out = self.file.rows()?;
         for &id in self.ids.iter().filter(|&&id| id < n) {
             write!(out, "{},{id}", Num(time))?;
             write_state(out, bodies, id)?;
             writeln!(out)?;
         }
-        if self.pending.len() >= TRACK_CHUNK {
-            self.flush()?;
-        }
-        Ok(())
+        self.file.end_record()
     }
 
     /// Writes the pending rows to the file (whole records, one write).
     pub fn flush(&mut self) -> io::Result<()> {
-        match self.out.as_mut() {
-            Some(out) if !self.pending.is_empty() => {
-                let result = out.write_all(&self.pending);
-                self.pending.clear();
-                result.map_err(|e| with_path(&self.path, e))
-            }
-            _ => Ok(()),
-        }
+        self.file.flush()
     }
 
     /// Writes the pending rows and closes the file, reporting any error.
     pub fn finish(mut self) -> io::Result<()> {
-        let result = self.flush();
-        self.out = None;
-        result
-    }
-}
-
-impl Drop for TrackWriter {
-    fn drop(&mut self) {
-        if let Err(e) = self.flush() {
-            log::error!("{}: could not write track rows: {e}", self.path.display());
-        }
+        self.file.finish()
     }
 }

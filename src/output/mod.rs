@@ -28,6 +28,7 @@ pub mod vtk;
 pub mod walls_csv;
 
 mod base64;
+mod rows;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

@@ -17,26 +17,21 @@
 //! A resumed run keeps the rows up to its checkpoint's step and drops the
 //! rest ([`WallsWriter::resume`]), so its file is the uninterrupted run's.
 
-use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::rows::RowFile;
 use super::with_path;
 use crate::wall_loads::WallLoad;
 
 /// The header line of `walls.csv`.
 pub const WALLS_CSV_HEADER: &str = "step,time,boundary,fx,fy,fz,tx,ty,tz,power,contacts";
 
-/// Pending bytes past which [`WallsWriter::record`] writes them out.
-const CHUNK: usize = 1 << 16;
-
-/// Appends the rows of `walls.csv` (module docs).
+/// Appends the rows of `walls.csv`, whole steps at a time (module docs).
 #[derive(Debug)]
 pub struct WallsWriter {
-    path: PathBuf,
     names: Vec<String>,
-    out: File,
-    pending: Vec<u8>,
+    file: RowFile,
 }
 
 impl WallsWriter {
@@ -44,15 +39,9 @@ impl WallsWriter {
     /// `names` are the boundaries' names in scene order (quoted here once
     /// where CSV needs it).
     pub fn create(path: impl AsRef<Path>, names: &[String]) -> io::Result<Self> {
-        let path = path.as_ref().to_owned();
-        let mut out = File::create(&path).map_err(|e| with_path(&path, e))?;
-        out.write_all(format!("{WALLS_CSV_HEADER}\n").as_bytes())
-            .map_err(|e| with_path(&path, e))?;
         Ok(WallsWriter {
-            path,
             names: names.iter().map(|n| csv_field(n)).collect(),
-            out,
-            pending: Vec::with_capacity(CHUNK),
+            file: RowFile::create(path.as_ref(), WALLS_CSV_HEADER)?,
         })
     }
 
@@ -89,7 +78,8 @@ impl WallsWriter {
             }
         }
         let mut w = WallsWriter::create(&path, names)?;
-        w.pending
+        w.file
+            .rows()?
             .extend_from_slice(&kept.as_bytes()[WALLS_CSV_HEADER.len() + 1..]);
         w.flush()?;
         Ok(w)
@@ -99,7 +89,7 @@ impl WallsWriter {
     /// boundary; nothing when `loads` is empty).
     pub fn record(&mut self, step: u64, time: f64, loads: &[WallLoad]) -> io::Result<()> {
         // Into the pending bytes directly (writes to a Vec do not fail).
-        let row = &mut self.pending;
+        let row = self.file.rows()?;
         for (k, l) in loads.iter().enumerate() {
             let name = self.names.get(k).map(String::as_str).unwrap_or("");
             let _ = write!(row, "{step},{time:e},");
@@ -115,29 +105,12 @@ impl WallsWriter {
             }
             let _ = writeln!(row, ",{}", l.contacts);
         }
-        if self.pending.len() >= CHUNK {
-            self.flush()?;
-        }
-        Ok(())
+        self.file.end_record()
     }
 
     /// Writes the pending rows.
     pub fn flush(&mut self) -> io::Result<()> {
-        if !self.pending.is_empty() {
-            self.out
-                .write_all(&self.pending)
-                .map_err(|e| with_path(&self.path, e))?;
-            self.pending.clear();
-        }
-        Ok(())
-    }
-}
-
-impl Drop for WallsWriter {
-    fn drop(&mut self) {
-        if let Err(e) = self.flush() {
-            log::error!("{e}");
-        }
+        self.file.flush()
     }
 }
 
