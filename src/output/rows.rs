@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::with_path;
 
 /// Pending bytes past which [`RowFile::end_record`] writes them out.
-pub(crate) const CHUNK: usize = 1 << 16;
+const CHUNK: usize = 1 << 16;
 
 /// An open row file and its pending rows.
 #[derive(Debug)]
@@ -56,10 +56,7 @@ impl RowFile {
     pub(crate) fn rows(&mut self) -> io::Result<&mut Vec<u8>> {
         match self.out {
             Some(_) => Ok(&mut self.pending),
-            None => Err(io::Error::other(format!(
-                "{}: already finished",
-                self.path.display()
-            ))),
+            None => Err(self.finished()),
         }
     }
 
@@ -92,11 +89,13 @@ impl RowFile {
                 .metadata()
                 .map(|m| m.len())
                 .map_err(|e| with_path(&self.path, e)),
-            None => Err(io::Error::other(format!(
-                "{}: already finished",
-                self.path.display()
-            ))),
+            None => Err(self.finished()),
         }
+    }
+
+    /// The error of a write after [`finish`](Self::finish).
+    fn finished(&self) -> io::Error {
+        io::Error::other(format!("{}: already finished", self.path.display()))
     }
 
     /// Writes the pending rows and closes the file, reporting any error.

@@ -540,7 +540,7 @@ pub fn scaling<D: Delassus + ?Sized>(op: &D) -> Vec<(f64, f64)> {
 
 /// J_α's sparse LU: the symbolic analysis (column ordering, supernodes)
 /// once per solve, and the numeric factors and scratch kept from one Newton
-/// step to the next, so that a step allocates nothing.
+/// step to the next instead of allocated anew at each.
 struct Factors {
     symbolic: SymbolicLu<usize>,
     numeric: NumericLu<usize, f64>,
