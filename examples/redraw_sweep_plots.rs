@@ -30,7 +30,11 @@ fn spec_of(paths: &[String], rows: &[repose::sweep::SweepRow]) -> SweepSpec {
         })
         .collect();
     let seeds = rows.iter().map(|r| r.seed + 1).max().unwrap_or(1);
-    SweepSpec { vary, seeds }
+    SweepSpec {
+        vary,
+        seeds,
+        set: Vec::new(),
+    }
 }
 
 fn redraw(dir: &Path, table: &str, scene: &str, plots: &[(SweepMetric, &str)]) {

@@ -99,6 +99,18 @@ pub(crate) enum Command {
         /// varying slowest).
         #[arg(long = "vary", value_name = "PATH=SPEC", required = true)]
         vary: Vec<String>,
+        /// Override a field in every run, e.g. `--set duration=10`
+        /// (repeatable; a path may not be both set and varied).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// Solver method of every run (overrides the scene's `solver.method`).
+        #[arg(long, value_enum)]
+        solver: Option<SolverMethod>,
+        /// A second method for the steps the first leaves unconverged, in
+        /// every run (overrides the scene's `solver.fallback`; `none` turns
+        /// it off). CPU backend.
+        #[arg(long, value_name = "METHOD|none")]
+        fallback: Option<String>,
         /// Seeds per grid point: every seeded sphere source gets seed + s,
         /// s = 0…k−1 (1: the scene's own seeds).
         #[arg(long, default_value_t = 1)]

@@ -141,20 +141,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     },
                 )?
             } else {
-                let mut overrides = set
-                    .iter()
-                    .map(|s| parse_set(s))
-                    .collect::<Result<Vec<_>, _>>()?;
-                if let Some(m) = solver {
-                    overrides.push(("solver.method".into(), format!("{m:?}")));
-                }
-                if let Some(name) = fallback {
-                    let value = match name.as_str() {
-                        "none" => "None".to_string(),
-                        _ => format!("Some({:?})", method_named("--fallback", &name)?),
-                    };
-                    overrides.push(("solver.fallback".into(), value));
-                }
+                let mut overrides = scene_overrides(&set, solver, fallback.as_deref())?;
                 if contacts {
                     overrides.push(("output.contacts".into(), "true".into()));
                 }
@@ -212,6 +199,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Sweep {
             scene,
             vary,
+            set,
+            solver,
+            fallback,
             seeds,
             jobs,
             shard,
@@ -222,7 +212,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             batch,
             reference,
         } => {
-            let spec = SweepSpec::parse(&vary, seeds)?;
+            let spec = SweepSpec::parse(&vary, seeds)?.with_set(scene_overrides(
+                &set,
+                solver,
+                fallback.as_deref(),
+            )?)?;
             let reference = reference.map(|f| sweep::Reference::read(&f)).transpose()?;
             let shard = match shard {
                 Some(s) => Shard::parse(&s)?,
@@ -781,6 +775,30 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The overrides that `--set` (each `PATH=VALUE`), `--solver` and
+/// `--fallback METHOD|none` stand for, in that order.
+fn scene_overrides(
+    set: &[String],
+    solver: Option<SolverMethod>,
+    fallback: Option<&str>,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut overrides = set
+        .iter()
+        .map(|s| parse_set(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(m) = solver {
+        overrides.push(("solver.method".into(), format!("{m:?}")));
+    }
+    if let Some(name) = fallback {
+        let value = match name {
+            "none" => "None".to_string(),
+            _ => format!("Some({:?})", method_named("--fallback", name)?),
+        };
+        overrides.push(("solver.fallback".into(), value));
+    }
+    Ok(overrides)
 }
 
 /// The method a `--fallback`-style option names (`SolverMethod::name`), or

@@ -276,13 +276,19 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// What is varied: the parameters and the number of seeds per grid point.
+/// What is varied: the parameters and the number of seeds per grid point;
+/// and what every run sets alike.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SweepSpec {
     /// The varied parameters, first = slowest in the run order.
     pub vary: Vec<Vary>,
     /// Seeds per grid point (≥ 1).
     pub seeds: u64,
+    /// Overrides applied to every run before the varied values (`--set`,
+    /// `--solver`, `--fallback`), as (path, value); none of their paths is
+    /// varied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<(String, String)>,
 }
 
 /// One run of a sweep: its global index, the value of each varied
@@ -314,9 +320,29 @@ impl SweepSpec {
                 bail!("--vary {}: this path is varied twice", v.path);
             }
         }
-        let spec = SweepSpec { vary, seeds };
+        let spec = SweepSpec {
+            vary,
+            seeds,
+            set: Vec::new(),
+        };
         spec.checked_total()?;
         Ok(spec)
+    }
+
+    /// The same sweep with `set` applied to every run; an error where a
+    /// set path is also varied (which value would a run take?).
+    pub fn with_set(mut self, set: Vec<(String, String)>) -> Result<SweepSpec> {
+        for (path, _) in &set {
+            if self
+                .vary
+                .iter()
+                .any(|v| v.linked_paths().any(|p| p == path))
+            {
+                bail!("--set {path}: this path is also varied (--vary); give it one or the other");
+            }
+        }
+        self.set = set;
+        Ok(self)
     }
 
     fn checked_total(&self) -> Result<usize> {

@@ -12,7 +12,8 @@ pub struct PreparedSweep {
     pub scene_file: PathBuf,
     /// [`content_hash`] of its bytes.
     pub scene_hash: String,
-    /// The base scene (no overrides).
+    /// The base scene: the file with the sweep's fixed overrides
+    /// ([`SweepSpec::set`]), before the varied values.
     pub base: Scene,
     /// What is varied.
     pub spec: SweepSpec,
@@ -28,7 +29,7 @@ pub struct PreparedSweep {
 pub fn prepare(scene_file: &Path, spec: SweepSpec) -> Result<PreparedSweep> {
     let bytes = std::fs::read(scene_file)
         .with_context(|| format!("{}: cannot read the scene file", scene_file.display()))?;
-    let base = Scene::load(scene_file, &[])?;
+    let base = Scene::load(scene_file, &spec.set)?;
     let mut runs = Vec::with_capacity(spec.total_runs());
     let mut grid_scene: Option<(Vec<String>, Scene)> = None;
     for p in spec.points() {

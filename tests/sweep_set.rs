@@ -1,0 +1,119 @@
+//! `repose sweep --set/--solver/--fallback`: overrides that every run of a
+//! sweep takes alike. Each run's `scene.ron` holds them beside its varied
+//! value, the manifest records them (so shards swept with other overrides
+//! do not merge), a path both set and varied is refused before anything
+//! runs, and a bad path is one error naming it.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::Path;
+
+#[path = "common/cli.rs"]
+mod cli;
+
+use cli::*;
+
+use repose::scene::Scene;
+use repose::solver::SolverMethod;
+use repose::sweep::Manifest;
+
+/// Twelve spheres dropped on a floor, 25 steps: a run takes milliseconds.
+const SMALL: &str = r#"Scene(
+    version: 1,
+    name: "small",
+    time_step: 2e-3,
+    duration: 0.05,
+    materials: [(name: "glass", friction: 0.3, rolling: 0.0)],
+    spheres: [Lattice(origin: (-0.012, -0.012, 0.012), count: (2, 2, 3), spacing: 0.024, radius: 0.01)],
+    boundaries: [Plane(name: "floor", point: (0, 0, 0), normal: (0, 0, 1))],
+)
+"#;
+
+/// `repose sweep SCENE --vary materials.0.friction=0.2,0.4 ARGS --backend
+/// cpu --out OUT`.
+fn sweep(scene: &Path, out: &Path, args: &[&str]) -> std::process::Output {
+    let mut all: Vec<&OsStr> = vec![
+        OsStr::new("sweep"),
+        scene.as_os_str(),
+        OsStr::new("--vary"),
+        OsStr::new("materials.0.friction=0.2,0.4"),
+        OsStr::new("--backend"),
+        OsStr::new("cpu"),
+        OsStr::new("--out"),
+        out.as_os_str(),
+    ];
+    all.extend(args.iter().map(OsStr::new));
+    repose(all)
+}
+
+#[test]
+fn every_run_of_a_sweep_takes_the_set_solver_and_fallback_overrides() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("small.ron");
+    fs::write(&scene, SMALL).unwrap();
+    let out = tmp.path().join("sw");
+    let o = sweep(
+        &scene,
+        &out,
+        &[
+            "--set",
+            "materials.0.rolling=0.001",
+            "--solver",
+            "pgs",
+            "--fallback",
+            "interior-point",
+        ],
+    );
+    assert_success(&o, "repose sweep --set --solver --fallback");
+    let manifest: Manifest =
+        serde_json::from_str(&fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let mut frictions = Vec::new();
+    for dir in manifest.run_dirs.values() {
+        let run = Scene::load(&out.join(dir).join("scene.ron"), &[]).unwrap();
+        assert_eq!(run.materials[0].rolling, 0.001, "{dir}: rolling not set");
+        assert_eq!(run.solver.method, SolverMethod::Pgs, "{dir}: --solver");
+        assert_eq!(
+            run.solver.fallback,
+            Some(SolverMethod::InteriorPoint),
+            "{dir}: --fallback"
+        );
+        frictions.push(run.materials[0].friction);
+    }
+    frictions.sort_by(f64::total_cmp);
+    assert_eq!(frictions, [0.2, 0.4], "the varied values");
+    let set: Vec<&str> = manifest.spec.set.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        set,
+        ["materials.0.rolling", "solver.method", "solver.fallback"],
+        "the manifest records the overrides in order"
+    );
+}
+
+#[test]
+fn a_path_both_set_and_varied_or_unknown_is_one_error_before_any_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("small.ron");
+    fs::write(&scene, SMALL).unwrap();
+    for (args, want) in [
+        (
+            &["--set", "materials.0.friction=0.5"][..],
+            &["--set materials.0.friction", "also varied"][..],
+        ),
+        (
+            &["--set", "materials.0.nonsense=1"][..],
+            &["materials.0.nonsense", "small.ron"][..],
+        ),
+        (
+            &["--fallback", "simplex"][..],
+            &["--fallback", "simplex"][..],
+        ),
+    ] {
+        let out = tmp.path().join("bad");
+        let o = sweep(&scene, &out, args);
+        assert_one_error(&o, want);
+        assert!(
+            !out.join("runs").exists(),
+            "{args:?}: runs started before the error"
+        );
+    }
+}
