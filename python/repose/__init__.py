@@ -232,6 +232,7 @@ def sweep(
     scene: PathLike,
     vary: Union[Mapping[str, Any], Sequence[str]],
     *,
+    set: Optional[Mapping[str, Any]] = None,
     seeds: int = 1,
     jobs: int = 1,
     out: Optional[PathLike] = None,
@@ -248,13 +249,16 @@ def sweep(
 
     ``vary`` maps scene paths to values — a list (``[0, 0.001, 0.002]``)
     or the command line's text (``"0:0.0025:6"``); ``"a+b"`` sets both
-    paths — or is a list of ``--vary`` arguments. Outputs go to ``out``
+    paths — or is a list of ``--vary`` arguments. ``set`` maps scene paths
+    to the values every run takes alike (``repose sweep --set``; not a
+    varied path). Outputs go to ``out``
     (default ``out/<name>_sweep/``): ``sweep.csv``, ``sweep.png``, the
     contact sheet and ``runs/``. Runs that failed have their ``error``
     filled in; Ctrl-C raises :class:`Interrupted` with the rows so far."""
     out_dir, _files, _failed, interrupted = _repose.sweep(
         os.fspath(scene),
         _vary_args(vary),
+        set=set,
         seeds=seeds,
         jobs=jobs,
         out=None if out is None else os.fspath(out),

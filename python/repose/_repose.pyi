@@ -122,6 +122,7 @@ def measure_dir(dir: _Path, method: Optional[str] = None, floor: Optional[float]
 def sweep(
     scene: _Path,
     vary: Sequence[str],
+    set: _Set = None,
     seeds: int = 1,
     jobs: int = 1,
     out: Optional[_Path] = None,

@@ -180,12 +180,13 @@ pub fn measure_dir(
 /// Runs a sweep as `repose sweep` does; returns `(out_dir, files, failed,
 /// interrupted)`.
 #[pyfunction]
-#[pyo3(signature = (scene, vary, seeds=1, jobs=1, out=None, backend="auto", frames=false, rerun=false, batch=None, cli_progress=false))]
+#[pyo3(signature = (scene, vary, set=None, seeds=1, jobs=1, out=None, backend="auto", frames=false, rerun=false, batch=None, cli_progress=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn sweep(
     py: Python<'_>,
     scene: PathBuf,
     vary: Vec<String>,
+    set: Option<&Bound<'_, PyAny>>,
     seeds: u64,
     jobs: usize,
     out: Option<PathBuf>,
@@ -196,9 +197,10 @@ pub fn sweep(
     cli_progress: bool,
 ) -> PyResult<(PathBuf, Vec<PathBuf>, usize, bool)> {
     let backend = backend_choice(backend)?;
+    let set = crate::overrides(set)?;
     let job = move || {
         anyhow::ensure!(jobs >= 1, "jobs must be at least 1 (got 0)");
-        let spec = SweepSpec::parse(&vary, seeds)?;
+        let spec = SweepSpec::parse(&vary, seeds)?.with_set(set)?;
         let prepared = repose::sweep::prepare(&scene, spec)?;
         let out_dir = out
             .unwrap_or_else(|| PathBuf::from("out").join(format!("{}_sweep", prepared.base.name)));

@@ -62,6 +62,32 @@ def test_a_sweep_returns_its_table(tmp_path):
     assert (tmp_path / "sweep" / "sweep.csv").is_file()
 
 
+def test_a_sweeps_set_applies_to_every_run_and_is_not_a_column(tmp_path):
+    out = tmp_path / "sweep"
+    rows = repose.sweep(
+        SCENES / "column.ron",
+        {"materials.0.friction": [0.2, 0.4]},
+        set={"duration": 0.05, "solver.method": "Pgs"},
+        out=out,
+        progress=False,
+    )
+    assert len(rows) == 2 and all(r["error"] is None for r in rows), rows
+    assert "duration" not in rows[0] and "solver.method" not in rows[0], rows[0]
+    runs = sorted((out / "runs").iterdir())
+    assert len(runs) == 2
+    for run in runs:
+        scene = repose.Scene.load(run / "scene.ron")
+        assert scene.duration == 0.05 and "method: Pgs" in scene.to_str(), run
+    with pytest.raises(repose.RunError, match="also varied"):
+        repose.sweep(
+            SCENES / "column.ron",
+            {"materials.0.friction": [0.2, 0.4]},
+            set={"materials.0.friction": 0.5},
+            out=tmp_path / "bad",
+            progress=False,
+        )
+
+
 # The child stands for an interactive Python, where Ctrl-C raises
 # KeyboardInterrupt: Python leaves SIGINT ignored when it starts with it
 # ignored (as a background job of a non-interactive shell does), so the
