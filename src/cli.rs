@@ -168,6 +168,19 @@ pub(crate) enum Command {
         /// The range searched for each --param, in order: `a:b`.
         #[arg(long = "range", value_name = "A:B", required = true)]
         ranges: Vec<String>,
+        /// Override a field in every run of every scene, e.g. `--set
+        /// duration=10` (repeatable; not a calibrated path).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// Solver method of every run (overrides the scenes'
+        /// `solver.method`).
+        #[arg(long, value_enum)]
+        solver: Option<SolverMethod>,
+        /// A second method for the steps the first leaves unconverged, in
+        /// every run (overrides the scenes' `solver.fallback`; `none` turns
+        /// it off). CPU backend.
+        #[arg(long, value_name = "METHOD|none")]
+        fallback: Option<String>,
         /// The measured angle (°) to reproduce, one per scene in order: the
         /// angle of repose of a heap scene, the dynamic angle of a drum.
         #[arg(

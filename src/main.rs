@@ -248,6 +248,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             scenes,
             params,
             ranges,
+            set,
+            solver,
+            fallback,
             targets,
             seeds,
             tol,
@@ -279,6 +282,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     max_evals,
                     per_round: 1,
                 },
+                set: scene_overrides(&set, solver, fallback.as_deref())?,
             };
             let out_dir = match out {
                 Some(o) => o,

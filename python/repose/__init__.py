@@ -280,6 +280,7 @@ def calibrate(
     params: Mapping[str, Tuple[float, float]],
     targets: Union[float, Sequence[float]],
     *,
+    set: Optional[Mapping[str, Any]] = None,
     seeds: int = 1,
     tol: float = 1.0,
     max_evals: int = 12,
@@ -291,7 +292,9 @@ def calibrate(
 ) -> Dict[str, Any]:
     """Finds the parameters that give measured angles, as ``repose
     calibrate`` does: ``params`` maps scene paths to ``(low, high)``
-    ranges, ``targets`` gives one angle (degrees) per scene. Returns the
+    ranges, ``targets`` gives one angle (degrees) per scene, ``set`` maps
+    scene paths to the values every run takes alike (``repose calibrate
+    --set``; not a calibrated path). Returns the
     outcome: ``status``, ``estimate``, ``interval``, ``message`` and
     ``evaluations``, plus ``files`` (what it wrote) and ``table`` (the rows
     of ``calibrate.csv``)."""
@@ -303,6 +306,7 @@ def calibrate(
         [os.fspath(s) for s in scenes],
         [(p, float(lo), float(hi)) for p, (lo, hi) in params.items()],
         [float(t) for t in targets],
+        set=set,
         seeds=seeds,
         tol=tol,
         max_evals=max_evals,

@@ -136,6 +136,7 @@ def calibrate(
     scenes: Sequence[_Path],
     params: Sequence[Tuple[str, float, float]],
     targets: Sequence[float],
+    set: _Set = None,
     seeds: int = 1,
     tol: float = 1.0,
     max_evals: int = 12,

@@ -226,13 +226,14 @@ pub fn sweep(
 /// does; `params` are `(path, low, high)`. Returns `(outcome as JSON text,
 /// files, interrupted)`.
 #[pyfunction]
-#[pyo3(signature = (scenes, params, targets, seeds=1, tol=1.0, max_evals=12, jobs=1, out=None, backend="auto", rerun=false, cli_progress=false))]
+#[pyo3(signature = (scenes, params, targets, set=None, seeds=1, tol=1.0, max_evals=12, jobs=1, out=None, backend="auto", rerun=false, cli_progress=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate(
     py: Python<'_>,
     scenes: Vec<PathBuf>,
     params: Vec<(String, f64, f64)>,
     targets: Vec<f64>,
+    set: Option<&Bound<'_, PyAny>>,
     seeds: u64,
     tol: f64,
     max_evals: usize,
@@ -244,6 +245,7 @@ pub fn calibrate(
 ) -> PyResult<(String, Vec<PathBuf>, bool)> {
     use repose::calibrate as cal;
     let backend = backend_choice(backend)?;
+    let set = crate::overrides(set)?;
     let job = move || {
         anyhow::ensure!(
             !scenes.is_empty(),
@@ -270,6 +272,7 @@ pub fn calibrate(
                 max_evals,
                 per_round: 1,
             },
+            set,
         };
         let opts = cal::CalibrateOptions {
             out_dir,

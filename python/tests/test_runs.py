@@ -164,6 +164,17 @@ def test_a_calibration_out_of_reach_names_the_closest_end(tmp_path):
     assert outcome["estimate"] == [0.002], outcome
     assert any(f.endswith("calibrate.csv") for f in outcome["files"])
     assert len(outcome["table"]) == 2
+    # A set path that is also calibrated is refused before any run.
+    with pytest.raises(repose.RunError, match="calibrated"):
+        repose.calibrate(
+            small_pile(tmp_path),
+            {"materials.0.rolling+materials.0.spinning": (0.0005, 0.002)},
+            80.0,
+            set={"materials.0.spinning": 0.001},
+            out=tmp_path / "bad",
+            progress=False,
+        )
+    assert not (tmp_path / "bad" / "runs").exists()
 
 
 def test_progress_reaches_every_step_and_tables_become_frames(tmp_path):

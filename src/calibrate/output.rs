@@ -47,6 +47,10 @@ pub struct CalibrateJson {
     pub seeds: u64,
     /// The evaluation budget.
     pub max_evals: usize,
+    /// The overrides every run took (`--set`, `--solver`, `--fallback`),
+    /// as (path, value).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<(String, String)>,
     /// The scenes and their targets.
     pub scenes: Vec<JsonScene>,
     /// The parameters with their estimates and intervals.
@@ -133,6 +137,7 @@ pub fn write_calibration(
         tol_deg: spec.settings.tol,
         seeds: spec.seeds,
         max_evals: spec.settings.max_evals,
+        set: spec.set.clone(),
         scenes: spec
             .scenes
             .iter()

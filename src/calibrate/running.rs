@@ -30,6 +30,10 @@ pub struct CalibrateSpec {
     pub seeds: u64,
     /// Tolerance and budget.
     pub settings: Settings,
+    /// Overrides every run of every scene takes, before the parameters'
+    /// values (`--set`, `--solver`, `--fallback`), as (path, value); none
+    /// of their paths is a calibrated one.
+    pub set: Vec<(String, String)>,
 }
 
 /// How to run a calibration.
@@ -104,9 +108,18 @@ pub fn prepare_calibration(spec: &CalibrateSpec) -> Result<Vec<Scene>> {
     if spec.seeds == 0 {
         bail!("--seeds must be at least 1 (got 0)");
     }
+    for (path, _) in &spec.set {
+        if spec
+            .params
+            .iter()
+            .any(|p| p.path.split('+').any(|q| q.trim() == path))
+        {
+            bail!("--set {path}: this path is calibrated (--param); give it one or the other");
+        }
+    }
     let mut scenes = Vec::new();
     for file in &spec.scenes {
-        let scene = Scene::load(file, &[])?;
+        let scene = Scene::load(file, &spec.set)?;
         if scene.analysis.heap.is_none() && scene.analysis.drum.is_none() {
             bail!(
                 "{}: analysis: the scene measures no angle (add analysis.heap for an angle of repose, or analysis.drum for a drum's dynamic angle)",
