@@ -10,6 +10,24 @@ use repose::render::{ColourBy, LookAlong};
 use repose::run::BackendChoice;
 use repose::solver::SolverMethod;
 
+/// What every run of a sweep or a calibration takes alike (`repose run`
+/// has the same options, with its own help).
+#[derive(clap::Args, Debug)]
+pub(crate) struct EveryRun {
+    /// Override a field in every run, e.g. `--set duration=10`
+    /// (repeatable; not a varied or calibrated path).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub(crate) set: Vec<String>,
+    /// Solver method of every run (overrides the scene's `solver.method`).
+    #[arg(long, value_enum)]
+    pub(crate) solver: Option<SolverMethod>,
+    /// A second method for the steps the first leaves unconverged, in
+    /// every run (overrides the scene's `solver.fallback`; `none` turns it
+    /// off). CPU backend.
+    #[arg(long, value_name = "METHOD|none")]
+    pub(crate) fallback: Option<String>,
+}
+
 /// Granular dynamics with nonsmooth contact: sliding, rolling and spinning
 /// friction in one 6-D cone per contact.
 #[derive(Parser)]
@@ -99,18 +117,8 @@ pub(crate) enum Command {
         /// varying slowest).
         #[arg(long = "vary", value_name = "PATH=SPEC", required = true)]
         vary: Vec<String>,
-        /// Override a field in every run, e.g. `--set duration=10`
-        /// (repeatable; a path may not be both set and varied).
-        #[arg(long = "set", value_name = "PATH=VALUE")]
-        set: Vec<String>,
-        /// Solver method of every run (overrides the scene's `solver.method`).
-        #[arg(long, value_enum)]
-        solver: Option<SolverMethod>,
-        /// A second method for the steps the first leaves unconverged, in
-        /// every run (overrides the scene's `solver.fallback`; `none` turns
-        /// it off). CPU backend.
-        #[arg(long, value_name = "METHOD|none")]
-        fallback: Option<String>,
+        #[command(flatten)]
+        every_run: EveryRun,
         /// Seeds per grid point: every seeded sphere source gets seed + s,
         /// s = 0…k−1 (1: the scene's own seeds).
         #[arg(long, default_value_t = 1)]
@@ -168,19 +176,8 @@ pub(crate) enum Command {
         /// The range searched for each --param, in order: `a:b`.
         #[arg(long = "range", value_name = "A:B", required = true)]
         ranges: Vec<String>,
-        /// Override a field in every run of every scene, e.g. `--set
-        /// duration=10` (repeatable; not a calibrated path).
-        #[arg(long = "set", value_name = "PATH=VALUE")]
-        set: Vec<String>,
-        /// Solver method of every run (overrides the scenes'
-        /// `solver.method`).
-        #[arg(long, value_enum)]
-        solver: Option<SolverMethod>,
-        /// A second method for the steps the first leaves unconverged, in
-        /// every run (overrides the scenes' `solver.fallback`; `none` turns
-        /// it off). CPU backend.
-        #[arg(long, value_name = "METHOD|none")]
-        fallback: Option<String>,
+        #[command(flatten)]
+        every_run: EveryRun,
         /// The measured angle (°) to reproduce, one per scene in order: the
         /// angle of repose of a heap scene, the dynamic angle of a drum.
         #[arg(

@@ -12,7 +12,7 @@ use clap::Parser;
 
 mod cli;
 
-use cli::{BenchFormulation, Cli, Command};
+use cli::{BenchFormulation, Cli, Command, EveryRun};
 
 use repose::analysis::HeapMethod;
 use repose::calibrate;
@@ -199,9 +199,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Sweep {
             scene,
             vary,
-            set,
-            solver,
-            fallback,
+            every_run,
             seeds,
             jobs,
             shard,
@@ -212,11 +210,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             batch,
             reference,
         } => {
-            let spec = SweepSpec::parse(&vary, seeds)?.with_set(scene_overrides(
-                &set,
-                solver,
-                fallback.as_deref(),
-            )?)?;
+            let spec =
+                SweepSpec::parse(&vary, seeds)?.with_set(every_run_overrides(&every_run)?)?;
             let reference = reference.map(|f| sweep::Reference::read(&f)).transpose()?;
             let shard = match shard {
                 Some(s) => Shard::parse(&s)?,
@@ -248,9 +243,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             scenes,
             params,
             ranges,
-            set,
-            solver,
-            fallback,
+            every_run,
             targets,
             seeds,
             tol,
@@ -282,7 +275,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     max_evals,
                     per_round: 1,
                 },
-                set: scene_overrides(&set, solver, fallback.as_deref())?,
+                set: every_run_overrides(&every_run)?,
             };
             let out_dir = match out {
                 Some(o) => o,
@@ -803,6 +796,11 @@ fn scene_overrides(
         overrides.push(("solver.fallback".into(), value));
     }
     Ok(overrides)
+}
+
+/// The overrides of a sweep's or calibration's [`EveryRun`] options.
+fn every_run_overrides(e: &EveryRun) -> anyhow::Result<Vec<(String, String)>> {
+    scene_overrides(&e.set, e.solver, e.fallback.as_deref())
 }
 
 /// The method a `--fallback`-style option names (`SolverMethod::name`), or
