@@ -105,6 +105,11 @@ pub struct Param {
 }
 
 impl Param {
+    /// The scene paths it sets (one, or the `+`-linked ones).
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.path.split('+').map(str::trim)
+    }
+
     /// A parameter from `--param PATH` and `--range a:b` (a < b, finite).
     pub fn parse(path: &str, range: &str) -> Result<Param> {
         let path = path.trim();

@@ -109,11 +109,7 @@ pub fn prepare_calibration(spec: &CalibrateSpec) -> Result<Vec<Scene>> {
         bail!("--seeds must be at least 1 (got 0)");
     }
     for (path, _) in &spec.set {
-        if spec
-            .params
-            .iter()
-            .any(|p| p.path.split('+').any(|q| q.trim() == path))
-        {
+        if spec.params.iter().any(|p| p.paths().any(|q| q == path)) {
             bail!("--set {path}: this path is calibrated (--param); give it one or the other");
         }
     }
@@ -132,9 +128,7 @@ pub fn prepare_calibration(spec: &CalibrateSpec) -> Result<Vec<Scene>> {
                 .iter()
                 .flat_map(|p| {
                     let v = if corner { p.hi } else { p.lo };
-                    p.path
-                        .split('+')
-                        .map(move |q| (q.trim().to_string(), format!("{v}")))
+                    p.paths().map(move |q| (q.to_string(), format!("{v}")))
                 })
                 .collect();
             let s = scene.with_overrides(&overrides).with_context(|| {
@@ -221,11 +215,7 @@ impl Evaluator for SimEvaluator<'_> {
                 .params
                 .iter()
                 .zip(&values)
-                .flat_map(|(p, v)| {
-                    p.path
-                        .split('+')
-                        .map(move |q| (q.trim().to_string(), v.clone()))
-                })
+                .flat_map(|(p, v)| p.paths().map(move |q| (q.to_string(), v.clone())))
                 .collect();
             let caption_x = self
                 .spec
