@@ -871,7 +871,8 @@ impl GpuJacobi {
         let mut caps = caps;
         caps.sort_unstable();
         caps.dedup();
-        let boundary = |it: usize| (check && it % every == 0) || caps.binary_search(&it).is_ok();
+        let boundary =
+            |it: usize| (check && it.is_multiple_of(every)) || caps.binary_search(&it).is_ok();
         let mut start = 0;
         let mut pass_seconds = self.timer.as_ref().map(|_| 0.0);
         let ctl_bytes = (live.len() * std::mem::size_of::<Control>()) as u64;

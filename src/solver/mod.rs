@@ -717,5 +717,5 @@ pub fn det_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Sync) 
 /// Whether iteration `it` (of at most `max`) computes the residual.
 #[inline]
 pub(crate) fn is_check(it: usize, s: &SolverSettings) -> bool {
-    it == s.max_iterations || (s.tolerance > 0.0 && it % s.check_every.max(1) == 0)
+    it == s.max_iterations || (s.tolerance > 0.0 && it.is_multiple_of(s.check_every.max(1)))
 }

@@ -65,7 +65,7 @@ pub struct FaceList {
 /// Listed faces per parallel task of [`FaceList::forces`] (a multiple of
 /// the lanes' four).
 const CHUNK: usize = 64;
-const _: () = assert!(CHUNK % lanes::N == 0 && CHUNK <= 1 << 16);
+const _: () = assert!(CHUNK.is_multiple_of(lanes::N) && CHUNK <= 1 << 16);
 
 impl FaceList {
     /// Each touching listed face's (sphere, boundary index, loads of the

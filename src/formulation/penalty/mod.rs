@@ -616,7 +616,7 @@ fn listed_forces(
 /// Boundary contacts per parallel task of [`listed_forces`] (a multiple of
 /// the lanes' four).
 const WALL_CHUNK: usize = 64;
-const _: () = assert!(WALL_CHUNK % lanes::N == 0);
+const _: () = assert!(WALL_CHUNK.is_multiple_of(lanes::N));
 
 /// One run of boundary contacts `walls` with their histories of the last
 /// sub-step (`history`, each a key and its history, advanced in place):
