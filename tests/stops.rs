@@ -184,6 +184,88 @@ fn non_finite_state_stops_the_run_as_diverged_naming_body_and_quantity() {
     assert_series_ends_at(&assert_valid_frame_series(&dir), s.simulated_time);
 }
 
+/// A diverged run that keeps its checkpoint (`output.checkpoint.keep`)
+/// while an inlet pours: the step that makes the state non-finite is
+/// undone whole — bodies, warm starts and the inlet's progress — so the
+/// state the run ends in is one state (the inlet has emitted exactly the
+/// spheres `final.csv` holds); no final checkpoint is written of it; the
+/// checkpoint kept, and named in the resume hint, is the last one of the
+/// clock; and `--resume` from it goes to the same end, bit for bit.
+#[test]
+fn a_diverged_run_keeps_its_last_whole_checkpoint_and_resumes_to_the_same_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("runaway_pour.ron");
+    // x grows by h · v = 1e307 m a step: past f64::MAX ≈ 1.8e308 at step 18.
+    fs::write(
+        &scene,
+        r#"Scene(
+    version: 1,
+    name: "runaway_pour",
+    time_step: 0.1,
+    duration: 3.0,
+    materials: [(name: "plain", friction: 0.5, rolling: 0.0, spinning: 0.0, density: 1000.0)],
+    spheres: [
+        Sphere(pos: (0.0, 0.0, 1.0), radius: 0.05, material: 0, velocity: (1e308, 0.0, 0.0)),
+        Inlet(region: Disk(center: (5.0, 0.0, 1.0), normal: (0.0, 0.0, 1.0), radius: 0.5),
+              rate: 20, count: 1000, radius: 0.02, material: 0,
+              velocity: (0.0, 0.0, -1.0), seed: 1),
+    ],
+    boundaries: [],
+    output: (frame_interval: 0.5, checkpoint: (every_steps: Some(5), keep: true)),
+)"#,
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let err = run_failing_cpu(&scene, &dir);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "expected one error line in:\n{err}");
+    for p in [
+        "diverged",
+        "step 18 ",
+        "the checkpoint of step 15 is kept",
+        "--resume",
+    ] {
+        assert!(errors[0].contains(p), "expected {p:?} in:\n{}", errors[0]);
+    }
+    let ck = repose::run::checkpoint::read_checkpoint(&dir.join("checkpoint.bin"))
+        .unwrap_or_else(|e| panic!("the kept checkpoint: {e:#}"));
+    assert_eq!(
+        ck.world.step_index, 15,
+        "the kept checkpoint is the clock's last (step 15), not the undone state's"
+    );
+    let whole = |what: &str| {
+        let s = summary_of(&dir);
+        assert_eq!(s.stopped, StopReason::Diverged, "{what}: summary.stopped");
+        assert_eq!(s.steps, 17, "{what}: summary.steps, the last finite step");
+        let rows = read_final_csv(dir.join("final.csv")).unwrap();
+        let emitted = s.extra["inlet_emitted"].as_u64().unwrap_or(u64::MAX);
+        assert_eq!(
+            emitted + 1,
+            rows.len() as u64,
+            "{what}: the inlet says it emitted {emitted} spheres; final.csv holds {} bodies (the runaway sphere and the emitted ones)",
+            rows.len()
+        );
+        fs::read(dir.join("final.csv")).unwrap()
+    };
+    let first = whole("the run");
+    let out = repose([OsStr::new("run"), OsStr::new("--resume"), dir.as_os_str()]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the resumed run diverges again\n{}",
+        show(&out)
+    );
+    assert!(
+        !stderr(&out).contains("panicked"),
+        "a panic:\n{}",
+        show(&out)
+    );
+    assert!(
+        first == whole("the resumed run"),
+        "the resumed run's final.csv differs from the first run's"
+    );
+}
+
 /// The frame series of a run that stopped early ends with the state it
 /// stopped in (the state of `final.csv`), not at the last frame interval.
 fn assert_series_ends_at(frames: &[(f64, String)], time: f64) {

@@ -31,7 +31,10 @@ use super::report::{record_analysis, record_discharge, record_dynamic_angle, wri
 const PROGRESS_LOG_SECONDS: f64 = 30.0;
 
 /// The step loop's state ([`Session::start_loop`]): the next step, how the
-/// loop ended, and the state kept to undo a step that makes it non-finite.
+/// loop ended, and the state kept to undo a step that makes it non-finite —
+/// every part a checkpoint keeps (bodies, contact histories, boundary
+/// poses, time, warm starts, inlets' progress), so that the state the run
+/// ends in after an undo is one state, whole.
 pub(super) struct LoopState {
     /// The next step (1-based).
     pub k: u64,
@@ -51,6 +54,8 @@ pub(super) struct LoopState {
     history_before: Vec<(u64, crate::formulation::penalty::ContactHistory)>,
     walls_before: Vec<(glam::DVec3, Option<glam::DQuat>)>,
     time_before: (f64, u64),
+    warm_before: std::collections::HashMap<u64, crate::world::WarmImpulse>,
+    inlets_before: Vec<crate::inlet::InletProgress>,
     framed: u64,
 }
 
@@ -318,6 +323,8 @@ impl Session<'_> {
             history_before: self.world.contact_history.clone(),
             walls_before: Vec::with_capacity(self.world.boundaries.len()),
             time_before: (self.world.time, self.world.step_index),
+            warm_before: self.world.warm.clone(),
+            inlets_before: self.world.inlets.iter().map(|i| i.progress()).collect(),
             framed: self.world.step_index,
         }
     }
@@ -355,6 +362,12 @@ impl Session<'_> {
         ls.walls_before
             .extend(world.boundaries.iter().map(|b| b.pose()));
         ls.time_before = (world.time, world.step_index);
+        ls.warm_before.clone_from(&world.warm);
+        if !world.inlets.is_empty() {
+            ls.inlets_before.clear();
+            ls.inlets_before
+                .extend(world.inlets.iter().map(|i| i.progress()));
+        }
         true
     }
 
@@ -395,6 +408,10 @@ impl Session<'_> {
                     b.set_pose(pose);
                 }
                 (world.time, world.step_index) = ls.time_before;
+                world.warm.clone_from(&ls.warm_before);
+                for (inlet, p) in world.inlets.iter_mut().zip(&ls.inlets_before) {
+                    inlet.restore(p.clone());
+                }
                 return Ok(false);
             }
             Ok(_) if crossed.is_some() => {
@@ -532,7 +549,13 @@ impl Session<'_> {
             self.write_frame()
                 .context("cannot write the frame of the state the run stopped in")?;
         }
-        let finished = matches!(ls.reason, StopReason::Completed | StopReason::Settled);
+        // A run that diverged or failed did not finish, whatever the loop's
+        // reason still says (`finish` turns it into Diverged or Failed): its
+        // last state is not one to start another run from, and the
+        // checkpoint it keeps is the last one written on the clock.
+        let finished = ls.diverged.is_none()
+            && ls.failure.is_none()
+            && matches!(ls.reason, StopReason::Completed | StopReason::Settled);
         if ls.reason == StopReason::Interrupted {
             self.checkpoint()
                 .context("cannot write the checkpoint of the interrupted run")?;
