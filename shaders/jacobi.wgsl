@@ -7,8 +7,13 @@
 // One iteration = two dispatches:
 //   contact_pass: per contact, twist y = Dᵀv + b from the current body
 //                 velocities, scaled step, exact cone projection, relaxation;
-//                 writes γ and each end's velocity change into its own slot.
-//   body_pass:    per body, adds its contiguous slots in CSR order to v, ω.
+//                 writes γ and the velocity M⁻¹ D_end γ it gives each end
+//                 into that end's own slot.
+//   body_pass:    per body, v = v_free + its contiguous slots in CSR order.
+// Velocities are rebuilt from the whole impulses every iteration, never
+// accumulated from increments: an f32 increment below half an ulp of |v|
+// would be lost, and the losses would build up with the iteration count
+// (src/solver/jacobi_f32.rs, module docs).
 // No atomics on floats, fixed summation order: deterministic run to run.
 // At each residual check (every `check_every` iterations, when a tolerance
 // is set) and at a world's iteration cap, residual_pass + finalize reduce
@@ -28,8 +33,8 @@
 // mirror): the iterate x lives in the first halves of `gamma` and `bodies`
 // (γ and V(x)), the extrapolated point v in the second halves (from
 // n_contacts and n_bodies). One iteration = apgd_contact_pass (β from θ;
-// x' = Π(v − ωBŷ(v)), v' = x' + β(x' − x), slots M⁻¹D(x' − v)) +
-// apgd_body_pass (V(x') = V(v) + slots, V(v') = V(x') + β(V(x') − V(x))).
+// x' = Π(v − ωBŷ(v)), v' = x' + β(x' − x), slots M⁻¹Dx') +
+// apgd_body_pass (V(x') = v_free + slots, V(v') = V(x') + β(V(x') − V(x))).
 // θ lives in two places per world, read at the iteration's parity and
 // written at the other, so no thread reads what another writes within a
 // dispatch. finalize restarts (θ = 1) when the residual grew since the
@@ -37,7 +42,8 @@
 //
 // Shapes: a world with tensors = 1 has world inverse inertia tensors in the
 // third region of `bodies` (from 2 n_bodies), applied by the body passes to
-// the summed angular impulses (gather_slots, apply_inertia).
+// the summed angular impulses (gather_slots, apply_inertia). The fourth
+// region (from 3 n_bodies) holds the free velocities v_free.
 //
 // Memory layout: γ and the slots are vec4 arrays (two vec4 per 6-vector),
 // and each contact loads its two body records once. Mesa's lavapipe turns
@@ -283,10 +289,11 @@ fn contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let lam = wd.lambda;
     let gn = V6(lam * p.f + (1.0 - lam) * g.f, lam * p.t + (1.0 - lam) * g.t);
     store_gamma(i, gn.f, gn.t);
-    write_slots(c, e, V6(gn.f - g.f, gn.t - g.t));
+    write_slots(c, e, gn);
 }
 
-// Each end's velocity change M⁻¹ D_end Δγ, into the end's own slot.
+// The velocity M⁻¹ D_end γ that impulse γ gives each end, into the end's
+// own slot.
 fn write_slots(c: Contact, e: Ends, d: V6) {
     let n = c.n.xyz;
     let u = c.u.xyz;
@@ -355,7 +362,7 @@ fn apgd_contact_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     let x = load_gamma(i);
     store_gamma(i, xn.f, xn.t);
     store_gamma(params.n_contacts + i, xn.f + beta * (xn.f - x.f), xn.t + beta * (xn.t - x.t));
-    write_slots(c, e, V6(xn.f - v.f, xn.t - v.t));
+    write_slots(c, e, xn);
 }
 
 @compute @workgroup_size(WG)
@@ -374,13 +381,13 @@ fn apgd_body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     }
     let d = gather_slots(k, wd.tensors);
     let bx = bodies[k];
-    let bv = bodies[params.n_bodies + k];
-    let xl = bv.v.xyz + d.f;
-    let xa = bv.w.xyz + d.t;
+    let bf = bodies[3u * params.n_bodies + k];
+    let xl = bf.v.xyz + d.f;
+    let xa = bf.w.xyz + d.t;
     let beta = control[wi].beta;
-    bodies[k] = Body(vec4<f32>(xl, bv.v.w), vec4<f32>(xa, bv.w.w));
-    bodies[params.n_bodies + k] = Body(vec4<f32>(xl + beta * (xl - bx.v.xyz), bv.v.w),
-                                       vec4<f32>(xa + beta * (xa - bx.w.xyz), bv.w.w));
+    bodies[k] = Body(vec4<f32>(xl, bf.v.w), vec4<f32>(xa, bf.w.w));
+    bodies[params.n_bodies + k] = Body(vec4<f32>(xl + beta * (xl - bx.v.xyz), bf.v.w),
+                                       vec4<f32>(xa + beta * (xa - bx.w.xyz), bf.w.w));
 }
 
 @compute @workgroup_size(WG)
@@ -398,11 +405,11 @@ fn body_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         return;
     }
     let d = gather_slots(k, wd.tensors);
-    let b = bodies[k];
-    bodies[k] = Body(vec4<f32>(b.v.xyz + d.f, b.v.w), vec4<f32>(b.w.xyz + d.t, b.w.w));
+    let f = bodies[3u * params.n_bodies + k];
+    bodies[k] = Body(vec4<f32>(f.v.xyz + d.f, f.v.w), vec4<f32>(f.w.xyz + d.t, f.w.w));
 }
 
-// Body k's velocity change: its contiguous slots added in CSR order. With
+// Body k's contact velocity: its contiguous slots added in CSR order. With
 // tensors (scenes with shapes) the angular slots hold impulses (the
 // records' 1/I is 1) and the sum goes through I⁻¹.
 fn gather_slots(k: u32, tensors: u32) -> V6 {

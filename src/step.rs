@@ -31,7 +31,8 @@
 //! * `wall_loads`: each boundary's mean force, torque and power over the
 //!   step from the impulses ([`crate::wall_loads`]; `walls.csv`).
 //! * `store_warm`: this step's impulses, kept in world coordinates.
-//! * `integrate`: v⁺ = v_free + M⁻¹ D γ (eq. 44), then positions and orientations.
+//! * `integrate`: v⁺ = v_free + M⁻¹ D γ (eq. 44), in f64 from the final
+//!   impulses on every backend, then positions and orientations.
 //!
 //! **Each step runs inside the stepper's own rayon pool.** A parallel pass
 //! called from outside a pool hands its work to the pool's threads and
@@ -322,11 +323,10 @@ impl Stepper {
         let backend = &mut self.backend;
         let settings = &world.solver;
         let step_index = world.step_index;
-        // The f32 backends return the body velocities with the impulses.
-        let (stats, velocities) = timers.time("solve", || -> Result<_, StepError> {
+        let stats = timers.time("solve", || -> Result<_, StepError> {
             if let Backend::Cpu = backend {
                 let mut op = BodyDelassus::new(&problem);
-                return Ok((solver::solve(&mut op, gamma, settings, ws), None));
+                return Ok(solver::solve(&mut op, gamma, settings, ws));
             }
             rigid::check_f32(world, &problem, &backend.describe())?;
             let mut packed = rigid::pack_f32(&problem, gamma, gamma32);
@@ -348,9 +348,10 @@ impl Stepper {
                 }
                 _ => jacobi_f32::solve(&mut packed, &problem.csr_slots, gamma32, settings, ws32),
             };
-            Ok((stats, Some(rigid::unpack_f32(&packed, gamma32, gamma))))
+            rigid::unpack_f32(gamma32, gamma);
+            Ok(stats)
         })?;
-        self.finish(world, problem, stats, velocities)
+        self.finish(world, problem, stats)
     }
 
     /// The first half of a step of a world in a GPU batch
@@ -393,7 +394,7 @@ impl Stepper {
         result: Result<SolveStats, GpuError>,
         seconds: f64,
     ) -> Result<StepReport, StepError> {
-        let Some((problem, packed)) = self.pending.take() else {
+        let Some((problem, _packed)) = self.pending.take() else {
             return Err(StepError::Gpu {
                 step: world.step_index,
                 error: GpuError::Batch("end_batched without begin_batched".into()),
@@ -405,10 +406,9 @@ impl Stepper {
             error,
         })?;
         let (gamma, gamma32) = (&mut self.gamma, &self.gamma32);
-        let velocities = self
-            .timers
-            .time("solve", || rigid::unpack_f32(&packed, gamma32, gamma));
-        let report = self.finish(world, problem, stats, Some(velocities))?;
+        self.timers
+            .time("solve", || rigid::unpack_f32(gamma32, gamma));
+        let report = self.finish(world, problem, stats)?;
         self.last_contacts = report.contacts;
         Ok(report)
     }
@@ -453,7 +453,7 @@ impl Stepper {
             timed_out: false,
         };
         log::trace!("step {step}: pyramid LCP of {lcp_size} unknowns, {pivots} pivots");
-        self.finish(world, problem, stats, None)
+        self.finish(world, problem, stats)
     }
 
     /// The end of a step of a rigid formulation
@@ -463,7 +463,6 @@ impl Stepper {
         world: &mut World,
         problem: ContactProblem,
         stats: SolveStats,
-        velocities: Option<(Vec<glam::DVec3>, Vec<glam::DVec3>)>,
     ) -> Result<StepReport, StepError> {
         let gamma = &self.gamma;
         self.last_wall_loads = self.timers.time("wall_loads", || {
@@ -481,7 +480,6 @@ impl Stepper {
             &problem,
             &self.gamma,
             stats,
-            velocities,
             &mut self.finish_bufs,
             &mut self.timers,
         )?;

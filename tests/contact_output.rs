@@ -52,8 +52,9 @@ fn read_contacts(path: &Path) -> Vec<Row> {
         .collect()
 }
 
-/// A pile being poured, a frame (and its CSV) every step, contacts on.
-fn pouring_pile(out: &Path, steps: u32) {
+/// A pile being poured on `backend`, a frame (and its CSV) every step,
+/// contacts on.
+fn pouring_pile(out: &Path, steps: u32, backend: &str) {
     let h = 2e-3;
     let duration = format!("duration={}", f64::from(steps) * h);
     let interval = format!("output.frame_interval={h}");
@@ -64,16 +65,30 @@ fn pouring_pile(out: &Path, steps: u32) {
         &interval,
         "--set",
         "output.csv_frames=true",
+        "--contacts",
+        "--backend",
+        backend,
     ];
-    let extra = [&extra[..], &["--contacts", "--backend", "cpu"]].concat();
-    cli::small_pile(out, &extra, "the pouring pile with --contacts");
+    cli::small_pile(
+        out,
+        &extra,
+        &format!("the pouring pile with --contacts on {backend}"),
+    );
 }
 
-#[test]
-fn contact_forces_in_the_csv_add_up_to_each_bodys_change_of_momentum() {
+/// The law every backend keeps: the contact table's forces and torques on
+/// a body are its change of momentum over the step, m (v⁺ − v)/h − m g and
+/// I (ω⁺ − ω)/h. The bodies are integrated with v⁺ = v_free + M⁻¹ D γ
+/// evaluated in f64 from the very impulses the table reports (on the f32
+/// backends the solver's f32 γ, widened exactly), so the balance holds to
+/// f64 rounding on every backend: both sides are sums of a few f64 terms of
+/// up to ~100 weights, whose rounding is below 1e-12 of that. (Integrating
+/// the f32 solver's own accumulated velocities instead loses every
+/// increment below half an ulp of |v|: 4.5e-3 of a weight on lavapipe.)
+fn contact_forces_add_up_to_each_bodys_change_of_momentum(backend: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path();
-    pouring_pile(out, 250);
+    pouring_pile(out, 250, backend);
     let (h, g, density) = (2e-3, DVec3::new(0.0, 0.0, -9.81), 2500.0);
     let mut checked = 0;
     let mut worst: (f64, f64) = (0.0, 0.0);
@@ -83,13 +98,13 @@ fn contact_forces_in_the_csv_add_up_to_each_bodys_change_of_momentum() {
         let rows = read_contacts(&out.join(format!("contacts_{k:05}.csv")));
         assert!(
             rows.len() >= 100,
-            "step {k}: {} contacts among {} spheres",
+            "{backend}: step {k}: {} contacts among {} spheres",
             rows.len(),
             after.len()
         );
         assert!(
             rows.iter().any(|r| r.torque != DVec3::ZERO),
-            "step {k}: no contact carries a rolling or spinning torque"
+            "{backend}: step {k}: no contact carries a rolling or spinning torque"
         );
         let n = before.len();
         let mut force = vec![DVec3::ZERO; after.len()];
@@ -124,31 +139,50 @@ fn contact_forces_in_the_csv_add_up_to_each_bodys_change_of_momentum() {
             checked += 1;
         }
     }
-    // Both sides are sums of a few f64 terms of up to ~100 weights: their
-    // rounding is below 1e-12 of that. (The density's 2500 and the
-    // mass from the radius are the scene's, computed as repose does.)
+    // (The density's 2500 and the mass from the radius are the scene's,
+    // computed as repose does.)
     eprintln!(
-        "{checked} body-steps; worst misfit: force {:.2e} weights, torque {:.2e} weight-radii",
+        "{backend}: {checked} body-steps; worst misfit: force {:.2e} weights, torque {:.2e} weight-radii",
         worst.0, worst.1
     );
-    assert!(checked > 500, "{checked} body-steps checked");
+    assert!(checked > 500, "{backend}: {checked} body-steps checked");
     assert!(
         worst.0 <= 1e-10,
-        "force balance off by {:.3e} weights",
+        "{backend}: force balance off by {:.3e} weights (tolerance 1e-10)",
         worst.0
     );
     assert!(
         worst.1 <= 1e-10,
-        "torque balance off by {:.3e} weight-radii",
+        "{backend}: torque balance off by {:.3e} weight-radii (tolerance 1e-10)",
         worst.1
     );
+}
+
+#[test]
+fn contact_forces_add_up_to_each_bodys_change_of_momentum_on_the_cpu() {
+    contact_forces_add_up_to_each_bodys_change_of_momentum("cpu");
+}
+
+#[test]
+fn contact_forces_add_up_to_each_bodys_change_of_momentum_on_the_f32_cpu() {
+    contact_forces_add_up_to_each_bodys_change_of_momentum("cpu-f32");
+}
+
+#[test]
+fn contact_forces_add_up_to_each_bodys_change_of_momentum_on_the_gpu() {
+    // Skips visibly without an adapter (fails instead under REPOSE_REQUIRE_GPU).
+    let Some(ctx) = repose::gpu::context_for_tests("contact forces on the gpu") else {
+        return;
+    };
+    drop(ctx);
+    contact_forces_add_up_to_each_bodys_change_of_momentum("gpu");
 }
 
 #[test]
 fn the_contact_lines_have_a_cell_per_row_of_the_table_and_a_series() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path();
-    pouring_pile(out, 60);
+    pouring_pile(out, 60, "cpu");
     let pvd = std::fs::read_to_string(out.join("contacts.pvd")).unwrap();
     let frames = std::fs::read_to_string(out.join("frames.pvd")).unwrap();
     assert_eq!(
@@ -230,7 +264,7 @@ fn a_penalty_columns_floor_carries_its_weight_on_average() {
 fn render_draws_the_force_chains_of_a_run_with_contacts_and_says_what_is_missing_without() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path();
-    pouring_pile(out, 100);
+    pouring_pile(out, 100, "cpu");
     let done = cli::repose([
         "render",
         out.to_str().unwrap(),

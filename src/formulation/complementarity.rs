@@ -20,7 +20,7 @@
 //! | `warm_start` | γ₀: the previous step's impulses of persistent pairs in the new frames | [`warm_start`] |
 //! | `solve` | γ on the f64 CPU, its f32 mirror or the GPU (alone or in a batch of worlds) | [`crate::solver`], [`crate::gpu`] |
 //! | `store_warm` | this step's impulses in world coordinates, for the next | [`finish`] |
-//! | `integrate` | v⁺ = v_free + M⁻¹ D γ, then positions and orientations | [`finish`] |
+//! | `integrate` | v⁺ = v_free + M⁻¹ D γ in f64 from the final γ (on every backend), then positions and orientations | [`finish`] |
 //!
 //! The stages before and after the solve are each world's own; a batch of
 //! worlds on one GPU ([`crate::run::batch`]) runs [`pose`], [`warm_start`]
@@ -141,25 +141,18 @@ pub fn pack_f32(
     pack(problem, gamma)
 }
 
-/// The f32 solve's impulses widened into `gamma`, and the body velocities
-/// it left in the packed records.
-pub fn unpack_f32(
-    packed: &PackedProblem,
-    gamma32: &[[f32; 6]],
-    gamma: &mut [Vec6],
-) -> (Vec<DVec3>, Vec<DVec3>) {
+/// The f32 solve's impulses widened (exactly) into `gamma`. The body
+/// velocities the f32 solver left in its records are not used: they were
+/// built up one f32 increment at a time, and every increment below half an
+/// ulp of |v| was lost on the way (the loss grows with the iteration
+/// count), so they would not be the motion the impulses cause. [`finish`]
+/// integrates from v_free + M⁻¹ D γ evaluated once, in f64, from these
+/// impulses, so that the contact loads a run reports balance its motion to
+/// f64 rounding on every backend.
+pub fn unpack_f32(gamma32: &[[f32; 6]], gamma: &mut [Vec6]) {
     for (g, g32) in gamma.iter_mut().zip(gamma32) {
         *g = g32.map(|x| x as f64);
     }
-    let v = packed
-        .bodies
-        .iter()
-        .map(|b| DVec3::new(b.v[0] as f64, b.v[1] as f64, b.v[2] as f64));
-    let w = packed
-        .bodies
-        .iter()
-        .map(|b| DVec3::new(b.w[0] as f64, b.w[1] as f64, b.w[2] as f64));
-    (v.collect(), w.collect())
 }
 
 /// Buffers of [`finish`]: the new velocities, checked before they replace
@@ -172,14 +165,14 @@ pub struct FinishBuffers {
 
 /// The end of a step of a rigid formulation: keep this step's impulses
 /// for the next (warm starts, histories), then integrate with the new
-/// velocities (`velocities`, or v_free + M⁻¹ D γ). On a [`NonFiniteError`]
-/// the bodies keep the last good state.
+/// velocities v⁺ = v_free + M⁻¹ D γ, evaluated in f64 from `gamma` whatever
+/// backend solved for it. On a [`NonFiniteError`] the bodies keep the last
+/// good state.
 pub fn finish(
     world: &mut World,
     problem: &ContactProblem,
     gamma: &[Vec6],
     stats: SolveStats,
-    velocities: Option<(Vec<DVec3>, Vec<DVec3>)>,
     buffers: &mut FinishBuffers,
     timers: &mut StageTimers,
 ) -> Result<StepReport, StepError> {
@@ -204,18 +197,10 @@ pub fn finish(
         let b = &mut world.bodies;
         // Compute and check the new velocities aside, so that a failing
         // step leaves the bodies at the last good state.
-        match velocities {
-            Some((v, w)) if problem.n_bodies() == b.len() => {
-                *new_vel = v;
-                *new_omega = w;
-            }
-            _ => {
-                // velocities_into writes every entry.
-                new_vel.resize(b.len(), DVec3::ZERO);
-                new_omega.resize(b.len(), DVec3::ZERO);
-                problem.velocities_into(gamma, new_vel, new_omega);
-            }
-        }
+        // velocities_into writes every entry.
+        new_vel.resize(b.len(), DVec3::ZERO);
+        new_omega.resize(b.len(), DVec3::ZERO);
+        problem.velocities_into(gamma, new_vel, new_omega);
         let bad = |x: &[DVec3]| x.iter().position(|v| !v.is_finite());
         // Impulses so large that their squares overflow (the residual
         // is then not a number) are a diverged solve even while every

@@ -57,9 +57,11 @@ pub const GAMMA_BYTES: usize = 32;
 /// Bytes of one slot (one contact end's velocity change): two vec4.
 pub const SLOT_BYTES: usize = 32;
 /// Regions of body-sized records in the `bodies` buffer: the iterate's
-/// records, APGD's extrapolated point's, and the inertia tensors
-/// ([`PackedInertia`], the same size as a [`PackedBody`]).
-pub const BODY_REGIONS: usize = 3;
+/// records, APGD's extrapolated point's, the inertia tensors
+/// ([`PackedInertia`], the same size as a [`PackedBody`]), and the free
+/// velocities v_free ([`PackedProblem::free`]) from which every body pass
+/// rebuilds the velocities.
+pub const BODY_REGIONS: usize = 4;
 const _: () = assert!(
     std::mem::size_of::<PackedInertia>() == std::mem::size_of::<PackedBody>(),
     "an inertia record fills one body-record place"
@@ -461,7 +463,8 @@ impl GpuJacobi {
             ),
             ("slot", (n_contacts * 2 * SLOT_BYTES) as u64, n_contacts),
             // γ and the body records twice: APGD's iterate and extrapolated
-            // point; then the bodies' inertia tensors (shapes).
+            // point; then the bodies' inertia tensors (shapes) and free
+            // velocities.
             ("impulse", (2 * n_contacts * GAMMA_BYTES) as u64, n_contacts),
             (
                 "body",
@@ -540,7 +543,7 @@ impl GpuJacobi {
         let rd = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let contacts = mk("contacts", cc * std::mem::size_of::<PackedContact>(), st);
         // Two halves: APGD keeps its extrapolated point in the second; then
-        // the inertia tensors (shapes).
+        // the inertia tensors (shapes), then the free velocities.
         let bodies = mk(
             "bodies",
             BODY_REGIONS * cb * std::mem::size_of::<PackedBody>(),
@@ -797,6 +800,12 @@ impl GpuJacobi {
             }
             let b_at = r.body_start as u64 * body_size;
             write(&b.bodies, b_at, bytemuck::cast_slice(&p.bodies));
+            assert_eq!(p.free.len(), p.bodies.len(), "one free record per body");
+            write(
+                &b.bodies,
+                3 * nb as u64 * body_size + b_at,
+                bytemuck::cast_slice(&p.free),
+            );
             if apgd {
                 // The extrapolated point starts at the warm start.
                 write(

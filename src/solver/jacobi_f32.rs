@@ -3,12 +3,26 @@
 //! (`shaders/jacobi.wgsl`), operation for operation.
 //!
 //! Same iteration as [`super::jacobi`] (seed 000 eq. 46, two step scalars per
-//! contact, projection in the metric B⁻¹), but in the incremental form the
-//! GPU uses: the contact pass turns each contact's impulse change Δγ into a
-//! velocity change for each of its two ends, written to that end's own slot;
-//! the body pass adds a body's contiguous slots, in CSR order, to its
-//! velocity. No atomics and a fixed summation order: deterministic, and the
-//! same sums as the GPU's.
+//! contact, projection in the metric B⁻¹), in the two-pass form the GPU
+//! uses: the contact pass turns each contact's new impulse γ_i into the
+//! velocity M⁻¹ D_end γ_i it gives each of its two ends, written to that
+//! end's own slot; the body pass rebuilds each body's velocity as
+//! v = v_free + the sum of its contiguous slots, in CSR order. No atomics
+//! and a fixed summation order: deterministic, and the same sums as the
+//! GPU's.
+//!
+//! **Why whole contributions, not increments.** Adding each iteration's
+//! change M⁻¹ D Δγ to the running velocity loses, in f32, every change
+//! below half an ulp of |v|, and the loss builds up with the iteration
+//! count: after thousands of iterations the velocities the solver converges
+//! on are no longer those of its impulses, and the residual it reports is
+//! not that of the impulses it returns. Rebuilt from v_free and the
+//! current γ at every body pass, a body's velocity is always one f32
+//! evaluation of v_free + M⁻¹ D γ, whatever the iteration count, so the
+//! residual the solver reports is the residual of the impulses it returns,
+//! to f32 rounding. The cost is the same: the contact pass writes γ_i's
+//! contribution in place of Δγ_i's, and the body pass reads v_free in place
+//! of the old v.
 
 use bytemuck::Zeroable;
 use rayon::prelude::*;
@@ -174,9 +188,10 @@ pub fn update(c: &PackedContact, g: &[f32; 6], y: &[f32; 6], omega: f32, lambda:
     std::array::from_fn(|k| lambda * p[k] + (1.0 - lambda) * g[k])
 }
 
-/// Velocity changes (Δv, Δω) of end A and end B for an impulse change Δγ.
+/// Velocities (M⁻¹ D_A γ, M⁻¹ D_B γ), linear and angular, that impulse γ
+/// gives end A and end B (WGSL `write_slots`).
 #[inline]
-pub fn end_deltas(c: &PackedContact, dg: &[f32; 6], bodies: &[PackedBody]) -> [[f32; 6]; 2] {
+pub fn end_velocities(c: &PackedContact, dg: &[f32; 6], bodies: &[PackedBody]) -> [[f32; 6]; 2] {
     let n = xyz(&c.n);
     let u = xyz(&c.u);
     let w = cross(n, u);
@@ -296,7 +311,7 @@ pub struct JacobiF32Workspace {
     bodies_v: Vec<PackedBody>,
 }
 
-/// The sum of one body's velocity changes: its `slots` (`2 × contact +
+/// The sum of one body's contact velocities: its `slots` (`2 × contact +
 /// end`, in CSR order) into the contact pass's `deltas`, added in that
 /// order (the body pass of both methods, as the WGSL `gather_slots` does).
 /// With an inertia record the angular slots are impulses, and the tensor
@@ -320,8 +335,10 @@ fn gather(deltas: &[[[f32; 6]; 2]], slots: &[u32], inertia: Option<&PackedInerti
 /// Runs the f32 solver of `s.method` on a packed problem: projected Jacobi,
 /// or APGD ([`solve_apgd`]) when the method is
 /// [`Apgd`](super::SolverMethod::Apgd). `gamma` is the
-/// warm start (the body records must hold v_free + M⁻¹Dγ₀, as [`super::packed::pack`]
-/// makes them) and is overwritten; the body records end with the final velocities.
+/// warm start (the body records must hold v_free + M⁻¹Dγ₀ and the free
+/// records v_free, as [`super::packed::pack`] makes them) and is
+/// overwritten; the body records end with the final velocities,
+/// v_free + M⁻¹Dγ evaluated once in f32 from the final γ.
 /// `csr_slots` is the problem's slot list (`2 × contact + end`, in CSR order).
 pub fn solve(
     p: &mut PackedProblem,
@@ -352,7 +369,7 @@ pub fn solve(
         if it == s.max_iterations {
             break;
         }
-        // Contact pass: new impulse, and each end's velocity change.
+        // Contact pass: new impulse, and the velocity it gives each end.
         {
             let bodies = &p.bodies;
             p.contacts
@@ -362,17 +379,16 @@ pub fn solve(
                 .with_min_len(256)
                 .for_each(|((c, g), d)| {
                     let y = law_velocity(c, &twist(c, bodies), law);
-                    let gn = update(c, g, &y, omega, lambda);
-                    let dg: [f32; 6] = std::array::from_fn(|k| gn[k] - g[k]);
-                    *g = gn;
-                    *d = end_deltas(c, &dg, bodies);
+                    *g = update(c, g, &y, omega, lambda);
+                    *d = end_velocities(c, g, bodies);
                 });
         }
-        // Body pass: add each body's slots in CSR order.
+        // Body pass: v = v_free + each body's slots in CSR order.
         {
             let deltas = &ws.deltas;
             let offsets = &p.offsets;
             let inertia = &p.inertia;
+            let free = &p.free;
             p.bodies
                 .par_iter_mut()
                 .enumerate()
@@ -384,8 +400,8 @@ pub fn solve(
                         inertia.get(k),
                     );
                     for q in 0..3 {
-                        b.v[q] += acc[q];
-                        b.w[q] += acc[q + 3];
+                        b.v[q] = free[k].v[q] + acc[q];
+                        b.w[q] = free[k].w[q] + acc[q + 3];
                     }
                 });
         }
@@ -420,9 +436,12 @@ pub fn apgd_momentum(theta: f32) -> (f32, f32) {
 ///
 /// ```text
 /// x_{k+1} = Π(v_k − ω B ŷ(v_k)),   v_{k+1} = x_{k+1} + β_k (x_{k+1} − x_k)
-/// V(x_{k+1}) = V(v_k) + M⁻¹ D (x_{k+1} − v_k)          (slots, CSR order)
+/// V(x_{k+1}) = v_free + M⁻¹ D x_{k+1}                  (slots, CSR order)
 /// V(v_{k+1}) = V(x_{k+1}) + β_k (V(x_{k+1}) − V(x_k))  (velocities are linear in γ)
 /// ```
+///
+/// V(x_{k+1}) is rebuilt from the whole impulses every iteration (module
+/// docs), so neither velocity drifts from its impulses as iterations add up.
 ///
 /// one contact pass and one body pass per iteration, like Jacobi.
 pub fn solve_apgd(
@@ -480,17 +499,17 @@ pub fn solve_apgd(
                 .for_each(|(((c, x), v), d)| {
                     let y = law_velocity(c, &twist(c, bodies_v), law);
                     let xn = update(c, v, &y, omega, 1.0);
-                    let dg: [f32; 6] = std::array::from_fn(|k| xn[k] - v[k]);
-                    *d = end_deltas(c, &dg, bodies_v);
+                    *d = end_velocities(c, &xn, bodies_v);
                     *v = std::array::from_fn(|k| xn[k] + beta * (xn[k] - x[k]));
                     *x = xn;
                 });
         }
-        // Body pass: V(x_{k+1}) from V(v_k) and the slots, then V(v_{k+1}).
+        // Body pass: V(x_{k+1}) from v_free and the slots, then V(v_{k+1}).
         {
             let deltas = &ws.deltas;
             let offsets = &p.offsets;
             let inertia = &p.inertia;
+            let free = &p.free;
             p.bodies
                 .par_iter_mut()
                 .zip(ws.bodies_v.par_iter_mut())
@@ -503,8 +522,8 @@ pub fn solve_apgd(
                         inertia.get(k),
                     );
                     for q in 0..3 {
-                        let xl = bv.v[q] + acc[q];
-                        let xa = bv.w[q] + acc[q + 3];
+                        let xl = free[k].v[q] + acc[q];
+                        let xa = free[k].w[q] + acc[q + 3];
                         bv.v[q] = xl + beta * (xl - bx.v[q]);
                         bv.w[q] = xa + beta * (xa - bx.w[q]);
                         bx.v[q] = xl;

@@ -1,5 +1,7 @@
 //! The contact problem packed in f32 for the GPU solver and its CPU f32
-//! mirror: one 96-byte record per contact, one 32-byte record per body.
+//! mirror: one 96-byte record per contact, two 32-byte records per body
+//! (its velocity, and its free velocity v_free that the body passes rebuild
+//! the velocity from).
 //!
 //! Both f32 solvers read exactly these records (built once by [`pack`]), so
 //! they start from bit-identical inputs and differ only by the order of f32
@@ -98,6 +100,10 @@ pub struct PackedProblem {
     pub contacts: Vec<PackedContact>,
     /// Body records holding the initial velocities v_free + M⁻¹Dγ₀.
     pub bodies: Vec<PackedBody>,
+    /// Body records holding the free velocities v_free (the same 1/m and
+    /// 1/I): every body pass rebuilds a body's velocity as v_free + the sum
+    /// of its slots, each slot one contact end's whole M⁻¹ D γ.
+    pub free: Vec<PackedBody>,
     /// CSR offsets into the slot array (length bodies + 1).
     pub offsets: Vec<u32>,
     /// World inverse inertia tensors, one per body, when the problem has
@@ -164,12 +170,14 @@ pub fn pack(problem: &ContactProblem, gamma0: &[[f64; 6]]) -> PackedProblem {
     let mut w = vec![DVec3::ZERO; nb];
     problem.velocities_into(gamma0, &mut v, &mut w);
     let tensors = problem.has_tensors();
-    let bodies = (0..nb)
-        .map(|k| PackedBody {
-            v: v4(v[k], problem.inv_mass[k]),
-            // With tensors the slots carry angular impulses (module docs).
-            w: v4(w[k], if tensors { 1.0 } else { problem.inv_inertia[k] }),
-        })
+    let record = |k: usize, v: DVec3, w: DVec3| PackedBody {
+        v: v4(v, problem.inv_mass[k]),
+        // With tensors the slots carry angular impulses (module docs).
+        w: v4(w, if tensors { 1.0 } else { problem.inv_inertia[k] }),
+    };
+    let bodies = (0..nb).map(|k| record(k, v[k], w[k])).collect();
+    let free = (0..nb)
+        .map(|k| record(k, problem.v_free[k], problem.w_free[k]))
         .collect();
     let inertia = if tensors {
         (0..nb)
@@ -187,6 +195,7 @@ pub fn pack(problem: &ContactProblem, gamma0: &[[f64; 6]]) -> PackedProblem {
     PackedProblem {
         contacts,
         bodies,
+        free,
         offsets: problem.csr_offsets.clone(),
         inertia,
         law: problem.law,
