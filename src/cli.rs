@@ -92,7 +92,8 @@ pub(crate) enum Command {
         /// tolerance, started from the first's answer; the better answer
         /// is kept (overrides the scene's `solver.fallback`; `none` turns it
         /// off). CPU backend. E.g. `--solver interior-point --fallback pgs`
-        /// for seed 001's piles at μ_r ≥ 0.1 m (docs/solvers.md).
+        /// for the sphere piles of Acary & Bourrier 2021 at μ_r ≥ 0.1 m
+        /// (docs/solvers.md).
         #[arg(long, value_name = "METHOD|none")]
         fallback: Option<String>,
         /// Write the contact problem of these steps (1 = the first) to
@@ -362,8 +363,9 @@ pub(crate) enum Command {
         #[arg(long = "time-limit", default_value_t = 60.0)]
         time_limit: f64,
         /// pgs: Anderson mixing over this many past residual checks (0:
-        /// plain sweeps; the default, 5, turns the seed 001 hard problems'
-        /// stalls into convergence: docs/solvers.md, "Hard problems").
+        /// plain sweeps; the default, 5, turns the stalls on the hard
+        /// problems of Acary & Bourrier 2021's piles into convergence:
+        /// docs/solvers.md, "Hard problems").
         #[arg(long, default_value_t = repose::solver::pgs::ANDERSON_DEPTH)]
         anderson: usize,
         /// A second method for a problem the first leaves unsolved, started
@@ -387,7 +389,7 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check seed 004's existence criterion: whether a step's contact
+    /// Check Acary & Cadoux 2011's existence criterion: whether a step's contact
     /// problem is guaranteed a solution (s ≥ 0) and robustly so (s > 0).
     /// INPUT: a RON incremental problem `IncrementalProblem(dim, dofs, h, w,
     /// mu)`, a Siconos `.dat` problem, or a scene with `--at-step N`.

@@ -399,6 +399,34 @@ fn the_cli_reference_in_the_docs_is_generated_from_the_clap_definitions() {
     );
 }
 
+/// The help says what a user needs, never the code's names: no rustdoc
+/// links (`[`NAME`]`), no Rust paths (`a::b`), no seed numbers of the
+/// papers (they are cited by author and year: docs/references.md); and the
+/// body count `--backend auto` names is the one it uses.
+#[test]
+fn the_help_names_no_code_items_and_says_the_auto_gpu_threshold() {
+    let out = repose(["markdown-help"]);
+    assert_success(&out, "repose markdown-help");
+    let text = stdout(&out);
+    for (i, line) in text.lines().enumerate() {
+        // Markdown's own links to the commands' sections are "[`repose …`↴]".
+        let code_link = line.contains("[`") && !line.contains("[`repose");
+        for (bad, what) in [
+            (code_link, "a rustdoc link"),
+            (line.contains("::"), "a Rust path"),
+            (line.to_lowercase().contains("seed 00"), "a seed number"),
+        ] {
+            assert!(!bad, "help line {}: {what}:\n{line}", i + 1);
+        }
+    }
+    let n = repose::run::AUTO_GPU_MIN_BODIES;
+    let said = format!("at least {},{:03} bodies", n / 1000, n % 1000);
+    assert!(
+        text.contains(&said),
+        "expected {said:?} in the --backend help"
+    );
+}
+
 /// `repose run` with the default `--backend auto` runs on the CPU when the
 /// only adapter is a software one (lavapipe: slower than the cpu backend)
 /// and says so in the summary's reason; on a hardware adapter it runs on

@@ -65,10 +65,10 @@ use session::Session;
     serde::Deserialize,
 )]
 pub enum BackendChoice {
-    /// A hardware GPU for a scene of at least [`AUTO_GPU_MIN_BODIES`]
-    /// bodies that its solvers can run, else the CPU (a software adapter
-    /// such as lavapipe is slower than the CPU backend: `--backend gpu`
-    /// runs on it).
+    /// A hardware GPU for a scene of at least 2,000 bodies (those at the
+    /// start and those its inlets will emit) that its solvers can run, else
+    /// the CPU (a software adapter such as lavapipe is slower than the CPU
+    /// backend: `--backend gpu` runs on it).
     #[default]
     Auto,
     /// The f64 CPU reference solver.

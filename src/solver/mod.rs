@@ -59,19 +59,22 @@ pub mod pgs;
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
 )]
 pub enum SolverMethod {
-    /// Projected Jacobi (seed 000 eq. 46); runs on every backend.
+    /// Projected Jacobi (Tasora & Anitescu 2013, eq. 46); runs on every
+    /// backend.
     Jacobi,
     /// Accelerated projected gradient descent with adaptive step and restart
-    /// (the GPU and cpu-f32 backends run a variant with a fixed step and a
-    /// restart at residual checks, `jacobi_f32::solve_apgd`). The default:
-    /// what docs/solvers.md recommends for a new scene.
+    /// (on the gpu and cpu-f32 backends with a fixed step and a restart when
+    /// the residual grew between two checks: docs/gpu-design.md). The
+    /// default: what docs/solvers.md recommends for a new scene.
     #[default]
     Apgd,
-    /// Projected block Gauss–Seidel (seed 001 §5.2), CPU only.
+    /// Projected block Gauss–Seidel (Acary & Bourrier 2021, §5.2), CPU only.
     Pgs,
-    /// Projected fixed point with self-adaptive step (seed 001 eq. 64).
+    /// Projected fixed point with self-adaptive step (Acary & Bourrier
+    /// 2021, eq. 64), CPU only.
     FixedPoint,
-    /// Extra-gradient with self-adaptive step (seed 001 eq. 65).
+    /// Extra-gradient with self-adaptive step (Acary & Bourrier 2021,
+    /// eq. 65), CPU only.
     ExtraGradient,
     /// Primal–dual interior point on the conic QP (De Saxcé: the shift
     /// updated at every Newton step; clarabel as its fallback), CPU only.
@@ -124,7 +127,7 @@ impl std::fmt::Display for SolverMethod {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum ResidualMeasure {
     /// ‖γ − Π(γ − C ŷ)‖ / max(‖γ‖, ‖C ŷ‖) with C the contacts' effective
-    /// masses ([`weighted_residual`]): impulses against impulses, so one
+    /// masses: impulses against impulses, so one
     /// contact left holding a stale impulse is not hidden by fast contacts
     /// elsewhere. A run's default, on every backend (the GPU's residual pass
     /// and the cpu-f32 mirror weight by the same b_f).
@@ -136,8 +139,8 @@ pub enum ResidualMeasure {
     Contact,
     /// max(‖r‖, ‖γ‖, ‖Nγ + r‖), the measure of Siconos' test suite
     /// (`tests/data/siconos/README.md`), so that figures compare. The GPU
-    /// and cpu-f32 backends, whose records do not hold ‖r‖, measure
-    /// [`ResidualMeasure::Contact`] when asked for this one.
+    /// and cpu-f32 backends, whose records do not hold ‖r‖, use
+    /// the unweighted `contact` measure when asked for this one.
     Siconos,
 }
 
