@@ -433,7 +433,10 @@ fn bad_mesh_boundaries_are_named_errors() {
     );
     assert_bad_scene(
         "rot.ron",
-        &with(ball, &format!("Mesh(file: {floor:?}, rot: (0, 0, 0, 0))")),
+        &with(
+            ball,
+            &format!("Mesh(file: {floor:?}, rot: (w: 0, x: 0, y: 0, z: 0))"),
+        ),
         &["boundaries[0].rot"],
     );
     assert_bad_scene(

@@ -92,6 +92,47 @@ fn some_around_an_optional_struct_gets_a_hint() {
     assert!(!plain.contains("Some("), "{plain}");
 }
 
+/// A body's or a mesh's `rot` takes its parts named; a bare tuple is
+/// ambiguous (scene files read (x, y, z, w), final.csv and Python give
+/// (w, x, y, z)) and is refused at its line, with the named form the old
+/// reading meant.
+#[test]
+fn a_quaternion_as_a_bare_tuple_is_refused_with_the_order_it_meant() {
+    let body = "Body(shape: Box(half_extents: (0.01, 0.01, 0.01)), pos: (0.0, 0.0, 0.3)";
+    let bare = edited(
+        "Sphere(pos: (0.0, 0.0, 0.1), radius: 0.01, material: 0),",
+        &format!("{body}, rot: (0.7071068, 0, 0, 0.7071068)),"),
+    );
+    let msg = error_of(&bare);
+    assert!(msg.starts_with("scenes/bad.ron:14:"), "{msg}");
+    assert!(msg.contains(repose::scene::quaternion::BARE_TUPLE), "{msg}");
+    assert!(
+        msg.contains("`(w: 0.7071068, x: 0.7071068, y: 0, z: 0)`"),
+        "{msg}"
+    );
+    let named = edited(
+        "Sphere(pos: (0.0, 0.0, 0.1), radius: 0.01, material: 0),",
+        &format!("{body}, rot: (w: 0.7071068, x: 0.7071068, y: 0, z: 0)),"),
+    );
+    let w = Scene::from_str(&named, FILE, &[]).unwrap().build().unwrap();
+    let q = w.bodies.rot[0];
+    let half = std::f64::consts::FRAC_1_SQRT_2;
+    assert!(
+        (q.w - half).abs() < 1e-7 && (q.x - half).abs() < 1e-7 && q.y == 0.0 && q.z == 0.0,
+        "a quarter turn about x, (w, x, y, z) = ({half}, {half}, 0, 0); built {q:?}"
+    );
+    // The same form through --set, and in the text a run records.
+    let s = Scene::from_str(&named, FILE, &[set("spheres.0.rot.z", "0.5")]).unwrap();
+    let text = s.to_ron().unwrap();
+    assert!(text.contains("w: 0.7071068"), "{text}");
+    assert!(Scene::from_str(&text, FILE, &[]).is_ok());
+    let mesh = error_of(&edited(
+        "Plane(name: \"floor\", point: (0.0, 0.0, 0.0), normal: (0.0, 0.0, 1.0), material: 0),",
+        "Mesh(file: \"m.stl\", rot: (0, 0, 0, 1)),",
+    ));
+    assert!(mesh.contains("`(w: 1, x: 0, y: 0, z: 0)`"), "{mesh}");
+}
+
 #[test]
 fn unknown_top_level_field_reports_position_and_name() {
     let msg = error_of(&edited("name: \"base\",", "name: \"base\", colour: 3,"));

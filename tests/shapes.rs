@@ -160,9 +160,9 @@ fn on_incline(shape: &str, lift: f64, tilt: DQuat, mu: f64, alpha: f64, by: By) 
             "Scene(version: 1, time_step: 1e-3, duration: 1.0,
                solver: (max_iterations: 2000, tolerance: 1e-9),
                materials: [(name: \"m\", friction: {mu}, density: 1000.0)],
-               spheres: [Body(shape: {shape}, pos: ({}, 0, {}), rot: ({}, {}, {}, {}))],
+               spheres: [Body(shape: {shape}, pos: ({}, 0, {}), rot: (w: {}, x: {}, y: {}, z: {}))],
                boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
-            pos.x, pos.z, q.x, q.y, q.z, q.w, n.x, n.z
+            pos.x, pos.z, q.w, q.x, q.y, q.z, n.x, n.z
         ),
         by,
     )

@@ -35,6 +35,7 @@ mod error;
 mod from_file;
 mod generate;
 mod overrides;
+pub mod quaternion;
 /// The seeded random numbers of the generators (re-exported: they live
 /// below the scene, [`crate::rng`], so that inlets need not import it).
 pub use crate::rng;
@@ -331,8 +332,8 @@ pub struct SphereSpec {
 /// (0, 0, 0.5))`. The shape is given in its own frame; `pos` places that
 /// frame's origin — the centre of every shape but a convex polyhedron,
 /// whose centre of mass is found from its vertices — and `rot` turns it
-/// (a unit quaternion (x, y, z, w); a cylinder lying on its side is
-/// `rot: (0.7071068, 0, 0, 0.7071068)`). Mass: `mass` if given, else from
+/// (a unit quaternion with named parts; a cylinder lying on its side is
+/// `rot: (w: 0.7071068, x: 0.7071068, y: 0, z: 0)`). Mass: `mass` if given, else from
 /// `density`, else from the material's density, times the volume (giving
 /// both `mass` and `density` is an error); principal moments: `inertia` if
 /// given (about the centre of mass, along the shape's axes, which must then
@@ -345,8 +346,9 @@ pub struct BodySpec {
     pub shape: crate::shape::Shape,
     /// Position of the shape's frame (m).
     pub pos: DVec3,
-    /// Orientation (x, y, z, w), default identity; normalised.
-    #[serde(default)]
+    /// Orientation, a quaternion with named parts `(w: …, x: …, y: …,
+    /// z: …)` ([`quaternion`]); default identity; normalised.
+    #[serde(default, with = "quaternion")]
     pub rot: Option<glam::DQuat>,
     /// Material index (default 0).
     #[serde(default)]
@@ -667,8 +669,9 @@ pub struct MeshSpec {
     /// Where the file's origin is placed (m; default the origin).
     #[serde(default)]
     pub pos: DVec3,
-    /// Orientation (x, y, z, w), default identity; normalised.
-    #[serde(default)]
+    /// Orientation, a quaternion with named parts `(w: …, x: …, y: …,
+    /// z: …)` ([`quaternion`]); default identity; normalised.
+    #[serde(default, with = "quaternion")]
     pub rot: Option<glam::DQuat>,
     /// Reverse every triangle's winding (default false).
     #[serde(default)]

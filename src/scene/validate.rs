@@ -178,8 +178,8 @@ impl Checker {
                 self.push(
                     path,
                     format!(
-                        "quaternion ({}, {}, {}, {}) has no direction (zero or not finite)",
-                        q.x, q.y, q.z, q.w
+                        "quaternion (w: {}, x: {}, y: {}, z: {}) has no direction (zero or not finite)",
+                        q.w, q.x, q.y, q.z
                     ),
                 );
             }

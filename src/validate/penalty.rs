@@ -272,9 +272,9 @@ fn brick_on_incline() -> Vec<Check> {
                materials: [(name: \"m\", friction: 0.25, static_friction: 0.25,
                             kinetic_friction: 0.2, slide_stiffness: 2.5e4, density: 1000.0)],
                spheres: [Body(shape: Box(half_extents: (0.05, 0.05, 0.05)), pos: ({}, 0, {}),
-                              rot: ({}, {}, {}, {}))],
+                              rot: (w: {}, x: {}, y: {}, z: {}))],
                boundaries: [Plane(point: (0, 0, 0), normal: ({}, 0, {}))])",
-            pos.x, pos.z, q.x, q.y, q.z, q.w, n.x, n.z
+            pos.x, pos.z, q.w, q.x, q.y, q.z, n.x, n.z
         );
         let mut w = world(&text);
         let mut st = Stepper::new();
@@ -801,12 +801,12 @@ fn ellipsoid_spin() -> Vec<Check> {
         let torque = steel_spin_torque(
             &format!(
                 "Body(shape: Ellipsoid(radii: ({ra}, {ra}, {rc})), pos: (0, 0, {}),
-                      rot: ({}, {}, {}, {}), angular_velocity: (0, 0, 1), material: 0)",
+                      rot: (w: {}, x: {}, y: {}, z: {}), angular_velocity: (0, 0, 1), material: 0)",
                 half - delta,
+                rot.w,
                 rot.x,
                 rot.y,
-                rot.z,
-                rot.w
+                rot.z
             ),
             inertia,
             300,
