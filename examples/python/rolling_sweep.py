@@ -45,14 +45,10 @@ def main() -> None:
     again = repose.measure(args.out / "pile")
     print(f"measured again from final.csv: {again['angle_deg']:.1f}°")
 
-    # Rolling (and spinning) resistance over four values, R/10 to 2R/5. A
-    # sweep reads its scene from a file: write this one out.
-    args.out.mkdir(parents=True, exist_ok=True)
-    scene_file = args.out / "pile.ron"
-    scene_file.write_text(scene.to_str())
+    # Rolling (and spinning) resistance over four values, R/10 to 2R/5.
     rhos = [0.0005, 0.001, 0.0015, 0.002]
     rows = repose.sweep(
-        scene_file,
+        scene,
         {"materials.0.rolling+materials.0.spinning": rhos},
         jobs=args.jobs,
         out=args.out / "sweep",

@@ -228,8 +228,23 @@ def _vary_args(vary: Union[Mapping[str, Any], Sequence[str]]) -> List[str]:
     return list(vary)
 
 
+def _scene_file(scene: SceneLike, out_dir: str, name: str) -> str:
+    """The path of a scene file for the studies, which read files (their
+    manifests record the file and its hash, for reruns and merges): a
+    path as given; a :class:`Scene` written as RON to ``out_dir/name``,
+    inside the study's own directory, so that the study can be rerun from
+    its outputs alone."""
+    if not isinstance(scene, Scene):
+        return os.fspath(scene)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(scene.to_str())
+    return path
+
+
 def sweep(
-    scene: PathLike,
+    scene: SceneLike,
     vary: Union[Mapping[str, Any], Sequence[str]],
     *,
     set: Optional[Mapping[str, Any]] = None,
@@ -251,12 +266,17 @@ def sweep(
     or the command line's text (``"0:0.0025:6"``); ``"a+b"`` sets both
     paths — or is a list of ``--vary`` arguments. ``set`` maps scene paths
     to the values every run takes alike (``repose sweep --set``; not a
-    varied path). Outputs go to ``out``
+    varied path). ``scene`` is a :class:`Scene` or a scene file's path; a
+    :class:`Scene` is written to ``<out>/base_scene.ron``, the file the
+    sweep then records. Outputs go to ``out``
     (default ``out/<name>_sweep/``): ``sweep.csv``, ``sweep.png``, the
     contact sheet and ``runs/``. Runs that failed have their ``error``
     filled in; Ctrl-C raises :class:`Interrupted` with the rows so far."""
+    if isinstance(scene, Scene) and out is None:
+        out = os.path.join("out", f"{scene.name}_sweep")
+    scene_file = _scene_file(scene, "" if out is None else os.fspath(out), "base_scene.ron")
     out_dir, _files, _failed, interrupted = _repose.sweep(
-        os.fspath(scene),
+        scene_file,
         _vary_args(vary),
         set=set,
         seeds=seeds,
@@ -276,7 +296,7 @@ def sweep(
 
 
 def calibrate(
-    scenes: Union[PathLike, Sequence[PathLike]],
+    scenes: Union[SceneLike, Sequence[SceneLike]],
     params: Mapping[str, Tuple[float, float]],
     targets: Union[float, Sequence[float]],
     *,
@@ -297,13 +317,22 @@ def calibrate(
     --set``; not a calibrated path). Returns the
     outcome: ``status``, ``estimate``, ``interval``, ``message`` and
     ``evaluations``, plus ``files`` (what it wrote) and ``table`` (the rows
-    of ``calibrate.csv``)."""
-    if isinstance(scenes, (str, os.PathLike)):
+    of ``calibrate.csv``). Each scene is a :class:`Scene` or a scene
+    file's path; a :class:`Scene` is written to ``<out>/scene_<i>.ron``
+    (``i`` its place in ``scenes``), the file the calibration records."""
+    if isinstance(scenes, (str, os.PathLike, Scene)):
         scenes = [scenes]
+    scenes = list(scenes)
+    if out is None and scenes and isinstance(scenes[0], Scene):
+        out = os.path.join("out", f"{scenes[0].name}_calibrate")
+    scenes = [
+        _scene_file(s, "" if out is None else os.fspath(out), f"scene_{i}.ron")
+        for i, s in enumerate(scenes)
+    ]
     if isinstance(targets, (int, float)):
         targets = [targets]
     text, files, interrupted = _repose.calibrate(
-        [os.fspath(s) for s in scenes],
+        scenes,
         [(p, float(lo), float(hi)) for p, (lo, hi) in params.items()],
         [float(t) for t in targets],
         set=set,

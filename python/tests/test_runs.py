@@ -88,6 +88,21 @@ def test_a_sweeps_set_applies_to_every_run_and_is_not_a_column(tmp_path):
         )
 
 
+def test_a_sweep_takes_a_scene_as_it_takes_the_scenes_file(tmp_path):
+    scene = repose.Scene.load(SCENES / "column.ron", set={"duration": 0.05})
+    vary = {"materials.0.friction": [0.2, 0.4]}
+    by_scene = repose.sweep(scene, vary, out=tmp_path / "scene", progress=False)
+    path = tmp_path / "column.ron"
+    path.write_text(scene.to_str())
+    by_file = repose.sweep(path, vary, out=tmp_path / "file", progress=False)
+    assert len(by_scene) == len(by_file) == 2
+    assert all(r["error"] is None for r in by_scene + by_file), by_scene + by_file
+    assert (tmp_path / "scene" / "base_scene.ron").read_text() == scene.to_str()
+    for a, b in zip(sorted((tmp_path / "scene" / "runs").iterdir()), sorted((tmp_path / "file" / "runs").iterdir())):
+        assert a.name == b.name
+        assert (a / "final.csv").read_bytes() == (b / "final.csv").read_bytes(), a.name
+
+
 # The child stands for an interactive Python, where Ctrl-C raises
 # KeyboardInterrupt: Python leaves SIGINT ignored when it starts with it
 # ignored (as a background job of a non-interactive shell does), so the
@@ -141,18 +156,17 @@ def test_ctrl_c_stops_cleanly_with_the_partial_result(kind, tmp_path):
         assert got["step_index"] > 1, got
 
 
-def small_pile(tmp_path, beads=300):
-    """The demo pile at `beads` beads, written out (studies read files)."""
-    path = tmp_path / "pile_small.ron"
-    path.write_text(repose.Scene.load(SCENES / "pile.ron", set={"spheres.0.count": beads}).to_str())
-    return path
+def small_pile(beads=300):
+    """The demo pile at `beads` beads."""
+    return repose.Scene.load(SCENES / "pile.ron", set={"spheres.0.count": beads})
 
 
 def test_a_calibration_out_of_reach_names_the_closest_end(tmp_path):
     # 80° is beyond any rho of the range for 300 beads: the search stops
     # after the two ends, as `repose calibrate` does (tests/calibrate.rs).
+    # The scene given as a Scene; below as a file.
     outcome = repose.calibrate(
-        small_pile(tmp_path),
+        small_pile(),
         {"materials.0.rolling+materials.0.spinning": (0.0005, 0.002)},
         80.0,
         jobs=2,
@@ -164,10 +178,13 @@ def test_a_calibration_out_of_reach_names_the_closest_end(tmp_path):
     assert outcome["estimate"] == [0.002], outcome
     assert any(f.endswith("calibrate.csv") for f in outcome["files"])
     assert len(outcome["table"]) == 2
+    assert (tmp_path / "cal" / "scene_0.ron").read_text() == small_pile().to_str()
     # A set path that is also calibrated is refused before any run.
+    path = tmp_path / "pile_small.ron"
+    path.write_text(small_pile().to_str())
     with pytest.raises(repose.RunError, match="calibrated"):
         repose.calibrate(
-            small_pile(tmp_path),
+            path,
             {"materials.0.rolling+materials.0.spinning": (0.0005, 0.002)},
             80.0,
             set={"materials.0.spinning": 0.001},
