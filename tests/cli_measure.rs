@@ -194,3 +194,80 @@ fn compare_rejects_non_finite_rows_bad_radii_and_bad_tolerances() {
         assert_one_error(&compare(&good, &good, tol), &["--tol", "finite number ≥ 0"]);
     }
 }
+
+/// A drum reports like a drum: its closing lines give the dynamic angle
+/// as mean ± sd over its samples and say nothing of settling (a turning
+/// bed never settles), `summary.json` has no settling record, and
+/// `final.png`, looking along the drum's axis, draws its wall — a circle
+/// of outline pixels around the bed.
+#[test]
+fn a_drum_run_ends_with_its_dynamic_angle_and_its_picture_draws_the_drum() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("drum");
+    let out = repose([
+        OsStr::new("run"),
+        cli::scene_path("drum.ron").as_os_str(),
+        OsStr::new("--set"),
+        OsStr::new("duration=0.1"),
+        OsStr::new("--set"),
+        OsStr::new("output.frame_interval=0.02"),
+        OsStr::new("--no-frames"),
+        OsStr::new("--out"),
+        dir.as_os_str(),
+    ]);
+    assert_success(&out, "a short drum run");
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("dynamic angle of drum \"drum\": "))
+        .unwrap_or_else(|| panic!("no dynamic-angle line in:\n{text}"));
+    let s = summary_of(&dir);
+    let a = &s.extra["dynamic_angle"];
+    let said = format!(
+        "{:.2}° ± {:.2}° (mean ± sd over {} samples",
+        a["angle_deg"].as_f64().unwrap(),
+        a["angle_sd_deg"].as_f64().unwrap(),
+        a["samples"]
+    );
+    assert!(line.contains(&said), "expected {said:?} in {line:?}");
+    let all = format!("{text}{}", stderr(&out));
+    assert!(
+        !all.contains("settled"),
+        "a drum says nothing of settling:\n{all}"
+    );
+    assert!(
+        s.extra.get("settling").is_none_or(|v| v.is_null()),
+        "{:?}",
+        s.extra.get("settling")
+    );
+
+    let img = repose::render::png_io::read_png(dir.join("final.png")).unwrap();
+    let outline = repose::render::particles::OUTLINE;
+    // The side view is the left panel (x < 500 px of 1200).
+    let px: Vec<(f64, f64)> = (0..img.height() as i64)
+        .flat_map(|y| (0..500).map(move |x| (x, y)))
+        .filter(|&(x, y)| img.get(x, y) == Some(outline))
+        .map(|(x, y)| (x as f64, y as f64))
+        .collect();
+    assert!(
+        px.len() > 1000,
+        "{} outline pixels in the side view",
+        px.len()
+    );
+    let n = px.len() as f64;
+    let (cx, cy) = px
+        .iter()
+        .fold((0.0, 0.0), |a, p| (a.0 + p.0 / n, a.1 + p.1 / n));
+    let d: Vec<f64> = px
+        .iter()
+        .map(|p| ((p.0 - cx).powi(2) + (p.1 - cy).powi(2)).sqrt())
+        .collect();
+    let mean = d.iter().sum::<f64>() / n;
+    let sd = (d.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt();
+    // A 2-pixel line drawn round a circle of ~200 px: its pixels lie within
+    // about a pixel of the mean radius.
+    assert!(
+        mean > 100.0 && sd < 2.0,
+        "outline pixels: mean radius {mean:.1} px, sd {sd:.2} px (a circle?)"
+    );
+}

@@ -204,6 +204,24 @@ impl Summary {
                 num("base_radius")
             ));
         }
+        if let Some(a) = s.extra.get("dynamic_angle") {
+            let num = |k: &str| a.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+            let window = |i: usize| {
+                a.get("window_s")
+                    .and_then(|w| w.get(i))
+                    .and_then(|v| v.as_f64())
+                    .unwrap_or(f64::NAN)
+            };
+            lines.push(format!(
+                "dynamic angle of drum {:?}: {:.2}° ± {:.2}° (mean ± sd over {} samples from t = {:.3} s to {:.3} s)",
+                a.get("boundary").and_then(|v| v.as_str()).unwrap_or(""),
+                num("angle_deg"),
+                num("angle_sd_deg"),
+                a.get("samples").and_then(|v| v.as_u64()).unwrap_or(0),
+                window(0),
+                window(1)
+            ));
+        }
         lines
     }
 

@@ -268,9 +268,56 @@ pub fn render_output_dir(
         colour_label: colour.label().to_string(),
         caption: Some(caption),
         look_along,
+        outlines: scene
+            .as_ref()
+            .map_or_else(|_| Vec::new(), outlines_of_output),
         walls: scene.map_or_else(|_| Vec::new(), |s| walls_of_output(&s)),
     };
     render_bodies(&positions, &radii, &values, &surfaces, &opts)
+}
+
+/// Points per circle of a cylinder's outline.
+const OUTLINE_POINTS: usize = 96;
+
+/// The outlines of the cylinder boundaries (a drum, a cylindrical
+/// container) for [`ParticleOptions::outlines`]: the circles of both ends
+/// and four lines along the axis between them, at the boundary's current
+/// place. Looking along the axis, as a drum's picture does, the circles
+/// coincide and show the drum's wall around the bed.
+pub fn cylinder_outlines(boundaries: &[crate::boundary::Boundary]) -> Vec<Vec<DVec3>> {
+    let mut out = Vec::new();
+    for b in boundaries {
+        let crate::boundary::Shape::Cylinder {
+            axis,
+            radius,
+            half_length,
+            ..
+        } = b.shape
+        else {
+            continue;
+        };
+        let (e1, e2) = axis.any_orthonormal_pair();
+        let at = |end: f64, phi: f64| {
+            b.origin + axis * (end * half_length) + (e1 * phi.cos() + e2 * phi.sin()) * radius
+        };
+        for end in [-1.0, 1.0] {
+            out.push(
+                (0..=OUTLINE_POINTS)
+                    .map(|k| {
+                        at(
+                            end,
+                            std::f64::consts::TAU * k as f64 / OUTLINE_POINTS as f64,
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        for q in 0..4 {
+            let phi = std::f64::consts::FRAC_PI_2 * q as f64;
+            out.push(vec![at(-1.0, phi), at(1.0, phi)]);
+        }
+    }
+    out
 }
 
 /// The triangles of a run's mesh boundaries that stay where the scene puts
@@ -293,6 +340,21 @@ fn walls_of_output(scene: &crate::scene::Scene) -> Vec<[DVec3; 3]> {
             log::warn!("mesh boundaries left out of the picture: {e}");
             Vec::new()
         }
+    }
+}
+
+/// The outlines of a run's cylinder boundaries that do not move (from the
+/// run's `scene.ron`; a drum turning about its axis keeps its place).
+fn outlines_of_output(scene: &crate::scene::Scene) -> Vec<Vec<DVec3>> {
+    match scene.built_boundaries() {
+        Ok(b) => {
+            let still: Vec<_> = b
+                .into_iter()
+                .filter(|b| b.velocity == DVec3::ZERO)
+                .collect();
+            cylinder_outlines(&still)
+        }
+        Err(_) => Vec::new(),
     }
 }
 

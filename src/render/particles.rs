@@ -122,6 +122,11 @@ pub struct ParticleOptions {
     /// the bodies as translucent glass, so that grains inside a hopper or
     /// drum stay visible.
     pub walls: Vec<[DVec3; 3]>,
+    /// Polylines (world coordinates) of boundaries drawn as outlines, such
+    /// as a drum's cylinder ([`crate::render::cylinder_outlines`]): thin
+    /// grey lines over the bodies. Their points count in the views'
+    /// extent, so a drum shows whole around its bed.
+    pub outlines: Vec<Vec<DVec3>>,
 }
 
 impl Default for ParticleOptions {
@@ -133,6 +138,7 @@ impl Default for ParticleOptions {
             caption: None,
             look_along: LookAlong::Y,
             walls: Vec::new(),
+            outlines: Vec::new(),
         }
     }
 }
@@ -324,20 +330,29 @@ pub fn particle_layout(
         (area(panels[0]).3 - 2 * th).max(1),
     );
 
-    // Bounding box of the spheres in the view frame, radii included.
+    // Bounding box of the spheres in the view frame, radii included, and
+    // of the outlines' (finite) points.
     let look = options.look_along;
+    let outline_points = || {
+        options
+            .outlines
+            .iter()
+            .flatten()
+            .filter(|p| p.is_finite())
+            .map(|p| look.frame(*p))
+    };
     let lo3 = positions
         .iter()
         .zip(radii)
-        .fold(DVec3::splat(f64::INFINITY), |m, (p, &r)| {
-            m.min(look.frame(*p) - r)
-        });
+        .map(|(p, &r)| look.frame(*p) - r)
+        .chain(outline_points())
+        .fold(DVec3::splat(f64::INFINITY), DVec3::min);
     let hi3 = positions
         .iter()
         .zip(radii)
-        .fold(DVec3::splat(f64::NEG_INFINITY), |m, (p, &r)| {
-            m.max(look.frame(*p) + r)
-        });
+        .map(|(p, &r)| look.frame(*p) + r)
+        .chain(outline_points())
+        .fold(DVec3::splat(f64::NEG_INFINITY), DVec3::max);
     let (centre, ext) = if positions.is_empty() {
         (DVec3::ZERO, DVec3::ONE)
     } else {
@@ -444,6 +459,13 @@ pub fn render_bodies(
                 img.blend(ax + x, ay + y, WALL_GLASS, WALL_ALPHA)
             });
         }
+        for line in &options.outlines {
+            for pair in line.windows(2) {
+                let (x0, y0) = view.project(pair[0]);
+                let (x1, y1) = view.project(pair[1]);
+                img.line(x0, y0, x1, y1, f64::from(ts), OUTLINE);
+            }
+        }
         draw_scale_bar(&mut img, view, ts);
     }
     if !positions.is_empty() {
@@ -508,6 +530,9 @@ fn draw_view(
         }
     }
 }
+
+/// The colour of boundary outlines in pictures.
+pub const OUTLINE: Rgb = Rgb([120, 120, 120]);
 
 /// The colour and opacity of mesh boundaries in pictures.
 const WALL_GLASS: Rgb = Rgb::LIGHT_GREY;

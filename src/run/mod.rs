@@ -380,7 +380,12 @@ fn start_session<'a>(
         )?)
     };
     let wall_loads = walls_writer(&world, &out, None)?;
-    let settle = {
+    // A turning drum's bed never comes to rest: settling does not apply to
+    // a scene that measures a drum (its closing lines give the dynamic
+    // angle instead).
+    let settle = if scene.analysis.drum.is_some() {
+        None
+    } else {
         let (mean_mass, mean_radius) = grain_scales(&world);
         match scene.analysis.settle.resolve(
             mean_mass,

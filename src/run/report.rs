@@ -50,6 +50,7 @@ pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &P
                 )),
                 look_along: pic.look_along,
                 walls: crate::boundary::mesh_triangles(&world.boundaries),
+                outlines: crate::render::cylinder_outlines(&world.boundaries),
             };
             render_bodies(&pos, &radius, &values, &surfaces, &opts)
         })
