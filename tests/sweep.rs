@@ -385,7 +385,7 @@ fn outputs_parse_back_with_the_documented_columns_and_pictures_decode() {
     let header = text.lines().next().unwrap();
     assert_eq!(
         header,
-        "run,materials.0.friction,materials.0.rolling,seed,angle_deg,angle_stderr_deg,height,base_radius,height_base_angle_deg,height_over_diameter,bottom_mean_radius,bottom_mean_radius_over_diameter,settle_time_s,settled,wall_time_s,backend,error"
+        "run,materials.0.friction,materials.0.rolling,seed,angle_deg,angle_stderr_deg,height,base_radius,height_base_angle_deg,height_over_diameter,bottom_mean_radius,bottom_mean_radius_over_diameter,settle_time_s,settled,steps,steps_not_converged,wall_time_s,backend,error"
     );
     assert_eq!(
         header.split(',').skip(3).collect::<Vec<_>>(),
@@ -397,6 +397,14 @@ fn outputs_parse_back_with_the_documented_columns_and_pictures_decode() {
     for (k, row) in rows.iter().enumerate() {
         assert_eq!(row.run, k);
         assert_eq!(row.backend, "cpu");
+        let run_dir = &Manifest::read(&out).unwrap().run_dirs[&k];
+        let s =
+            repose::output::summary::read_summary(out.join(run_dir).join("summary.json")).unwrap();
+        assert_eq!(
+            (row.steps, row.steps_not_converged),
+            (Some(s.steps), Some(s.solver.steps_not_converged)),
+            "run {k}: the step counts are the run's summary's"
+        );
         assert!(row.error.is_empty(), "{row:?}");
         assert!(row.height.unwrap() > 0.0 && row.base_radius.unwrap() > 0.0);
         // The row is the run's summary.json.
@@ -440,7 +448,7 @@ fn outputs_parse_back_with_the_documented_columns_and_pictures_decode() {
     fs::write(&p, format!("{header}\n1,2\n")).unwrap();
     let e = read_sweep_csv(&p).unwrap_err().to_string();
     assert!(
-        e.contains("odd.csv:2") && e.contains("2 fields, expected 17"),
+        e.contains("odd.csv:2") && e.contains("2 fields, expected 19"),
         "{e}"
     );
 }
@@ -853,23 +861,38 @@ fn a_sweep_run_again_reuses_finished_runs_and_redoes_the_rest() {
     }
 }
 
-/// The sweep tables in `docs/figures/` (written before sweep.csv moved to
-/// the `csv` crate) read back and rewrite to the same bytes: the format
-/// did not change.
+/// The sweep tables in `docs/figures/` (written before sweep.csv had its
+/// step counts) still read, with the counts missing, and rewrite in the
+/// current layout losing nothing: the same rows read back, and every line
+/// is the old one with two empty cells after `settled`.
 #[test]
-fn committed_sweep_tables_rewrite_to_the_same_bytes() {
+fn committed_sweep_tables_of_the_older_layout_read_and_rewrite_whole() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
     for name in ["seed000_sweep.csv", "seed001_sweep.csv"] {
         let path = root.join("docs/figures").join(name);
         let (paths, rows) = read_sweep_csv(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(rows
+            .iter()
+            .all(|r| r.steps.is_none() && r.steps_not_converged.is_none()));
         let out = tmp.path().join(name);
         write_sweep_csv(&out, &paths, &rows).unwrap();
+        let (paths2, rows2) = read_sweep_csv(&out).unwrap();
         assert_eq!(
-            fs::read_to_string(&out).unwrap(),
-            fs::read_to_string(&path).unwrap(),
-            "{name} rewritten differs"
+            (paths2, rows2),
+            (paths.clone(), rows),
+            "{name}: rows differ after a rewrite"
         );
+        let old = fs::read_to_string(&path).unwrap();
+        let new = fs::read_to_string(&out).unwrap();
+        // `settled` is the 14th column after the varied paths' (run, paths, seed, …).
+        let at = 1 + paths.len() + 11;
+        for (k, (a, b)) in old.lines().zip(new.lines()).enumerate().skip(1) {
+            let mut cells: Vec<&str> = a.splitn(at + 1, ',').collect();
+            let rest = cells.pop().unwrap_or("");
+            let want = format!("{},,,{rest}", cells.join(","));
+            assert_eq!(b, want, "{name} line {}", k + 1);
+        }
     }
 }
 

@@ -289,6 +289,7 @@ pub fn calibrate_plot(
                     if spec.seeds == 1 { "" } else { "s" }
                 ),
                 points: pts,
+                style: crate::render::plot::SeriesStyle::Line,
             },
             Series::new(format!("target {}°", fmt_num(t)), &[(p0.lo, t), (p0.hi, t)]),
         ];

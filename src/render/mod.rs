@@ -44,7 +44,7 @@ pub use self::image::{Image, Rgb};
 pub use self::particles::{
     render_bodies, render_particles, ColourBy, LookAlong, ParticleOptions, Surface,
 };
-pub use self::plot::{nice_ticks, plot_lines, PlotOptions, Series};
+pub use self::plot::{nice_ticks, plot_lines, PlotOptions, Series, SeriesStyle};
 pub use self::png_io::{read_png, write_png};
 pub use self::sheet::contact_sheet;
 

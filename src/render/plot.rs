@@ -90,13 +90,28 @@ pub struct SeriesPoint {
     pub err: Option<f64>,
 }
 
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SeriesStyle {
+    /// The points joined by lines in their order, a filled disc at each.
+    #[default]
+    Line,
+    /// An open ring around each point, no lines: marks laid over another
+    /// series' points (runs that did not settle, say).
+    Ring,
+    /// A cross over each point, no lines (a second kind of mark).
+    Cross,
+}
+
 /// A named list of points, drawn in the given order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
     /// The legend text (empty: not in the legend).
     pub label: String,
-    /// The points, joined by lines in this order.
+    /// The points, joined by lines in this order (with [`SeriesStyle::Line`]).
     pub points: Vec<SeriesPoint>,
+    /// How the points are drawn.
+    pub style: SeriesStyle,
 }
 
 impl Series {
@@ -108,6 +123,15 @@ impl Series {
                 .iter()
                 .map(|&(x, y)| SeriesPoint { x, y, err: None })
                 .collect(),
+            style: SeriesStyle::Line,
+        }
+    }
+
+    /// Marks of `style` (rings or crosses, no lines) at `(x, y)` points.
+    pub fn marks(label: impl Into<String>, points: &[(f64, f64)], style: SeriesStyle) -> Series {
+        Series {
+            style,
+            ..Series::new(label, points)
         }
     }
 
@@ -119,6 +143,7 @@ impl Series {
                 .iter()
                 .map(|&(x, y, e)| SeriesPoint { x, y, err: Some(e) })
                 .collect(),
+            style: SeriesStyle::Line,
         }
     }
 }
@@ -703,6 +728,27 @@ pub fn plot_lines(series: &[Series], options: &PlotOptions) -> Result<Image, Ren
 
 type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
 
+/// One point's marker: a filled disc of radius `mr` for a line series, an
+/// open ring of twice that radius, or a cross as wide as the ring.
+fn draw_marker(
+    root: &Area<'_>,
+    (x, y): (i32, i32),
+    style: SeriesStyle,
+    mr: i32,
+    c: RGBColor,
+    pen: ShapeStyle,
+) -> Result<(), DrawingAreaErrorKind<<BitMapBackend<'static> as DrawingBackend>::ErrorType>> {
+    match style {
+        SeriesStyle::Line => root.draw(&Circle::new((x, y), mr, c.filled())),
+        SeriesStyle::Ring => root.draw(&Circle::new((x, y), 2 * mr, pen)),
+        SeriesStyle::Cross => {
+            let d = 2 * mr;
+            root.draw(&PathElement::new(vec![(x - d, y - d), (x + d, y + d)], pen))?;
+            root.draw(&PathElement::new(vec![(x - d, y + d), (x + d, y - d)], pen))
+        }
+    }
+}
+
 fn draw_plot(
     root: &Area<'_>,
     series: &[Series],
@@ -800,16 +846,18 @@ fn draw_plot(
                 ))?;
             }
         }
-        for pair in s.points.windows(2) {
-            if ok(&pair[0]) && ok(&pair[1]) {
-                root.draw(&PathElement::new(
-                    vec![px(&pair[0]), px(&pair[1])],
-                    line(c, lw),
-                ))?;
+        if s.style == SeriesStyle::Line {
+            for pair in s.points.windows(2) {
+                if ok(&pair[0]) && ok(&pair[1]) {
+                    root.draw(&PathElement::new(
+                        vec![px(&pair[0]), px(&pair[1])],
+                        line(c, lw),
+                    ))?;
+                }
             }
         }
         for p in s.points.iter().filter(|p| ok(p)) {
-            root.draw(&Circle::new(px(p), mr, c.filled()))?;
+            draw_marker(root, px(p), s.style, mr, c, line(c, lw))?;
         }
     }
 
@@ -826,11 +874,14 @@ fn draw_plot(
         for &(k, cy) in rows {
             let c = colour(series_colour(k));
             let x0 = bx + pad;
-            root.draw(&PathElement::new(
-                vec![(x0, cy), (x0 + 2 * fi, cy)],
-                line(c, lw),
-            ))?;
-            root.draw(&Circle::new((x0 + fi, cy), mr, c.filled()))?;
+            let style = series[k].style;
+            if style == SeriesStyle::Line {
+                root.draw(&PathElement::new(
+                    vec![(x0, cy), (x0 + 2 * fi, cy)],
+                    line(c, lw),
+                ))?;
+            }
+            draw_marker(root, (x0 + fi, cy), style, mr, c, line(c, lw))?;
         }
     }
 

@@ -92,6 +92,7 @@ use crate::output::summary::Summary;
 use crate::output::{write_atomic, ReadError};
 use crate::render::{
     contact_sheet, fmt_num, plot_lines, read_png, write_png, Image, PlotOptions, Rgb, Series,
+    SeriesStyle,
 };
 use crate::run::{resume_run, run_scene, BackendChoice, ResumeOptions, RunOptions};
 use crate::scene::{parse_set, Scene, SphereSource};
@@ -118,7 +119,7 @@ pub const LEADING_COLUMNS: [&str; 1] = ["run"];
 
 /// Columns of `sweep.csv` after the varied paths (one column per varied
 /// path, headed by the path, sits between `run` and `seed`).
-pub const SWEEP_CSV_COLUMNS: [&str; 14] = [
+pub const SWEEP_CSV_COLUMNS: [&str; 16] = [
     "seed",
     "angle_deg",
     "angle_stderr_deg",
@@ -130,6 +131,8 @@ pub const SWEEP_CSV_COLUMNS: [&str; 14] = [
     "bottom_mean_radius_over_diameter",
     "settle_time_s",
     "settled",
+    "steps",
+    "steps_not_converged",
     "wall_time_s",
     "backend",
     "error",

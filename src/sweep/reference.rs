@@ -159,6 +159,7 @@ impl Reference {
                 (!points.is_empty()).then(|| Series {
                     label: format!("{label} (reference)"),
                     points,
+                    style: crate::render::plot::SeriesStyle::Line,
                 })
             })
             .collect()

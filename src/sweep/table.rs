@@ -96,6 +96,12 @@ pub struct SweepRow {
     pub settle_time_s: Option<f64>,
     /// Whether it was settled at the end.
     pub settled: Option<bool>,
+    /// Steps the run took.
+    pub steps: Option<u64>,
+    /// Of them, the steps whose solve stopped short of the tolerance (at
+    /// its iteration cap or time limit): where most are, the run's numbers
+    /// depend on the cap.
+    pub steps_not_converged: Option<u64>,
     /// Wall-clock time of the run (s).
     pub wall_time_s: Option<f64>,
     /// The backend that ran it (empty when it never started).
@@ -115,6 +121,8 @@ impl SweepRow {
             seed: p.seed,
             wall_time_s: Some(s.wall_time_s),
             backend: s.backend.clone(),
+            steps: Some(s.steps),
+            steps_not_converged: Some(s.solver.steps_not_converged),
             ..SweepRow::default()
         };
         let num = |v: Option<&serde_json::Value>, k: &str| {
@@ -227,6 +235,9 @@ pub fn write_sweep_csv(path: &Path, paths: &[String], rows: &[SweepRow]) -> Resu
                 cells.push(opt_num(v));
             }
             cells.push(r.settled.map(|b| b.to_string()).unwrap_or_default());
+            for n in [r.steps, r.steps_not_converged] {
+                cells.push(n.map(|n| n.to_string()).unwrap_or_default());
+            }
             cells.push(opt_num(r.wall_time_s));
             cells.push(r.backend.clone());
             cells.push(r.error.clone());
@@ -290,12 +301,32 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
     let (_, header) = it
         .next()
         .ok_or_else(|| format(1, "empty file, expected a header".into()))?;
+    // Tables written before the step counts were added have every column
+    // but those two: they read with the counts missing.
+    let older: Vec<&str> = SWEEP_CSV_COLUMNS
+        .iter()
+        .copied()
+        .filter(|c| !matches!(*c, "steps" | "steps_not_converged"))
+        .collect();
+    let ends_with = |cols: &[&str]| {
+        header.len() > cols.len()
+            && header[header.len() - cols.len()..]
+                .iter()
+                .zip(cols)
+                .all(|(h, c)| h == c)
+    };
+    let has_counts = ends_with(&SWEEP_CSV_COLUMNS);
     let trailing = &SWEEP_CSV_COLUMNS[..];
+    let n_trailing = if has_counts {
+        trailing.len()
+    } else {
+        older.len()
+    };
     let n_vary = header
         .len()
-        .checked_sub(1 + trailing.len())
+        .checked_sub(1 + n_trailing)
         .ok_or_else(|| format(1, format!("header {header:?} has too few columns")))?;
-    if header[0] != "run" || header[1 + n_vary..] != *trailing {
+    if header[0] != "run" || !(has_counts || ends_with(&older)) {
         return Err(format(
             1,
             format!(
@@ -335,7 +366,21 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
                 )
             })
         };
+        let count = |k: usize| -> Result<Option<u64>, ReadError> {
+            let s = rec[k].trim();
+            if s.is_empty() {
+                return Ok(None);
+            }
+            s.parse::<u64>().map(Some).map_err(|_| {
+                format(
+                    line,
+                    format!("column `{}`: {s:?} is not a whole number", col(k)),
+                )
+            })
+        };
         let t = 1 + n_vary; // index of `seed`
+                            // Columns after `settled` sit two further on in a table with counts.
+        let after = |k: usize| if has_counts { t + k } else { t + k - 2 };
         let settled = match rec[t + 10].trim() {
             "" => None,
             "true" => Some(true),
@@ -361,9 +406,11 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
             bottom_mean_radius_over_diameter: opt(t + 8)?,
             settle_time_s: opt(t + 9)?,
             settled,
-            wall_time_s: opt(t + 11)?,
-            backend: rec[t + 12].clone(),
-            error: rec[t + 13].clone(),
+            steps: if has_counts { count(t + 11)? } else { None },
+            steps_not_converged: if has_counts { count(t + 12)? } else { None },
+            wall_time_s: opt(after(13))?,
+            backend: rec[after(14)].clone(),
+            error: rec[after(15)].clone(),
         });
     }
     Ok((paths, rows))
