@@ -180,6 +180,43 @@ fn cone_height_and_base_radius_are_within_a_diameter_of_the_construction() {
     }
 }
 
+/// Grains that rolled away from a heap — alone on the floor, or a few
+/// gathered in a touching cluster at a wall — do not set its base radius:
+/// the base is the footprint of the pile (the largest group of touching
+/// spheres), and the strays are counted apart. A 30° cone with 40 lone
+/// strays on a ring outside it and a cluster of 6 has the base radius of
+/// the cone alone, to the bit.
+#[test]
+fn strays_on_the_floor_do_not_widen_the_heaps_base_and_are_counted() {
+    let (cone_p, base) = cone(30.0, 0.2, DVec2::new(0.37 * R, 0.61 * R));
+    let alone = measure(&cone_p, &HeapSettings::default());
+    assert_eq!(alone.floor_layer_strays, 0, "a whole cone has no strays");
+    let mut p = cone_p.clone();
+    for k in 0..40 {
+        let phi = std::f64::consts::TAU * k as f64 / 40.0;
+        let r = base + 5.0 * R + 25.0 * R * (k % 5) as f64 / 4.0;
+        p.push(DVec3::new(r * phi.cos(), r * phi.sin(), R));
+    }
+    let wall = base + 40.0 * R;
+    for k in 0..6 {
+        p.push(DVec3::new(wall, (2 * k) as f64 * R, R));
+    }
+    // The axis where the cone alone has it (by default the centroid of all
+    // centres, which the strays would move).
+    let at_cone = HeapSettings {
+        center: Some(alone.center),
+        ..HeapSettings::default()
+    };
+    let m = measure(&p, &at_cone);
+    assert_eq!(m.floor_layer_strays, 46, "the strays counted");
+    assert_eq!(m.floor_layer_spheres, alone.floor_layer_spheres + 46);
+    assert_eq!(
+        m.base_radius, alone.base_radius,
+        "base radius with strays {} vs the cone alone {} (construction {base})",
+        m.base_radius, alone.base_radius
+    );
+}
+
 #[test]
 fn planar_heaps_measure_within_one_degree_on_both_flanks() {
     for deg in [20.0, 30.0, 40.0] {

@@ -218,8 +218,16 @@ pub struct HeapMeasurement {
     #[serde(default)]
     pub spheres_below_floor: usize,
     /// Spheres in the floor layer (centre at most one mean diameter above
-    /// the floor).
+    /// the floor): the heap's footprint, from which the base radius comes.
+    /// Not the pile's `bottom_spheres`, which counts only those touching
+    /// the floor (a gap of at most [`TOUCH_GAP`] of the radius), so the
+    /// floor layer also holds spheres lying low on others.
     pub floor_layer_spheres: usize,
+    /// Of them, the spheres outside the pile's footprint: floor-layer
+    /// spheres not connected to the pile through spheres that touch
+    /// (strays that rolled away), left out of the base radius.
+    #[serde(default)]
+    pub floor_layer_strays: usize,
     /// Profile bins fitted, over all flanks.
     pub bins_used: usize,
     /// Profile bins holding at least one sphere, over all flanks.
@@ -277,6 +285,76 @@ fn profile(points: impl Iterator<Item = (f64, f64)>, w: f64, tie: f64) -> Vec<Bi
         }
     }
     best.into_iter().filter(|b| b.height.is_finite()).collect()
+}
+
+/// Two spheres whose centre distance is at most this factor times the sum
+/// of their radii touch, for the pile's connectivity (resting neighbours
+/// overlap or sit a rounding apart).
+pub const FOOTPRINT_TOUCH: f64 = 1.05;
+
+/// The pile's footprint: the indices of the floor-layer spheres (centre at
+/// most `layer` above the floor) of the pile, the largest group of spheres
+/// connected through touching ones ([`FOOTPRINT_TOUCH`]). A grain that
+/// rolled away from the pile, or a few that gathered at a wall, form groups
+/// of their own and are left out. Neighbours are found on a grid of cells
+/// one largest diameter wide (O(n) for spheres of similar size), the
+/// groups by union–find; ties between equal groups go to the one with the
+/// lowest sphere index.
+fn pile_footprint(positions: &[DVec3], radii: &[f64], floor_z: f64, layer: f64) -> Vec<usize> {
+    let n = positions.len();
+    let r_max = radii.iter().copied().fold(0.0, f64::max);
+    let cell = (2.0 * r_max * FOOTPRINT_TOUCH).max(f64::MIN_POSITIVE);
+    let key = |p: DVec3| {
+        let c = (p / cell).floor();
+        (c.x as i64, c.y as i64, c.z as i64)
+    };
+    let mut grid: std::collections::HashMap<(i64, i64, i64), Vec<usize>> = Default::default();
+    for (i, p) in positions.iter().enumerate() {
+        grid.entry(key(*p)).or_default().push(i);
+    }
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(parent: &mut [usize], mut a: usize) -> usize {
+        while parent[a] != a {
+            parent[a] = parent[parent[a]];
+            a = parent[a];
+        }
+        a
+    }
+    for i in 0..n {
+        let (cx, cy, cz) = key(positions[i]);
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                for dz in -1..=1 {
+                    let Some(cands) = grid.get(&(cx + dx, cy + dy, cz + dz)) else {
+                        continue;
+                    };
+                    for &j in cands {
+                        if j <= i {
+                            continue;
+                        }
+                        let d = positions[i].distance(positions[j]);
+                        if d <= FOOTPRINT_TOUCH * (radii[i] + radii[j]) {
+                            let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                            if a != b {
+                                parent[a.max(b)] = a.min(b);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let roots: Vec<usize> = (0..n).map(|i| find(&mut parent, i)).collect();
+    let mut size = vec![0usize; n];
+    for &r in &roots {
+        size[r] += 1;
+    }
+    let Some(pile) = (0..n).max_by(|&a, &b| size[a].cmp(&size[b]).then(b.cmp(&a))) else {
+        return Vec::new();
+    };
+    (0..n)
+        .filter(|&i| roots[i] == pile && positions[i].z - floor_z <= layer)
+        .collect()
 }
 
 /// The `q` quantile (nearest rank) of `v` (not empty).
@@ -509,7 +587,15 @@ pub fn measure_heap(
             2.0 * mean_r
         )));
     }
-    let base_radius = quantile(floor_layer, settings.base_quantile);
+    let members = pile_footprint(&positions, &radii, floor_z, 2.0 * mean_r);
+    let floor_layer_strays = floor_layer_spheres - members.len();
+    let base_radius = quantile(
+        members
+            .iter()
+            .map(|&i| signed(i).abs() + radii[i])
+            .collect(),
+        settings.base_quantile,
+    );
 
     // The flank window, relative to the profile's height range.
     let lowest_bin = sides
@@ -576,7 +662,7 @@ pub fn measure_heap(
         .sqrt()
         / k;
     let description = format!(
-        "{} profile: highest sphere top per bin of {:.4e} m {}, at that sphere's distance; straight-line fit per flank on the bins between {:.0} % and {:.0} % of the profile's height range above its lowest bin (all bins when that range is under one mean diameter), angle = atan(|slope|), flanks averaged; base radius = {} quantile of the footprint of the spheres within one mean diameter of the floor",
+        "{} profile: highest sphere top per bin of {:.4e} m {}, at that sphere's distance; straight-line fit per flank on the bins between {:.0} % and {:.0} % of the profile's height range above its lowest bin (all bins when that range is under one mean diameter), angle = atan(|slope|), flanks averaged; base radius = {} quantile of the footprint of the pile's floor layer (the spheres within one mean diameter of the floor that belong to the pile, the largest group of touching spheres; strays left out)",
         settings.method.name(),
         w,
         match settings.method {
@@ -600,6 +686,7 @@ pub fn measure_heap(
         spheres: n,
         spheres_below_floor,
         floor_layer_spheres,
+        floor_layer_strays,
         bins_total: sides.iter().map(|(_, b)| b.len()).sum(),
         center,
         floor_z,

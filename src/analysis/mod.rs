@@ -63,9 +63,12 @@
 //! 5. **Height and base radius.** The height is the top of the highest
 //!    sphere above the floor. The base radius is where the heap meets the
 //!    floor: of the spheres in the floor layer (centre at most one mean
-//!    diameter above the floor), the 98 % quantile (`base_quantile`) of
-//!    their footprint radius, distance from the axis plus own radius —
-//!    robust to the odd grain that rolled away. The height/base-radius
+//!    diameter above the floor) that belong to the pile, the largest group
+//!    of spheres connected through touching ones — strays that rolled
+//!    away, alone or gathered at a wall, are left out and counted
+//!    (`floor_layer_strays`) —
+//!    the 98 % quantile (`base_quantile`) of their footprint radius,
+//!    distance from the axis plus own radius. The height/base-radius
 //!    angle atan(H/R) is a second, cruder estimate (it includes the cap and
 //!    toe); for a planar heap R is the base half-width.
 //!
