@@ -50,7 +50,11 @@ pub struct WallLoad {
     pub torque: DVec3,
     /// Power the boundary's motion takes, −(F·v + T·ω) (W); 0 at rest.
     pub power: f64,
-    /// Contacts with the boundary in the step.
+    /// Contacts with the boundary that carried a load in the step: under
+    /// the rigid formulations those with a positive normal impulse (a
+    /// contact posed within the envelope that the solve left at zero is not
+    /// counted); under the penalty formulation those with a load at the
+    /// step's last sub-step.
     pub contacts: usize,
 }
 
@@ -107,7 +111,8 @@ pub fn wall_loads(
             let p = bodies.pos[problem.body_a[i] as usize] + problem.arm_a[i];
             sum.0 += f;
             sum.1 += (p - b.origin).cross(f) + t;
-            sum.2 += 1;
+            // In the cone a nonzero impulse has γ_n > 0.
+            sum.2 += usize::from(g[0] > 0.0);
         }
     }
     sums.iter()

@@ -258,3 +258,45 @@ fn penalty_column_balance(skin: Option<&str>) {
         }
     }
 }
+
+/// `contacts` in walls.csv counts the contacts that carried a load, under
+/// the rigid formulations as under the penalty one: a sphere resting on
+/// the floor counts; one hovering 1 mm above it, inside the 2 mm collision
+/// envelope, is posed as a contact (the rigid solve sees it) but carries
+/// no impulse and does not.
+#[test]
+fn the_walls_contact_count_is_of_loaded_contacts_under_every_formulation() {
+    let r = 0.01;
+    let text = format!(
+        "Scene(version: 1, time_step: 1e-3, duration: 0.01, contact: (envelope: Some(0.002)),
+           materials: [(name: \"m\", friction: 0.5, density: 1000.0,
+                        young_modulus: 1e7, restitution: 0.5)],
+           spheres: [Sphere(pos: (0, 0, {r}), radius: {r}), Sphere(pos: (0.1, 0, {}), radius: {r})],
+           boundaries: [Plane(name: \"floor\", point: (0, 0, 0), normal: (0, 0, 1))])",
+        r + 0.001
+    );
+    for formulation in ["Complementarity", "Penalty"] {
+        let scene = repose::scene::Scene::from_str(
+            &text,
+            "hover.ron",
+            &[("formulation".to_string(), formulation.to_string())],
+        )
+        .unwrap();
+        let mut world = scene.build().unwrap();
+        let mut stepper = Stepper::new();
+        stepper.step(&mut world).unwrap();
+        if formulation == "Complementarity" {
+            let posed = stepper.last_problem.n_contacts();
+            assert_eq!(
+                posed, 2,
+                "both spheres are within the envelope of the floor"
+            );
+        }
+        let load = stepper.last_wall_loads[0];
+        assert_eq!(
+            load.contacts, 1,
+            "{formulation}: the loaded contacts with the floor (F = {:?} N)",
+            load.force
+        );
+    }
+}

@@ -10,7 +10,7 @@
 //! | `fx`, `fy`, `fz` | N | mean force of the bodies on the boundary |
 //! | `tx`, `ty`, `tz` | N m | mean torque of the bodies about the boundary's origin |
 //! | `power` | W | −(F·v + T·ω): the power the boundary's motion takes |
-//! | `contacts` | | contacts with the boundary in the step |
+//! | `contacts` | | contacts with the boundary that carried a load in the step (rigid: a positive normal impulse; penalty: a load at the last sub-step) |
 //!
 //! Rows are collected in memory and written whole steps at a time, so a
 //! process killed at any moment leaves a file that ends on a row boundary.
