@@ -294,7 +294,8 @@ pub const FOOTPRINT_TOUCH: f64 = 1.05;
 
 /// The pile's footprint: the indices of the floor-layer spheres (centre at
 /// most `layer` above the floor) of the pile, the largest group of spheres
-/// connected through touching ones ([`FOOTPRINT_TOUCH`]). A grain that
+/// connected through touching ones ([`FOOTPRINT_TOUCH`]) that reaches the
+/// floor layer. A grain that
 /// rolled away from the pile, or a few that gathered at a wall, form groups
 /// of their own and are left out. Neighbours are found on a grid of cells
 /// one largest diameter wide (O(n) for spheres of similar size), the
@@ -345,15 +346,23 @@ fn pile_footprint(positions: &[DVec3], radii: &[f64], floor_z: f64, layer: f64) 
         }
     }
     let roots: Vec<usize> = (0..n).map(|i| find(&mut parent, i)).collect();
+    let in_layer = |i: usize| positions[i].z - floor_z <= layer;
+    // Only a group that reaches the floor layer stands on the floor (a
+    // stream still falling may be the largest group of all).
     let mut size = vec![0usize; n];
-    for &r in &roots {
+    let mut on_floor = vec![false; n];
+    for (i, &r) in roots.iter().enumerate() {
         size[r] += 1;
+        on_floor[r] |= in_layer(i);
     }
-    let Some(pile) = (0..n).max_by(|&a, &b| size[a].cmp(&size[b]).then(b.cmp(&a))) else {
+    let Some(pile) = (0..n)
+        .filter(|&r| on_floor[r])
+        .max_by(|&a, &b| size[a].cmp(&size[b]).then(b.cmp(&a)))
+    else {
         return Vec::new();
     };
     (0..n)
-        .filter(|&i| roots[i] == pile && positions[i].z - floor_z <= layer)
+        .filter(|&i| roots[i] == pile && in_layer(i))
         .collect()
 }
 
@@ -694,4 +703,28 @@ pub fn measure_heap(
         flank_window: [lo, hi],
         settings: settings.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pile is the largest group that stands on the floor: a stream
+    /// still falling, touching itself and larger than anything on the
+    /// floor (a run stopped mid-pour), is not taken for it; and of the
+    /// groups on the floor the largest wins.
+    #[test]
+    fn the_footprint_is_the_largest_group_on_the_floor_not_a_falling_stream() {
+        let r = 0.01;
+        let mut p: Vec<DVec3> = (0..5)
+            .map(|k| DVec3::new(2.0 * r * k as f64, 0.0, r))
+            .collect();
+        p.push(DVec3::new(1.0, 0.0, r)); // a stray
+        p.extend((0..50).map(|k| DVec3::new(0.0, 0.0, 0.5 + 2.0 * r * k as f64)));
+        let radii = vec![r; p.len()];
+        assert_eq!(
+            pile_footprint(&p, &radii, 0.0, 2.0 * r),
+            vec![0, 1, 2, 3, 4]
+        );
+    }
 }
