@@ -230,3 +230,111 @@ fn a_scene_from_a_kept_checkpoint_starts_with_its_bodies_of_every_shape_bit_for_
             .unwrap_or_else(|e| panic!("step {k} from the checkpoint: {e:#}"));
     }
 }
+
+/// A checkpoint used as a scene's source is checked as a scene's bodies
+/// are: a shape that is not finite or not positive (a NaN polyhedron
+/// vertex, an infinite ellipsoid radius, negative half extents, a capsule
+/// of radius 0), an orientation of no direction, a velocity that is not
+/// finite — each is one error naming the file, the body and the reason,
+/// never a panic in the narrowphase or a first step that blames the solver.
+#[test]
+fn a_checkpoint_source_with_bodies_no_scene_would_accept_is_refused_naming_the_body() {
+    use repose::run::checkpoint::{read_checkpoint, write_checkpoint};
+    use repose::shape::Shape;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("shapes");
+    let done = cli::repose([
+        "run",
+        cli::scene_path("shapes.ron").to_str().unwrap(),
+        "--set",
+        "duration=0.004",
+        "--set",
+        "output.checkpoint.keep=true",
+        "--no-frames",
+        "--no-picture",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cli::assert_success(&done, "shapes.ron with output.checkpoint.keep");
+    let good = read_checkpoint(&out.join("checkpoint.bin")).unwrap();
+    let body_of = |want: fn(&Shape) -> bool| {
+        let b = &good.world.bodies;
+        (0..b.len())
+            .find(|&i| {
+                b.shape[i] != repose::bodies::SPHERE && want(&b.shapes[b.shape[i] as usize].shape)
+            })
+            .expect("shapes.ron has a body of each kind")
+    };
+    type Damage = Box<dyn Fn(&mut repose::bodies::Bodies)>;
+    let shape_at = |i: usize| move |b: &mut repose::bodies::Bodies| b.shape[i] as usize;
+    let poly = body_of(|s| matches!(s, Shape::ConvexPolyhedron { .. }));
+    let ell = body_of(|s| matches!(s, Shape::Ellipsoid { .. }));
+    let bx = body_of(|s| matches!(s, Shape::Box { .. }));
+    let cases: Vec<(&str, usize, Damage, &str)> = vec![
+        (
+            "nan_vertex",
+            poly,
+            Box::new(move |b| {
+                let k = shape_at(poly)(b);
+                if let Shape::ConvexPolyhedron { vertices } = &mut b.shapes[k].shape {
+                    vertices[0].x = f64::NAN;
+                }
+            }),
+            "convex_polyhedron: vertices[0] is not finite",
+        ),
+        (
+            "inf_radius",
+            ell,
+            Box::new(move |b| {
+                let k = shape_at(ell)(b);
+                if let Shape::Ellipsoid { radii } = &mut b.shapes[k].shape {
+                    radii.y = f64::INFINITY;
+                }
+            }),
+            "ellipsoid",
+        ),
+        (
+            "negative_box",
+            bx,
+            Box::new(move |b| {
+                let k = shape_at(bx)(b);
+                if let Shape::Box { half_extents } = &mut b.shapes[k].shape {
+                    half_extents.z = -half_extents.z;
+                }
+            }),
+            "box",
+        ),
+        (
+            "zero_rotation",
+            bx,
+            Box::new(move |b| b.rot[bx] = glam::DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0)),
+            "orientation",
+        ),
+        (
+            "inf_velocity",
+            0,
+            Box::new(|b| b.vel[0].x = f64::INFINITY),
+            "velocity that is not finite",
+        ),
+    ];
+    for (name, body, damage, reason) in cases {
+        let mut ck = good.clone();
+        damage(&mut ck.world.bodies);
+        let path = dir.path().join(format!("{name}.bin"));
+        write_checkpoint(&path, &ck).unwrap();
+        let e =
+            std::panic::catch_unwind(|| try_second(&path, "").and_then(|s| s.build().map(drop)))
+                .unwrap_or_else(|_| panic!("{name}: a panic"))
+                .expect_err(name)
+                .to_string();
+        for part in [
+            path.display().to_string(),
+            format!("body {body}"),
+            reason.to_string(),
+        ] {
+            assert!(e.contains(&part), "{name}: expected {part:?} in: {e}");
+        }
+    }
+}

@@ -49,8 +49,11 @@ pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
 const MAGIC: &[u8; 8] = b"REPOSECK";
 
 /// Version of the layout of [`Checkpoint`]; a file of another version is
-/// refused with both numbers.
-pub const FORMAT_VERSION: u32 = 4;
+/// refused with both numbers. The file is the [`MAGIC`], this version
+/// (u32, little-endian), the CRC-32 of the body (u32, little-endian) and
+/// the body (postcard): a changed byte anywhere in the body fails the
+/// checksum and the file is refused as damaged.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Everything `repose run --resume` needs besides the run's `scene.ron`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -199,13 +202,15 @@ impl WorldState {
 pub fn write_checkpoint(path: &Path, ck: &Checkpoint) -> Result<u64> {
     let body = postcard::to_stdvec(ck)
         .with_context(|| format!("cannot encode the checkpoint {}", path.display()))?;
+    let crc = crc32fast::hash(&body);
     write_atomic(path, |w| {
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        w.write_all(&crc.to_le_bytes())?;
         w.write_all(&body)
     })
     .with_context(|| format!("cannot write the checkpoint {}", path.display()))?;
-    Ok((MAGIC.len() + 4 + body.len()) as u64)
+    Ok((MAGIC.len() + 8 + body.len()) as u64)
 }
 
 /// Whether the file at `path` starts as a checkpoint does (its first
@@ -241,6 +246,18 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint> {
     anyhow::ensure!(
         version == FORMAT_VERSION,
         "{}: checkpoint format version {version}, but this repose reads version {FORMAT_VERSION}",
+        path.display()
+    );
+    let Some((crc, body)) = body.split_first_chunk::<4>() else {
+        anyhow::bail!(
+            "{}: the checkpoint ends early (no checksum)",
+            path.display()
+        );
+    };
+    let (want, got) = (u32::from_le_bytes(*crc), crc32fast::hash(body));
+    anyhow::ensure!(
+        want == got,
+        "{}: the checkpoint is damaged or cut short (its CRC-32 is {got:#010x}, the file says {want:#010x}): it cannot be trusted; an earlier copy, or a rerun, is needed",
         path.display()
     );
     let (ck, left) = postcard::take_from_bytes::<Checkpoint>(body).map_err(|e| {
@@ -416,13 +433,29 @@ mod tests {
                 "format version 7",
             ),
             (good[..good.len() - 5].to_vec(), "damaged or cut short"),
-            ([&good[..], b"xx"].concat(), "trailing garbage"),
+            // Appended bytes are part of the body the checksum covers.
+            ([&good[..], b"xx"].concat(), "damaged or cut short"),
         ];
         for (bytes, want) in cases {
             std::fs::write(&path, &bytes).unwrap();
             let err = format!("{:#}", read_checkpoint(&path).unwrap_err());
             assert!(err.contains(want), "expected {want:?} in: {err}");
             assert!(err.contains("checkpoint.bin"), "no file name in: {err}");
+        }
+        // Every single-bit flip is refused, wherever it falls: in the
+        // magic, the version, the checksum or the numbers of the body
+        // (without the checksum, a flip in a number read back as another
+        // number).
+        for k in 0..8 * good.len() {
+            let mut bytes = good.clone();
+            bytes[k / 8] ^= 1 << (k % 8);
+            std::fs::write(&path, &bytes).unwrap();
+            assert!(
+                read_checkpoint(&path).is_err(),
+                "bit {} of byte {} flipped: read as a checkpoint",
+                k % 8,
+                k / 8
+            );
         }
     }
 }

@@ -95,6 +95,20 @@ pub(super) fn from_file(
     let mut out = Vec::new();
     for b in read {
         let at = format!("{shown}{}", b.at);
+        // A file's bodies are checked as a scene's are: a number that is
+        // not finite would stop the first step, blaming the solver.
+        for (what, v) in [
+            ("position", b.pos),
+            ("velocity", b.vel),
+            ("angular velocity", b.omega),
+        ] {
+            if !v.is_finite() {
+                return Err(format!(
+                    "file: {at}: body {} has a {what} that is not finite ({v})",
+                    b.id
+                ));
+            }
+        }
         let material = f.material.or(b.material).unwrap_or(0);
         if material as usize >= n_materials {
             return Err(format!(
@@ -226,9 +240,23 @@ fn read_checkpoint_bodies(path: &std::path::Path) -> Result<Vec<FileBody>, Strin
                     mass_inertia: Some((mass, 1.0 / b.inv_inertia[i])),
                 }
             } else {
+                // The shape and the moments are checked as a scene's body's
+                // are (a NaN vertex or an infinite radius would reach the
+                // narrowphase and panic there).
+                let shape = b.shapes[b.shape[i] as usize].shape.clone();
+                shape
+                    .validate()
+                    .and_then(|()| crate::shape::validate_inertia(principal))
+                    .map_err(|why| format!("file: {shown}{at}: its {}: {why}", shape.kind()))?;
+                let q = b.rot[i];
+                if !(q.is_finite() && q.length() > 1e-12) {
+                    return Err(format!(
+                        "file: {shown}{at}: its orientation {q} has no direction (zero or not finite)"
+                    ));
+                }
                 Kind::Body {
-                    shape: b.shapes[b.shape[i] as usize].shape.clone(),
-                    rot: b.rot[i],
+                    shape,
+                    rot: q,
                     mass,
                     principal,
                 }
