@@ -94,19 +94,31 @@ impl IncrementalProblem {
         if !(d == 2 || d == 3) {
             out.push(format!("dim: must be 2 or 3 (got {d})"));
         }
-        if self.h.len() != n * d * m {
-            out.push(format!(
-                "H: has {} entries, expected {n} contacts × {d} rows × {m} columns = {}",
-                self.h.len(),
-                n * d * m
-            ));
+        if n == 0 {
+            out.push("mu: no contacts (one friction coefficient per contact is needed)".to_string());
         }
-        if self.w.len() != n * d {
-            out.push(format!(
-                "w: has {} entries, expected {n} contacts × {d} = {}",
-                self.w.len(),
-                n * d
-            ));
+        if m == 0 {
+            out.push("dofs: must be at least 1".to_string());
+        }
+        // Counts read from a file multiply checked: a product that wraps
+        // (release builds wrap silently) could match a short array.
+        match n.checked_mul(d).and_then(|nd| nd.checked_mul(m)) {
+            Some(want) if self.h.len() == want => {}
+            Some(want) => out.push(format!(
+                "H: has {} entries, expected {n} contacts × {d} rows × {m} columns = {want}",
+                self.h.len()
+            )),
+            None => out.push(format!(
+                "dofs: {n} contacts × {d} rows × {m} columns is more entries than this machine can count"
+            )),
+        }
+        match n.checked_mul(d) {
+            Some(want) if self.w.len() == want => {}
+            Some(want) => out.push(format!(
+                "w: has {} entries, expected {n} contacts × {d} = {want}",
+                self.w.len()
+            )),
+            None => out.push(format!("w: {n} contacts × {d} overflows")),
         }
         if let Some(i) = self.mu.iter().position(|&x| !(x >= 0.0 && x.is_finite())) {
             out.push(format!(

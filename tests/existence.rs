@@ -262,3 +262,41 @@ fn runs_check_the_criterion_every_n_steps_into_the_summary() {
     .to_string();
     assert!(bad.contains("existence_every"), "{bad}");
 }
+
+/// Counts read from a problem file multiply without wrapping: with
+/// dofs = 2⁶³ + 1, one contact × 2 rows × dofs wraps to 2 in a release
+/// build, the length of the H given, and the check would then index far
+/// past it. Such a file, and one with no contacts or no degrees of
+/// freedom, is refused naming the field.
+#[test]
+fn sizes_that_overflow_or_are_empty_are_refused_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "wraps.ron",
+            format!(
+                "IncrementalProblem(dim: 2, dofs: {}, h: [0.5, 0.8], w: [0.0, 1.0], mu: [0.5])",
+                (1u64 << 63) + 1
+            ),
+            "dofs:",
+        ),
+        (
+            "no_contacts.ron",
+            "IncrementalProblem(dim: 2, dofs: 1000000000000, h: [], w: [], mu: [])".to_string(),
+            "mu: no contacts",
+        ),
+        (
+            "no_dofs.ron",
+            "IncrementalProblem(dim: 2, dofs: 0, h: [], w: [0.0, 1.0], mu: [0.5])".to_string(),
+            "dofs: must be at least 1",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let e = std::panic::catch_unwind(|| repose::existence::read_ron(&path))
+            .unwrap_or_else(|_| panic!("{name}: a panic"))
+            .expect_err(name);
+        assert!(e.contains(name) && e.contains(want), "{name}: expected {want:?} in: {e}");
+    }
+}
