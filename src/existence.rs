@@ -95,7 +95,9 @@ impl IncrementalProblem {
             out.push(format!("dim: must be 2 or 3 (got {d})"));
         }
         if n == 0 {
-            out.push("mu: no contacts (one friction coefficient per contact is needed)".to_string());
+            out.push(
+                "mu: no contacts (one friction coefficient per contact is needed)".to_string(),
+            );
         }
         if m == 0 {
             out.push("dofs: must be at least 1".to_string());

@@ -297,6 +297,9 @@ fn sizes_that_overflow_or_are_empty_are_refused_naming_the_field() {
         let e = std::panic::catch_unwind(|| repose::existence::read_ron(&path))
             .unwrap_or_else(|_| panic!("{name}: a panic"))
             .expect_err(name);
-        assert!(e.contains(name) && e.contains(want), "{name}: expected {want:?} in: {e}");
+        assert!(
+            e.contains(name) && e.contains(want),
+            "{name}: expected {want:?} in: {e}"
+        );
     }
 }
