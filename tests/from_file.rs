@@ -338,3 +338,37 @@ fn a_checkpoint_source_with_bodies_no_scene_would_accept_is_refused_naming_the_b
         }
     }
 }
+
+/// A file that is not a table is refused from its first line, and the
+/// message quotes the start of that line only: a gigabyte of NUL bytes
+/// with no line break (sparse on disk) is refused once one line passes
+/// the reader's bound, not read whole into memory; a wrong header of
+/// 60,000 characters is quoted by its first 80.
+#[test]
+fn a_file_with_no_line_break_or_a_huge_header_is_refused_in_a_short_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let nul = dir.path().join("nul.csv");
+    std::fs::File::create(&nul)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let long = dir.path().join("long_header.csv");
+    std::fs::write(&long, format!("{}\n1,2\n", "x".repeat(60_000))).unwrap();
+    for (path, reason) in [(&nul, "longer than"), (&long, "header is")] {
+        let e = try_second(path, "")
+            .and_then(|s| s.build().map(drop))
+            .expect_err("not a table")
+            .to_string();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            e.contains(name) && e.contains(reason),
+            "{name}: expected {reason:?} in: {}",
+            &e[..e.len().min(400)]
+        );
+        assert!(
+            e.len() < 1_000,
+            "{name}: the message has {} bytes; it should quote a line's start only",
+            e.len()
+        );
+    }
+}

@@ -262,7 +262,8 @@ pub fn write_bulk_csv(path: &std::path::Path, samples: &[BulkSample]) -> std::io
 /// earlier layout without `elastic_energy` (for a resumed run); errors
 /// name the file and line.
 pub fn read_bulk_csv(path: &std::path::Path) -> Result<Vec<BulkSample>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text =
+        crate::output::bounded::read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut lines = text.lines();
     let columns = match lines.next() {
         Some(BULK_CSV_HEADER) => 12,

@@ -26,6 +26,7 @@
 //!   (`time,id,x,y,z,vx,vy,vz,wx,wy,wz`), one row per tracked body per
 //!   recorded time.
 
+use super::bounded::{clip, LineLimit};
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
@@ -124,7 +125,7 @@ fn read_table_with<const N: usize>(
     headers: &[&str],
     extra: impl Fn(usize, &[&str]) -> Result<(), String>,
 ) -> Result<(usize, Vec<([f64; N], Vec<String>)>), ReadError> {
-    let text = fs::read_to_string(path).map_err(|err| ReadError::Io {
+    let file = fs::File::open(path).map_err(|err| ReadError::Io {
         path: path.to_owned(),
         err,
     })?;
@@ -134,11 +135,14 @@ fn read_table_with<const N: usize>(
         reason,
     };
     // The `csv` crate splits records (`\n` or `\r\n`, empty lines skipped,
-    // RFC 4180 quotes); the field counts and numbers are checked here.
+    // RFC 4180 quotes) as it streams the file through a line-length bound
+    // (a file with no line breaks is refused after 64 KiB, not read whole);
+    // the field counts and numbers are checked here, and what an error
+    // quotes of the file is clipped.
     let mut reader = ::csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(text.as_bytes());
+        .from_reader(LineLimit::new(io::BufReader::new(file)));
     let mut records = reader.records();
     let line_of = |r: &::csv::StringRecord| r.position().map_or(0, |p| p.line() as usize);
     let csv_error = |e: ::csv::Error| {
@@ -150,10 +154,12 @@ fn read_table_with<const N: usize>(
             let h = h.map_err(csv_error)?;
             let h: Vec<&str> = h.iter().collect();
             let h = h.join(",");
-            headers
-                .iter()
-                .position(|x| h == *x)
-                .ok_or_else(|| format(1, format!("header is {h:?}, expected {:?}", headers[0])))?
+            headers.iter().position(|x| h == *x).ok_or_else(|| {
+                format(
+                    1,
+                    format!("header is {:?}, expected {:?}", clip(&h), headers[0]),
+                )
+            })?
         }
         None => {
             return Err(format(
@@ -190,7 +196,11 @@ fn read_table_with<const N: usize>(
             *slot = field.trim().parse().map_err(|e| {
                 format(
                     line,
-                    format!("column `{}`: {field:?} is not a number ({e})", columns[c]),
+                    format!(
+                        "column `{}`: {:?} is not a number ({e})",
+                        columns[c],
+                        clip(field)
+                    ),
                 )
             })?;
         }
@@ -237,17 +247,19 @@ pub fn read_final_csv_full(path: impl AsRef<Path>) -> Result<Vec<FinalRow>, Read
             *slot = field
                 .trim()
                 .parse()
-                .map_err(|e| format!("column `{name}`: {field:?} is not a number ({e})"))?;
+                .map_err(|e| format!("column `{name}`: {:?} is not a number ({e})", clip(field)))?;
         }
         Ok(q)
     };
     // Rows of the current header have six more fields than the first
     // version's, the second version's five.
     let material = |field: &str| -> Result<u32, String> {
-        field
-            .trim()
-            .parse()
-            .map_err(|_| format!("column `material`: {field:?} is not a material index"))
+        field.trim().parse().map_err(|_| {
+            format!(
+                "column `material`: {:?} is not a material index",
+                clip(field)
+            )
+        })
     };
     let (_, rows) = read_table_with::<11>(
         path.as_ref(),
@@ -260,7 +272,8 @@ pub fn read_final_csv_full(path: impl AsRef<Path>) -> Result<Vec<FinalRow>, Read
             let shape = rest[4].trim();
             if !SHAPE_NAMES.contains(&shape) {
                 return Err(format!(
-                    "column `shape`: {shape:?} is not one of {}",
+                    "column `shape`: {:?} is not one of {}",
+                    clip(shape),
                     SHAPE_NAMES.join(", ")
                 ));
             }

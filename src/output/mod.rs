@@ -21,6 +21,7 @@
 //! [`walls_csv::WallsWriter`], which append rows as the run goes; a crash
 //! can cut a last line short.
 
+pub mod bounded;
 pub mod contacts;
 pub mod csv;
 pub mod summary;

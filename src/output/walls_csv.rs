@@ -54,7 +54,7 @@ impl WallsWriter {
     /// `walls.csv`); I/O failures.
     pub fn resume(path: impl AsRef<Path>, names: &[String], step: u64) -> io::Result<Self> {
         let path = path.as_ref().to_owned();
-        let text = match std::fs::read_to_string(&path) {
+        let text = match super::bounded::read_text(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return WallsWriter::create(&path, names);

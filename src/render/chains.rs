@@ -196,7 +196,7 @@ pub fn render_chains_dir(
             ))
         })?;
     let path = dir.join(&last);
-    let text = std::fs::read_to_string(&path).map_err(|err| RenderError::Io {
+    let text = crate::output::bounded::read_text(&path).map_err(|err| RenderError::Io {
         path: path.clone(),
         err,
     })?;

@@ -49,7 +49,7 @@ impl Reference {
     /// Reads a reference file (module docs).
     pub fn read(path: &Path) -> Result<Reference> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
+        let text = crate::output::bounded::read_text(path)
             .with_context(|| format!("{file}: cannot read the reference file"))?;
         let mut rd = csv::ReaderBuilder::new()
             .has_headers(true)
@@ -99,8 +99,9 @@ impl Reference {
                 match cell.parse::<f64>() {
                     Ok(v) if v.is_finite() => Ok(Some(v)),
                     _ => bail!(
-                        "{file}: line {line}: column {}: {cell:?} is not a finite number",
-                        header[i]
+                        "{file}: line {line}: column {}: {:?} is not a finite number",
+                        header[i],
+                        crate::output::bounded::clip(cell)
                     ),
                 }
             };

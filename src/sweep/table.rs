@@ -2,6 +2,7 @@
 //! (one [`SweepRow`] per run), written and read back.
 
 use super::*;
+use crate::output::bounded::clip;
 
 /// `sweep.json`: what a sweep (or one shard of it) is, so that [`merge()`]
 /// can check that shards belong together.
@@ -287,7 +288,7 @@ fn split_csv(text: &str) -> Result<Vec<CsvRecord>, (usize, String)> {
 /// paths (from the header) and the rows, bit-for-bit the values written.
 /// Errors name the file, the line and the column.
 pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadError> {
-    let text = std::fs::read_to_string(path).map_err(|err| ReadError::Io {
+    let text = crate::output::bounded::read_text(path).map_err(|err| ReadError::Io {
         path: path.to_owned(),
         err,
     })?;
@@ -322,16 +323,18 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
     } else {
         older.len()
     };
-    let n_vary = header
-        .len()
-        .checked_sub(1 + n_trailing)
-        .ok_or_else(|| format(1, format!("header {header:?} has too few columns")))?;
+    let n_vary = header.len().checked_sub(1 + n_trailing).ok_or_else(|| {
+        format(
+            1,
+            format!("header {:?} has too few columns", clip(&header.join(","))),
+        )
+    })?;
     if header[0] != "run" || !(has_counts || ends_with(&older)) {
         return Err(format(
             1,
             format!(
                 "header is {:?}, expected run, the varied paths, then {}",
-                header.join(","),
+                clip(&header.join(",")),
                 trailing.join(",")
             ),
         ));
@@ -354,7 +357,7 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
             s.parse::<f64>().map(Some).map_err(|e| {
                 format(
                     line,
-                    format!("column `{}`: {s:?} is not a number ({e})", col(k)),
+                    format!("column `{}`: {:?} is not a number ({e})", col(k), clip(s)),
                 )
             })
         };
@@ -374,7 +377,7 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
             s.parse::<u64>().map(Some).map_err(|_| {
                 format(
                     line,
-                    format!("column `{}`: {s:?} is not a whole number", col(k)),
+                    format!("column `{}`: {:?} is not a whole number", col(k), clip(s)),
                 )
             })
         };
@@ -388,7 +391,7 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
             s => {
                 return Err(format(
                     line,
-                    format!("column `settled`: {s:?} is not true or false"),
+                    format!("column `settled`: {:?} is not true or false", clip(s)),
                 ))
             }
         };
