@@ -342,6 +342,20 @@ impl Inlet {
     }
 }
 
+/// Seeded random places of a region tried before a run to see that it
+/// can hold the inlet's largest sphere ([`region_holds`]).
+pub const REGION_CHECK_TRIES: usize = 1_000;
+
+/// Whether some place of `region` holds a sphere of radius `r` inside
+/// every boundary and clear of its surfaces, among [`REGION_CHECK_TRIES`]
+/// seeded random places (the same every time). An inlet defers every later
+/// sphere behind one it cannot place, so a region that cannot hold its
+/// largest sphere would stop the inlet at the first such draw.
+pub fn region_holds(region: &InletRegion, boundaries: &[Boundary], r: f64) -> bool {
+    let mut rng = Rng::new(0x05ee_d1e7);
+    (0..REGION_CHECK_TRIES).any(|_| clear_of_walls(boundaries, region.sample(&mut rng), r))
+}
+
 /// Whether a sphere of radius `r` at `x` is inside every boundary and clear
 /// of every boundary surface.
 fn clear_of_walls(boundaries: &[Boundary], x: DVec3, r: f64) -> bool {

@@ -71,6 +71,31 @@ pub enum SizeDistribution {
     },
 }
 
+/// The smallest radius a scene accepts (m): one nanometre. Far below it
+/// the masses (∝ r³), moments of inertia (∝ r⁵) and settling threshold
+/// (∝ r⁴) of ordinary densities leave the range of floating point: a
+/// sphere of 10⁻⁹⁰ m has a moment of inertia of exactly 0.
+pub const MIN_RADIUS: f64 = 1e-9;
+
+/// `x` as a message quotes it: plainly, or in exponent form when tiny or
+/// huge (`1e-90`, not ninety digits).
+pub(crate) fn quoted(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e16).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// The weight of a class `(a, b, f)` in the draw: its fraction by number,
+/// or its fraction of the mass over the mean volume of its spheres.
+fn class_weight(by: Basis, &(a, b, f): &(f64, f64, f64)) -> f64 {
+    match by {
+        Basis::Number => f,
+        Basis::Mass => f / mean_cube(a, b),
+    }
+}
+
 /// A uniform draw in (0, 1], never 0 (for a logarithm).
 fn open_unit(rng: &mut Rng) -> f64 {
     1.0 - rng.next_f64()
@@ -109,7 +134,7 @@ impl SizeDistribution {
         let mut p = Vec::new();
         let mut bad = |f: &str, why: String| p.push((f.to_string(), why));
         match self {
-            SizeDistribution::Classes { classes, .. } => {
+            SizeDistribution::Classes { classes, by } => {
                 if classes.is_empty() {
                     bad(
                         "classes",
@@ -117,11 +142,13 @@ impl SizeDistribution {
                     );
                 }
                 for (i, &(a, b, f)) in classes.iter().enumerate() {
-                    if !(a.is_finite() && b.is_finite() && a > 0.0 && b >= a) {
+                    if !(a.is_finite() && b.is_finite() && a >= MIN_RADIUS && b >= a) {
                         bad(
                             &format!("classes[{i}]"),
                             format!(
-                                "radii must be finite with 0 < min ≤ max (got min {a}, max {b})"
+                                "radii must be finite with {MIN_RADIUS:e} m ≤ min ≤ max (got min {}, max {})",
+                                quoted(a),
+                                quoted(b)
                             ),
                         );
                     }
@@ -132,14 +159,33 @@ impl SizeDistribution {
                         );
                     }
                 }
-                if !classes.is_empty() && classes.iter().map(|c| c.2).sum::<f64>() <= 0.0 {
-                    bad("classes", "the fractions add up to 0".into());
+                // The draw scales the weights by their sum: it must be a
+                // finite number > 0 (fractions of 1e308 each add up to inf,
+                // and every draw would fall in one class).
+                let total: f64 = classes.iter().map(|c| class_weight(*by, c)).sum();
+                let valid = classes.iter().all(|&(a, b, f)| {
+                    a.is_finite()
+                        && b.is_finite()
+                        && a >= MIN_RADIUS
+                        && b >= a
+                        && f.is_finite()
+                        && f >= 0.0
+                });
+                if valid && !classes.is_empty() {
+                    if total <= 0.0 {
+                        bad("classes", "the fractions add up to 0".into());
+                    } else if !total.is_finite() {
+                        bad(
+                            "classes",
+                            format!("the fractions' weights add up to {total}: give fractions of order 1 (they are normalised to their sum)"),
+                        );
+                    }
                 }
             }
             SizeDistribution::Normal { mean, sd, min, max } => {
                 let ok = [*mean, *sd, *min, *max].iter().all(|v| v.is_finite());
-                if !ok || *sd <= 0.0 || *min <= 0.0 {
-                    bad("sd", format!("mean, sd, min and max must be finite, sd > 0 and min > 0 (got mean {mean}, sd {sd}, min {min}, max {max})"));
+                if !ok || *sd <= 0.0 || *min < MIN_RADIUS {
+                    bad("sd", format!("mean, sd, min and max must be finite, sd > 0 and min ≥ {MIN_RADIUS:e} m (got mean {mean}, sd {sd}, min {min}, max {max})"));
                 } else if !(min <= mean && mean <= max) || max - min < 0.5 * sd {
                     bad("min", format!("the window [min, max] = [{min}, {max}] must hold the mean {mean} and be at least sd/2 = {} wide (so that a fifth of the draws fall in it)", 0.5 * sd));
                 }
@@ -151,8 +197,8 @@ impl SizeDistribution {
                 max,
             } => {
                 let ok = [*median, *sigma, *min, *max].iter().all(|v| v.is_finite());
-                if !ok || *sigma <= 0.0 || *min <= 0.0 {
-                    bad("sigma", format!("median, sigma, min and max must be finite, sigma > 0 and min > 0 (got median {median}, sigma {sigma}, min {min}, max {max})"));
+                if !ok || *sigma <= 0.0 || *min < MIN_RADIUS {
+                    bad("sigma", format!("median, sigma, min and max must be finite, sigma > 0 and min ≥ {MIN_RADIUS:e} m (got median {median}, sigma {sigma}, min {min}, max {max})"));
                 } else if !(min <= median && median <= max) || (max / min).ln() < 0.5 * sigma {
                     bad("min", format!("the window [min, max] = [{min}, {max}] must hold the median {median} and span at least sigma/2 = {} in ln r", 0.5 * sigma));
                 }
@@ -166,10 +212,7 @@ impl SizeDistribution {
     pub fn sample(&self, rng: &mut Rng) -> f64 {
         match self {
             SizeDistribution::Classes { classes, by } => {
-                let weight = |&(a, b, f): &(f64, f64, f64)| match by {
-                    Basis::Number => f,
-                    Basis::Mass => f / mean_cube(a, b),
-                };
+                let weight = |c: &(f64, f64, f64)| class_weight(*by, c);
                 let total: f64 = classes.iter().map(weight).sum();
                 let mut u = rng.next_f64() * total;
                 let last = classes.len() - 1;

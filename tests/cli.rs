@@ -152,7 +152,7 @@ fn negative_radius_is_one_error_naming_the_field() {
     assert_bad_scene(
         "negative_radius.ron",
         &text,
-        &["spheres[0].radius", "must be > 0 (got -0.05)"],
+        &["spheres[0].radius", "must be ≥ 1e-9 m (got -0.05)"],
     );
 }
 

@@ -188,7 +188,7 @@ fn version_mismatch_wins_over_unknown_fields() {
 #[test]
 fn negative_radius_is_rejected() {
     let msg = error_of(&edited("0.1), radius: 0.01,", "0.1), radius: -0.01,"));
-    assert_names(&msg, "spheres[0].radius", "must be > 0 (got -0.01)");
+    assert_names(&msg, "spheres[0].radius", "must be ≥ 1e-9 m (got -0.01)");
 }
 
 #[test]
@@ -197,13 +197,13 @@ fn zero_lattice_radius_is_rejected() {
         "spacing: 0.021, radius: 0.01",
         "spacing: 0.021, radius: 0.0",
     ));
-    assert_names(&msg, "spheres[1].radius", "must be > 0 (got 0)");
+    assert_names(&msg, "spheres[1].radius", "must be ≥ 1e-9 m (got 0)");
 }
 
 #[test]
 fn zero_random_box_radius_is_rejected() {
     let msg = error_of(&edited("count: 20, radius: 0.01", "count: 20, radius: 0"));
-    assert_names(&msg, "spheres[2].radius", "must be > 0 (got 0)");
+    assert_names(&msg, "spheres[2].radius", "must be ≥ 1e-9 m (got 0)");
 }
 
 #[test]

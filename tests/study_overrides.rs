@@ -100,6 +100,15 @@ fn a_path_both_set_and_varied_or_unknown_is_one_error_before_any_run() {
             &["--set", "materials.0.friction=0.5"][..],
             &["--set materials.0.friction", "also varied"][..],
         ),
+        // The same path in brackets, or with spaces, is the same path.
+        (
+            &["--set", "materials[0].friction=0.5"][..],
+            &["--set materials[0].friction", "also varied"][..],
+        ),
+        (
+            &["--set", " materials[0] .friction=0.5"][..],
+            &["also varied"][..],
+        ),
         (
             &["--set", "materials.0.nonsense=1"][..],
             &["materials.0.nonsense", "small.ron"][..],
@@ -197,4 +206,10 @@ fn every_run_of_a_calibration_takes_the_set_and_solver_overrides() {
         &["--set", "materials.0.friction=0.5"],
     );
     assert_one_error(&o, &["--set materials.0.friction", "calibrated"]);
+    let o = calibrate(
+        &scene,
+        &tmp.path().join("bad2"),
+        &["--set", "materials[0].friction=0.5"],
+    );
+    assert_one_error(&o, &["--set materials[0].friction", "calibrated"]);
 }

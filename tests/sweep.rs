@@ -235,6 +235,17 @@ fn bad_specs_are_clear_errors() {
     assert!(e.contains("list entry 2 is empty"), "{e}");
     let e = bad(&["solver.omega=1", "solver.omega=2"], 1);
     assert!(e.contains("varied twice"), "{e}");
+    // One path in two spellings, or inside a linked pair, is one path.
+    let e = bad(&["materials.0.friction=1", "materials[0].friction=2"], 1);
+    assert!(e.contains("varied twice"), "{e}");
+    let e = bad(
+        &[
+            "materials.0.rolling+materials.0.spinning=1",
+            "materials[0].spinning=2",
+        ],
+        1,
+    );
+    assert!(e.contains("varied twice"), "{e}");
     let e = bad(&["solver.omega=1"], 0);
     assert!(e.contains("--seeds must be at least 1"), "{e}");
     let e = bad(&["a=0:1:1000", "b=0:1:1000", "c=0:1:1000"], 1);

@@ -109,7 +109,12 @@ pub fn prepare_calibration(spec: &CalibrateSpec) -> Result<Vec<Scene>> {
         bail!("--seeds must be at least 1 (got 0)");
     }
     for (path, _) in &spec.set {
-        if spec.params.iter().any(|p| p.paths().any(|q| q == path)) {
+        let path_c = crate::scene::canonical_path(path);
+        if spec
+            .params
+            .iter()
+            .any(|p| p.paths().any(|q| crate::scene::canonical_path(q) == path_c))
+        {
             bail!("--set {path}: this path is calibrated (--param); give it one or the other");
         }
     }

@@ -132,8 +132,11 @@ pub(super) fn from_file(
                 radius,
                 mass_inertia,
             } => {
-                if !(radius.is_finite() && radius > 0.0) {
-                    return Err(format!("file: {at}: radius {radius} is not > 0"));
+                if !(radius.is_finite() && radius >= crate::sizes::MIN_RADIUS) {
+                    return Err(format!(
+                        "file: {at}: radius {radius} is not ≥ {:e} m",
+                        crate::sizes::MIN_RADIUS
+                    ));
                 }
                 let (mass, inertia) = mass_inertia
                     .unwrap_or_else(|| scene.mass_inertia(radius, None, None, None, material));

@@ -34,6 +34,7 @@
 mod error;
 mod from_file;
 mod generate;
+mod overlaps;
 mod overrides;
 pub mod quaternion;
 /// The seeded random numbers of the generators (re-exported: they live
@@ -59,7 +60,7 @@ use crate::world::{ContactSettings, World};
 
 pub use error::{Issue, SceneError};
 pub use generate::PlacedSphere;
-pub use overrides::{apply_override, parse_set};
+pub use overrides::{apply_override, canonical_path, parse_set};
 
 /// The scene format version this build reads.
 pub const SCENE_VERSION: u32 = 1;

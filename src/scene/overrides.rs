@@ -84,6 +84,14 @@ pub fn apply_override(scene: &Scene, path: &str, value: &str) -> Result<Scene, S
     Ok(out)
 }
 
+/// The one form of a path that comparisons use: segments between dots,
+/// brackets read as segments, spaces trimmed (`materials[0].friction` and
+/// ` materials.0.friction` are both `materials.0.friction`). A malformed
+/// path comes back trimmed (applying it says why).
+pub fn canonical_path(path: &str) -> String {
+    segments(path).map_or_else(|_| path.trim().to_string(), |s| s.join("."))
+}
+
 /// Splits a path into segments (`a.b[2].c` → a, b, 2, c).
 fn segments(path: &str) -> Result<Vec<String>, String> {
     let normalised = path.replace('[', ".").replace(']', "");

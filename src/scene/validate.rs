@@ -7,8 +7,8 @@ use glam::DVec3;
 
 use super::error::{Issue, SceneError};
 use super::generate::{self, PlacedSphere};
+use super::overlaps;
 use super::{BoundarySpec, InletRegion, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
-use crate::placement::SpatialHash;
 
 /// Most steps a scene may ask for (`duration / time_step`): past this a
 /// typo (1e300 s, h = 1e-300 s) is refused at load instead of running for
@@ -46,6 +46,20 @@ impl Checker {
         }
     }
 
+    /// A sphere's radius: ≥ [`MIN_RADIUS`](crate::sizes::MIN_RADIUS).
+    fn radius(&mut self, path: &str, r: f64) {
+        use crate::sizes::MIN_RADIUS;
+        if self.finite(path, r) && r < MIN_RADIUS {
+            self.push(
+                path,
+                format!(
+                    "must be ≥ {MIN_RADIUS:e} m (got {}); radii are in metres",
+                    crate::sizes::quoted(r)
+                ),
+            );
+        }
+    }
+
     /// x ≥ 0.
     fn non_negative(&mut self, path: &str, x: f64) {
         if self.finite(path, x) && x < 0.0 {
@@ -76,7 +90,7 @@ impl Checker {
                 0.0
             }
             (None, Some(r)) => {
-                self.positive(&f("radius"), r);
+                self.radius(&f("radius"), r);
                 r
             }
             (Some(shape), r) => {
@@ -414,7 +428,7 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         match src {
             SphereSource::Sphere(s) => {
                 c.vec_finite(&f("pos"), s.pos);
-                c.positive(&f("radius"), s.radius);
+                c.radius(&f("radius"), s.radius);
                 c.material(&f("material"), s.material);
                 c.vec_finite(&f("velocity"), s.velocity);
                 c.vec_finite(&f("angular_velocity"), s.angular_velocity);
@@ -787,7 +801,7 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
         for p in &placed {
             match b.clearance(p.init.pos) {
                 Some(d) if d >= 0.0 => {
-                    if d < p.init.radius && body_crosses_boundary(p, b) {
+                    if d < p.init.radius && overlaps::body_crosses_boundary(p, b) {
                         overlapping += 1;
                     }
                 }
@@ -827,6 +841,27 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
         }
     }
 
+    // An inlet's region must hold its largest sphere somewhere clear of
+    // the boundaries (while they stand still; moving ones may make room
+    // later): else the inlet stops at its first such sphere.
+    if boundaries.iter().all(|b| b.geometry_still()) {
+        for (i, src) in scene.spheres.iter().enumerate() {
+            let SphereSource::Inlet(inl) = src else {
+                continue;
+            };
+            let r = inl.largest_radius();
+            if r > 0.0 && !crate::inlet::region_holds(&inl.region, &boundaries, r) {
+                issues.push(Issue::new(
+                    format!("spheres[{i}].region"),
+                    format!(
+                        "no place of the region, among {} tried, holds a sphere of radius {r} m (the largest this inlet emits) inside the boundaries and clear of them: the inlet would stop at its first such sphere; move or enlarge the region, or give smaller sizes",
+                        crate::inlet::REGION_CHECK_TRIES
+                    ),
+                ));
+            }
+        }
+    }
+
     // Inlets add their spheres after the built ones: ids up to the total.
     let total = placed.len().saturating_add(scene.inlet_count());
     for (i, &id) in scene.output.track.iter().enumerate() {
@@ -845,108 +880,9 @@ pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, Scen
         return Err(invalid(issues));
     }
     if warn {
-        warn_overlaps(scene, &placed);
+        overlaps::warn_overlaps(scene, &placed, &label(scene));
     }
     Ok(placed)
-}
-
-/// Logs a warning when spheres from the scene start overlapping each other.
-/// The side of a placed body for the narrowphase: its shape, or a ball.
-fn side_of(p: &PlacedSphere) -> (crate::shape::BodyShape, DVec3, glam::DQuat) {
-    match &p.body {
-        Some(b) => (crate::shape::BodyShape::new(b.shape.clone()), b.pos, b.rot),
-        None => (
-            crate::shape::BodyShape::new(crate::shape::Shape::Sphere {
-                radius: p.init.radius,
-            }),
-            p.init.pos,
-            glam::DQuat::IDENTITY,
-        ),
-    }
-}
-
-/// Whether two placed bodies whose bounding balls overlap overlap
-/// themselves (two spheres: yes; a body of another shape: its narrowphase).
-fn bodies_overlap(p: &PlacedSphere, q: &PlacedSphere) -> bool {
-    if p.body.is_none() && q.body.is_none() {
-        return true;
-    }
-    let ((sp, xp, qp), (sq, xq, qq)) = (side_of(p), side_of(q));
-    let tol = 1e-9 * (p.init.radius + q.init.radius);
-    crate::shape::contacts(
-        crate::shape::Side::Shape(&sp),
-        xp,
-        qp,
-        crate::shape::Side::Shape(&sq),
-        xq,
-        qq,
-        0.0,
-    )
-    .iter()
-    .any(|c| c.dist < -tol)
-}
-
-/// Whether a placed body whose bounding ball reaches into a boundary
-/// crosses its surface (a sphere: yes; another shape: a point of it past
-/// a surface, as contact detection finds it).
-fn body_crosses_boundary(p: &PlacedSphere, b: &crate::boundary::Boundary) -> bool {
-    let Some(body) = &p.body else {
-        return true;
-    };
-    let shape = crate::shape::BodyShape::new(body.shape.clone());
-    let tol = 1e-9 * p.init.radius;
-    let slab = crate::collision::walls::plate_slab(b);
-    crate::collision::walls::body_wall_points(
-        &shape,
-        body.pos,
-        body.rot,
-        b,
-        &b.faces(),
-        slab.as_ref(),
-        0.0,
-    )
-    .iter()
-    .any(|(_, points)| points.iter().any(|c| c.dist < -tol))
-}
-
-fn warn_overlaps(scene: &Scene, placed: &[PlacedSphere]) {
-    let r_max = placed.iter().map(|p| p.init.radius).fold(0.0, f64::max);
-    if placed.len() < 2 || r_max <= 0.0 {
-        return;
-    }
-    let mut hash = SpatialHash::new(2.0 * r_max);
-    let mut count = 0usize;
-    let mut first: Option<(usize, usize)> = None;
-    for (i, p) in placed.iter().enumerate() {
-        hash.any_near(p.init.pos, |j| {
-            let q = &placed[j];
-            let rr = p.init.radius + q.init.radius;
-            if p.init.pos.distance_squared(q.init.pos) < rr * rr * (1.0 - 1e-9)
-                && bodies_overlap(p, q)
-            {
-                count += 1;
-                first.get_or_insert((j, i));
-            }
-            false
-        });
-        hash.insert(p.init.pos, i);
-    }
-    if let Some((a, b)) = first {
-        let name = |p: &PlacedSphere| {
-            format!(
-                "spheres[{}] ({}) sphere {}",
-                p.source,
-                scene.spheres[p.source].kind(),
-                p.index
-            )
-        };
-        log::warn!(
-            "{}: {count} pairs of spheres start overlapping, e.g. {} and {}",
-            label(scene),
-            name(&placed[a]),
-            name(&placed[b])
-        );
-    }
 }
 
 fn label(scene: &Scene) -> String {
@@ -1018,65 +954,4 @@ pub(crate) fn non_finite_numbers(opts: &ron::Options, text: &str) -> Vec<Issue> 
     let mut out = Vec::new();
     walk(&value, &mut String::new(), &mut out);
     out
-}
-
-#[cfg(test)]
-mod overlap_tests {
-    use super::*;
-    use crate::bodies::{BodyInit, SphereInit};
-    use crate::shape::Shape;
-
-    fn cube(pos: DVec3) -> PlacedSphere {
-        let body = BodyInit {
-            shape: Shape::Box {
-                half_extents: DVec3::splat(0.5),
-            },
-            pos,
-            rot: glam::DQuat::IDENTITY,
-            vel: DVec3::ZERO,
-            omega: DVec3::ZERO,
-            mass: 1.0,
-            principal: DVec3::ONE,
-            material: 0,
-        };
-        PlacedSphere {
-            init: SphereInit {
-                pos,
-                radius: 0.75f64.sqrt(),
-                mass: 1.0,
-                inertia: 1.0,
-                vel: DVec3::ZERO,
-                omega: DVec3::ZERO,
-                material: 0,
-            },
-            body: Some(body),
-            source: 0,
-            index: 0,
-        }
-    }
-
-    /// Shapes are checked by their narrowphase, not their bounding balls:
-    /// cubes side by side, or one resting on a floor, do not overlap
-    /// though their bounding balls do; cubes pushed into each other, or
-    /// into the floor, do.
-    #[test]
-    fn shapes_overlap_by_their_surfaces_not_their_bounding_balls() {
-        let a = cube(DVec3::new(0.0, 0.0, 0.5));
-        assert!(!bodies_overlap(&a, &cube(DVec3::new(1.01, 0.0, 0.5))));
-        assert!(bodies_overlap(&a, &cube(DVec3::new(0.9, 0.0, 0.5))));
-        let floor = crate::boundary::Boundary::fixed(
-            "floor",
-            crate::boundary::Shape::Plane { normal: DVec3::Z },
-            DVec3::ZERO,
-            0,
-        );
-        assert!(!body_crosses_boundary(
-            &cube(DVec3::new(0.0, 0.0, 0.501)),
-            &floor
-        ));
-        assert!(body_crosses_boundary(
-            &cube(DVec3::new(0.0, 0.0, 0.45)),
-            &floor
-        ));
-    }
 }

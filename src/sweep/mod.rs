@@ -317,9 +317,14 @@ impl SweepSpec {
             .iter()
             .map(|v| Vary::parse(v))
             .collect::<Result<Vec<_>>>()?;
+        // Paths compare in their one canonical form (`a[0].b` is `a.0.b`),
+        // each half of a linked `a+b` on its own.
         let mut seen = BTreeSet::new();
         for v in &vary {
-            if !seen.insert(v.path.as_str()) {
+            if !v
+                .linked_paths()
+                .all(|p| seen.insert(crate::scene::canonical_path(p)))
+            {
                 bail!("--vary {}: this path is varied twice", v.path);
             }
         }
@@ -336,11 +341,11 @@ impl SweepSpec {
     /// set path is also varied (which value would a run take?).
     pub fn with_set(mut self, set: Vec<(String, String)>) -> Result<SweepSpec> {
         for (path, _) in &set {
-            if self
-                .vary
-                .iter()
-                .any(|v| v.linked_paths().any(|p| p == path))
-            {
+            let path_c = crate::scene::canonical_path(path);
+            if self.vary.iter().any(|v| {
+                v.linked_paths()
+                    .any(|p| crate::scene::canonical_path(p) == path_c)
+            }) {
                 bail!("--set {path}: this path is also varied (--vary); give it one or the other");
             }
         }
