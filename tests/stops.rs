@@ -429,6 +429,42 @@ fn sigint_stops_after_a_step_with_complete_outputs() {
     );
 }
 
+/// SIGTERM twice in a row, as coreutils `timeout` sends it (to the child,
+/// then to its process group): one delivery, so the run stops after a
+/// step with complete outputs, never "interrupted twice".
+#[test]
+fn a_term_delivered_twice_at_once_stops_cleanly_as_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let child = spawn_stepping_run(
+        &[
+            OsStr::new("scenes/repose_small.ron"),
+            OsStr::new("--backend"),
+            OsStr::new("cpu"),
+        ],
+        &dir,
+        true,
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = child.id().to_string();
+    let kill = Command::new("sh")
+        .args(["-c", &format!("kill -TERM {pid}; kill -TERM {pid}")])
+        .status()
+        .expect("run kill");
+    assert!(kill.success(), "kill -TERM failed");
+    let out = child.wait_with_output().expect("wait for repose");
+    assert!(
+        !stderr(&out).contains("interrupted twice"),
+        "one delivery read as two\n{}",
+        show(&out)
+    );
+    assert_eq!(out.status.code(), Some(130), "exit code\n{}", show(&out));
+    let s = summary_of(&dir);
+    assert_eq!(s.stopped, StopReason::Interrupted, "summary.stopped");
+    let rows = read_final_csv(dir.join("final.csv")).unwrap();
+    assert_eq!(rows.len(), s.bodies, "final.csv rows vs summary.bodies");
+}
+
 /// SIGKILL at several moments of a run: whatever is on disk is whole —
 /// `track.csv` ends on a row boundary and parses, `frames.pvd` is a complete
 /// collection whose every listed frame is a complete VTU file (at most the
