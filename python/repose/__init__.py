@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy
 
 from . import _repose
 from ._errors import Interrupted, ReposeError, RunError, SceneError, StepError
@@ -102,9 +106,14 @@ class Simulation(_repose.Simulation):
         Ctrl-C stops after the current step with KeyboardInterrupt."""
         if steps is None:
             end = self.scene.duration if until is None else float(until)
+            if not math.isfinite(end):
+                raise ValueError(f"run: until must be a finite time in seconds (got {until!r})")
             steps = max(0, round((end - self.time) / self.time_step))
         elif until is not None:
             raise ValueError("run: give until or steps, not both")
+        elif isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
+            raise TypeError(f"run: steps must be a whole number (got {steps!r})")
+        steps = int(steps)
         bar = _bar(steps, self.scene.name) if progress and steps > 0 else None
         taken = 0
         try:
@@ -119,6 +128,21 @@ class Simulation(_repose.Simulation):
             if bar is not None:
                 bar.close()
         return taken
+
+
+    def remove_bodies(self, ids: Any) -> None:
+        """Removes the bodies whose ids are given (whole numbers: a list or
+        an integer array); the others keep their order and are numbered
+        0, 1, … again. Ids that are not whole numbers (floats, booleans)
+        are refused, never truncated."""
+        a = numpy.asarray(ids)
+        if a.size == 0:
+            a = a.astype(numpy.int64)
+        if a.dtype.kind not in "iu":
+            raise TypeError(
+                f"remove_bodies: body ids must be whole numbers (a list of int or an integer array), got {a.dtype} values such as {a.flat[0]!r}"
+            )
+        super().remove_bodies(a.astype(numpy.int64).ravel())
 
 
 def _interrupted(what: str, result: Any) -> Interrupted:
@@ -200,8 +224,19 @@ def read_table(path: PathLike) -> List[Dict[str, Any]]:
     """A CSV table that repose wrote (``sweep.csv``, ``calibrate.csv``,
     ``walls.csv``, ``final.csv``) as a list of dicts, numbers as int or
     float and empty cells as None."""
-    with open(path, newline="") as f:
-        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            rows = [{k: _number(v) for k, v in row.items()} for row in reader]
+            header = reader.fieldnames or []
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise ValueError(f"{os.fspath(path)}: not a table repose wrote ({e})") from None
+    if any("\x00" in h for h in header):
+        raise ValueError(f"{os.fspath(path)}: not a table repose wrote (its header holds NUL bytes)")
+    if rows and any(None in row for row in rows):
+        line = next(i for i, row in enumerate(rows) if None in row) + 2
+        raise ValueError(f"{os.fspath(path)}:{line}: more fields than the header has: not a table repose wrote")
+    return rows
 
 
 def to_frame(rows: Iterable[Mapping[str, Any]]):

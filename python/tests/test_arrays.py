@@ -96,6 +96,28 @@ def test_removing_bodies_renumbers_the_rest(sim):
     assert sim.last_step["contacts"] > 0
 
 
+def test_ids_and_times_that_are_not_what_they_claim_are_refused_by_name(sim, tmp_path):
+    n = len(sim)
+    for ids in ([1.5], np.array([0.0, 2.0]), [True]):
+        with pytest.raises(TypeError, match="remove_bodies: body ids must be whole numbers"):
+            sim.remove_bodies(ids)
+    assert len(sim) == n, "nothing removed"
+    sim.remove_bodies([])
+    assert len(sim) == n
+    for until in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="run: until must be a finite time"):
+            sim.run(until=until, progress=False)
+    with pytest.raises(TypeError, match="run: steps must be a whole number"):
+        sim.run(steps=2.5, progress=False)
+    binary = tmp_path / "frames.bin"
+    binary.write_bytes(bytes(range(256)) * 64)
+    nul = tmp_path / "nul.csv"
+    nul.write_bytes(bytes(4096))
+    for path in (binary, nul):
+        with pytest.raises(ValueError, match=f"{path.name}: not a table repose wrote"):
+            repose.read_table(path)
+
+
 def test_step_statistics_and_stage_times(sim):
     s = sim.last_step
     assert set(s) == {"iterations", "residual", "residual_abs", "converged", "contacts", "substeps", "fallback_iterations", "fallback_seconds", "timed_out"}
