@@ -49,7 +49,7 @@ pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
 const MAGIC: &[u8; 8] = b"REPOSECK";
 
 /// Version of the layout of [`Checkpoint`]; a file of another version is
-/// refused with both numbers. The file is the [`MAGIC`], this version
+/// refused with both numbers. The file is the 8 bytes `REPOSECK`, this version
 /// (u32, little-endian), the CRC-32 of the body (u32, little-endian) and
 /// the body (postcard): a changed byte anywhere in the body fails the
 /// checksum and the file is refused as damaged.
