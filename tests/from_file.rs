@@ -136,21 +136,16 @@ fn within_offset_keep_velocities_and_material_select_move_stop_and_relabel() {
     );
 }
 
-/// `scenes/shapes.ron` (a body of every shape, a sphere, an inlet of boxes)
-/// run for 0.3 s with `output.checkpoint.keep`: the run keeps
-/// `checkpoint.bin`, which holds the state its `final.csv` shows, and a
-/// scene reading it starts with the same bodies bit for bit: shapes,
-/// positions, orientations (normalised; spheres start unturned), velocities, spins,
-/// masses and principal moments, materials.
-#[test]
-fn a_scene_from_a_kept_checkpoint_starts_with_its_bodies_of_every_shape_bit_for_bit() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("shapes");
+/// `scenes/shapes.ron` run for `duration` seconds on the CPU with
+/// `output.checkpoint.keep` into `dir/shapes`, which it returns.
+fn kept_checkpoint_run(dir: &Path, duration: &str) -> std::path::PathBuf {
+    let out = dir.join("shapes");
+    let duration = format!("duration={duration}");
     let done = cli::repose([
         "run",
         cli::scene_path("shapes.ron").to_str().unwrap(),
         "--set",
-        "duration=0.3",
+        duration.as_str(),
         "--set",
         "output.checkpoint.keep=true",
         "--no-frames",
@@ -161,6 +156,19 @@ fn a_scene_from_a_kept_checkpoint_starts_with_its_bodies_of_every_shape_bit_for_
         out.to_str().unwrap(),
     ]);
     cli::assert_success(&done, "shapes.ron with output.checkpoint.keep");
+    out
+}
+
+/// `scenes/shapes.ron` (a body of every shape, a sphere, an inlet of boxes)
+/// run for 0.3 s with `output.checkpoint.keep`: the run keeps
+/// `checkpoint.bin`, which holds the state its `final.csv` shows, and a
+/// scene reading it starts with the same bodies bit for bit: shapes,
+/// positions, orientations (normalised; spheres start unturned), velocities, spins,
+/// masses and principal moments, materials.
+#[test]
+fn a_scene_from_a_kept_checkpoint_starts_with_its_bodies_of_every_shape_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kept_checkpoint_run(dir.path(), "0.3");
     let ck_path = out.join("checkpoint.bin");
     assert!(
         ck_path.exists(),
@@ -242,22 +250,7 @@ fn a_checkpoint_source_with_bodies_no_scene_would_accept_is_refused_naming_the_b
     use repose::run::checkpoint::{read_checkpoint, write_checkpoint};
     use repose::shape::Shape;
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("shapes");
-    let done = cli::repose([
-        "run",
-        cli::scene_path("shapes.ron").to_str().unwrap(),
-        "--set",
-        "duration=0.004",
-        "--set",
-        "output.checkpoint.keep=true",
-        "--no-frames",
-        "--no-picture",
-        "--backend",
-        "cpu",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    cli::assert_success(&done, "shapes.ron with output.checkpoint.keep");
+    let out = kept_checkpoint_run(dir.path(), "0.004");
     let good = read_checkpoint(&out.join("checkpoint.bin")).unwrap();
     let body_of = |want: fn(&Shape) -> bool| {
         let b = &good.world.bodies;

@@ -378,11 +378,12 @@ fn spawn_stepping_run(args: &[&OsStr], dir: &Path, capture: bool) -> std::proces
     child
 }
 
-/// SIGINT during a run: it stops after the step in progress, writes
-/// complete outputs for that step, says `"stopped": "interrupted"` and
-/// exits with 130 (the shell's code for Ctrl-C).
-#[test]
-fn sigint_stops_after_a_step_with_complete_outputs() {
+/// A run stopped by `signals` (a shell command; `{pid}` stands for the
+/// run's process id) half a second in: it stops after the step in
+/// progress, writes complete outputs for that step, says `"stopped":
+/// "interrupted"` and exits with 130 (the shell's code for Ctrl-C), never
+/// "interrupted twice".
+fn a_signal_stops_the_run_after_a_step_with_complete_outputs(signals: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
     let child = spawn_stepping_run(
@@ -395,12 +396,17 @@ fn sigint_stops_after_a_step_with_complete_outputs() {
         true,
     );
     std::thread::sleep(std::time::Duration::from_millis(500));
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+    let kill = Command::new("sh")
+        .args(["-c", &signals.replace("{pid}", &child.id().to_string())])
         .status()
         .expect("run kill");
-    assert!(kill.success(), "kill -INT failed");
+    assert!(kill.success(), "{signals} failed");
     let out = child.wait_with_output().expect("wait for repose");
+    assert!(
+        !stderr(&out).contains("interrupted twice"),
+        "{signals}: one delivery read as two\n{}",
+        show(&out)
+    );
     assert_eq!(out.status.code(), Some(130), "exit code\n{}", show(&out));
     assert!(!stderr(&out).contains("panicked"), "{}", show(&out));
     assert!(
@@ -429,40 +435,17 @@ fn sigint_stops_after_a_step_with_complete_outputs() {
     );
 }
 
+/// SIGINT, as Ctrl-C sends it.
+#[test]
+fn sigint_stops_after_a_step_with_complete_outputs() {
+    a_signal_stops_the_run_after_a_step_with_complete_outputs("kill -INT {pid}");
+}
+
 /// SIGTERM twice in a row, as coreutils `timeout` sends it (to the child,
-/// then to its process group): one delivery, so the run stops after a
-/// step with complete outputs, never "interrupted twice".
+/// then to its process group): one delivery.
 #[test]
 fn a_term_delivered_twice_at_once_stops_cleanly_as_one() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("out");
-    let child = spawn_stepping_run(
-        &[
-            OsStr::new("scenes/repose_small.ron"),
-            OsStr::new("--backend"),
-            OsStr::new("cpu"),
-        ],
-        &dir,
-        true,
-    );
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let pid = child.id().to_string();
-    let kill = Command::new("sh")
-        .args(["-c", &format!("kill -TERM {pid}; kill -TERM {pid}")])
-        .status()
-        .expect("run kill");
-    assert!(kill.success(), "kill -TERM failed");
-    let out = child.wait_with_output().expect("wait for repose");
-    assert!(
-        !stderr(&out).contains("interrupted twice"),
-        "one delivery read as two\n{}",
-        show(&out)
-    );
-    assert_eq!(out.status.code(), Some(130), "exit code\n{}", show(&out));
-    let s = summary_of(&dir);
-    assert_eq!(s.stopped, StopReason::Interrupted, "summary.stopped");
-    let rows = read_final_csv(dir.join("final.csv")).unwrap();
-    assert_eq!(rows.len(), s.bodies, "final.csv rows vs summary.bodies");
+    a_signal_stops_the_run_after_a_step_with_complete_outputs("kill -TERM {pid}; kill -TERM {pid}");
 }
 
 /// SIGKILL at several moments of a run: whatever is on disk is whole —

@@ -86,12 +86,12 @@ pub struct SweepRow {
     pub base_radius: Option<f64>,
     /// atan(height / base radius) (°).
     pub height_base_angle_deg: Option<f64>,
-    /// Height over the mean diameter (seed 001 Fig. 5).
+    /// Height over the mean diameter (Acary & Bourrier 2021, Fig. 5).
     pub height_over_diameter: Option<f64>,
     /// Mean distance of the floor-touching spheres from their centroid (m;
-    /// seed 001's mean radius).
+    /// the mean radius of Acary & Bourrier 2021).
     pub bottom_mean_radius: Option<f64>,
-    /// The same over the mean diameter (seed 001 Fig. 5).
+    /// The same over the mean diameter (Acary & Bourrier 2021, Fig. 5).
     pub bottom_mean_radius_over_diameter: Option<f64>,
     /// When the pile settled (s of simulated time).
     pub settle_time_s: Option<f64>,
@@ -361,14 +361,6 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
                 )
             })
         };
-        let whole = |k: usize| -> Result<u64, ReadError> {
-            rec[k].trim().parse::<u64>().map_err(|_| {
-                format(
-                    line,
-                    format!("column `{}`: {:?} is not a whole number", col(k), rec[k]),
-                )
-            })
-        };
         let count = |k: usize| -> Result<Option<u64>, ReadError> {
             let s = rec[k].trim();
             if s.is_empty() {
@@ -378,6 +370,14 @@ pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>), ReadE
                 format(
                     line,
                     format!("column `{}`: {:?} is not a whole number", col(k), clip(s)),
+                )
+            })
+        };
+        let whole = |k: usize| -> Result<u64, ReadError> {
+            count(k)?.ok_or_else(|| {
+                format(
+                    line,
+                    format!("column `{}`: empty, expected a whole number", col(k)),
                 )
             })
         };
