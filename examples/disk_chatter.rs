@@ -1,8 +1,9 @@
-//! The README's chatter plot (seed 003 §4.2, Fig. 10): the paper's disk
-//! (`scenes/seed003_disk.ron`: m = 5 kg, R = 0.2 m, I = 0.1 kg m², η_r = 0.4,
-//! μ_s = 0.25, μ_k = 0.2, K_E = 10⁵ N/m) launched at 5 m/s comes to rest; afterwards, under the
-//! legacy constant rolling torque (App. A.2 eq. 8, μ_r = 0.1) its spin
-//! flips sign every step, under seed 003's tracked model it stays zero.
+//! The README's chatter plot (Fang & Negrut 2020, §4.2, Fig. 10): the
+//! paper's disk (`scenes/seed003_disk.ron`: m = 5 kg, R = 0.2 m,
+//! I = 0.1 kg m², η_r = 0.4, μ_s = 0.25, μ_k = 0.2, K_E = 10⁵ N/m) launched
+//! at 5 m/s comes to rest; afterwards, under the legacy constant rolling
+//! torque (App. A.2 eq. 8, μ_r = 0.1) its spin flips sign every step, under
+//! Fang & Negrut 2020's tracked model it stays zero.
 //! `repose validate` (case `disk_at_rest`) and `tests/penalty.rs` check the same.
 //!
 //! ```text
@@ -45,12 +46,15 @@ fn main() {
             "legacy constant torque (eq. 8, μ_r = 0.1)",
             &window(&legacy),
         ),
-        Series::new("tracked micro-deflection (seed 003)", &window(&tracked)),
+        Series::new(
+            "tracked micro-deflection (Fang & Negrut 2020)",
+            &window(&tracked),
+        ),
     ];
     let opts = PlotOptions {
         width: 1000,
         height: 560,
-        title: "Seed 003 §4.2: the disk at rest, its last 50 ms".into(),
+        title: "Fang & Negrut 2020 §4.2: the disk at rest, its last 50 ms".into(),
         x_label: "time (s)".into(),
         y_label: "spin about the chatter axis (mrad/s)".into(),
         log_x: false,

@@ -1,4 +1,4 @@
-//! The README's picture of seed 004's existence criterion on its
+//! The README's picture of Acary & Cadoux 2011's existence criterion on its
 //! Painlevé-like example (§4.2–4.3, eqs. 30–36): the (θ, u₀) plane for
 //! μ = 0.5, each point coloured by the checker's s (`repose::existence`):
 //! robust (s > 0), guaranteed only (s = 0) or not guaranteed (s < 0), with
@@ -49,7 +49,7 @@ fn main() {
     let opts = PlotOptions {
         width: 1200,
         height: 720,
-        title: format!("Seed 004 §4.3: existence for Painlevé's bar, μ = {mu}"),
+        title: format!("Acary & Cadoux 2011 §4.3: existence for Painlevé's bar, μ = {mu}"),
         x_label: "bar angle θ (deg)".into(),
         log_x: false,
         y_label: "sliding velocity u0".into(),

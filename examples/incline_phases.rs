@@ -1,6 +1,6 @@
-//! The README's phase diagram of seed 003 §4.3 (Fig. 12) under repose's
-//! penalty formulation: the paper's sphere (`scenes/seed003_incline.ron`:
-//! R = 0.2 m, 5 kg, μ_s = 0.25,
+//! The README's phase diagram of Fang & Negrut 2020, §4.3 (Fig. 12) under
+//! repose's penalty formulation: the paper's sphere
+//! (`scenes/seed003_incline.ron`: R = 0.2 m, 5 kg, μ_s = 0.25,
 //! μ_k = 0.2, K_E = 10⁵ N/m, g = 9.8) released at rest on an incline of α
 //! with rolling resistance η_r, classified after 1 s (Table 2), drawn over
 //! App. D's borders tan α = 2 η_r μ_s, tan α = 3.5 μ_s − 5 η_r μ_k and
@@ -76,7 +76,7 @@ fn main() {
     let opts = PlotOptions {
         width: 1200,
         height: 720,
-        title: "Seed 003 §4.3: a sphere released on an incline, after 1 s".into(),
+        title: "Fang & Negrut 2020 §4.3: a sphere released on an incline, after 1 s".into(),
         x_label: "rolling resistance η_r".into(),
         y_label: "incline α (deg)".into(),
         log_x: false,

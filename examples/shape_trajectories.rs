@@ -1,12 +1,13 @@
 //! The README's trajectory plots of bodies that are not spheres, each beside
 //! its analytic or reference curve:
 //!
-//! * `rolling_disk.png`: seed 000 §6.1's disk (R = 1 m, M = 10 kg,
-//!   J = 4 kg m², ρ = 0.02 m, v₀ = 1 m/s) as a real cylinder, speed and
-//!   distance against the closed form v = v₀ − a t, a = M g ρ R/(J + M R²);
-//! * `cube_slide_spin.png`: seed 002 Table 1's cube (1 kg, 1 m, 5 m/s,
-//!   ω_z = 2π s⁻¹, μ = 1, De Saxcé), sliding speed and spin at h = 1 ms
-//!   against a reference run at h = 0.1 ms.
+//! * `rolling_disk.png`: Tasora & Anitescu 2013 §6.1's disk (R = 1 m,
+//!   M = 10 kg, J = 4 kg m², ρ = 0.02 m, v₀ = 1 m/s) as a real cylinder,
+//!   speed and distance against the closed form v = v₀ − a t,
+//!   a = M g ρ R/(J + M R²);
+//! * `cube_slide_spin.png`: Peiret et al. 2017, Table 1's cube (1 kg, 1 m,
+//!   5 m/s, ω_z = 2π s⁻¹, μ = 1, De Saxcé), sliding speed and spin at
+//!   h = 1 ms against a reference run at h = 0.1 ms.
 //!
 //! The scenes are `scenes/seed000_rolling_disk.ron` and
 //! `scenes/seed002_cube.ron`, shared with `tests/shapes.rs`, solved by APGD
@@ -93,7 +94,7 @@ fn rolling_disk(dir: &Path) {
             Series::new("closed form: v0 t - a t²/2, stop at 3.57 m", &x_ref),
             Series::new("repose: distance (m)", &thin(&dist, 50)),
         ],
-        "Seed 000 §6.1 rolling disk (R = 1 m, M = 10 kg, J = 4 kg m², ρ = 0.02 m)",
+        "Tasora & Anitescu 2013 §6.1 rolling disk (R = 1 m, M = 10 kg, J = 4 kg m², ρ = 0.02 m)",
         "time (s)",
         "speed (m/s), distance (m)",
     );
@@ -127,7 +128,7 @@ fn cube(dir: &Path) {
             Series::new("spin, reference h = 0.1 ms", &thin(&rs, 50)),
             Series::new("spin (rad/s), h = 1 ms", &thin(&s, 25)),
         ],
-        "Seed 002 Table 1 cube (1 kg, 1 m, μ = 1, De Saxcé): sliding and spinning stop together",
+        "Peiret et al. 2017 Table 1 cube (1 kg, 1 m, μ = 1, De Saxcé): sliding, spinning stop together",
         "time (s)",
         "speed (m/s), spin (rad/s)",
     );

@@ -1,9 +1,9 @@
-//! Seed 003 §4.6 (Fig. 15) under both formulations: the smallest mass of
-//! the top sphere of `scenes/seed003_stack.ron` (two 1 kg spheres of
+//! Fang & Negrut 2020, §4.6 (Fig. 15) under both formulations: the smallest
+//! mass of the top sphere of `scenes/seed003_stack.ron` (two 1 kg spheres of
 //! R = 0.15 m on a floor with a 0.3 R gap, a third between and above them)
 //! at which the stack collapses, against the rolling resistance η_r
-//! (penalty: seed 003's tracked roll springs; complementarity: the 6-D
-//! cone with ρ = 2 η_r μ_s R, the floor contact's roll torque cap), with
+//! (penalty: Fang & Negrut 2020's tracked roll springs; complementarity: the
+//! 6-D cone with ρ = 2 η_r μ_s R, the floor contact's roll torque cap), with
 //! the rigid statics' bound for sliding (μ_s = 0.3): no static state
 //! carries more than 18.37 kg. Writes `stack_critical_mass.png` and `.csv`.
 //!
@@ -43,7 +43,7 @@ fn main() {
     }
     let bound = stack_sliding_bound();
     let series = [
-        Series::new("penalty (seed 003 friction)", &pen),
+        Series::new("penalty (Fang & Negrut 2020 friction)", &pen),
         Series::new("complementarity (ρ = 2 η_r μ_s R)", &ccp),
         Series::new(
             "rigid statics: sliding bound",
@@ -53,7 +53,8 @@ fn main() {
     let opts = PlotOptions {
         width: 1200,
         height: 720,
-        title: "Seed 003 §4.6: smallest top mass that collapses the three-sphere stack".into(),
+        title: "Fang & Negrut 2020 §4.6: smallest top mass that collapses the three-sphere stack"
+            .into(),
         x_label: "rolling resistance η_r".into(),
         y_label: "critical top mass (kg)".into(),
         log_x: false,

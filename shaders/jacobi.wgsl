@@ -1,6 +1,6 @@
 // Projected Jacobi iteration for the 6-D cone complementarity problem
-// (seed 000 eq. 46), in f32, for one or many worlds at once. Pairs with
-// src/gpu/jacobi.rs; the structs mirror src/solver/packed.rs and
+// (Tasora & Anitescu 2013, eq. 46), in f32, for one or many worlds at once.
+// Pairs with src/gpu/jacobi.rs; the structs mirror src/solver/packed.rs and
 // src/gpu/jacobi.rs, and src/solver/jacobi_f32.rs is the CPU mirror of every
 // function here, operation for operation.
 //
@@ -147,7 +147,8 @@ struct V6 {
 }
 
 // Exact Euclidean projection onto { μ x_n ≥ |(x_u, x_w)|, ρ x_n ≥ |(t_u, t_w)|,
-// σ x_n ≥ |t_n| } by the closed form of seed 000 App. C / seed 001 Prop. 5.2:
+// σ x_n ≥ |t_n| } by the closed form of Tasora & Anitescu 2013, App. C /
+// Acary & Bourrier 2021, Prop. 5.2:
 // block k (sliding μ, spinning σ, rolling ρ) is saturated iff
 // φ_k = n_k − μ_k x₀ + Σ_{j≠k} μ_j min(μ_j n_k − μ_k n_j, 0) > 0, and then
 // y₀ = (x₀ + Σ_sat μ_k n_k) / (1 + Σ_sat μ_k²); saturated blocks are scaled to
@@ -246,7 +247,8 @@ fn twist(c: Contact, e: Ends) -> V6 {
 }
 
 // The velocity the law pairs with γ: y itself (associated, law 0) or, for
-// De Saxcé, ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …) (seed 001 eq. 63 + spin).
+// De Saxcé, ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …) (Acary & Bourrier 2021,
+// eq. 63 + spin).
 fn law_velocity(y: V6, c: Contact, law: u32) -> V6 {
     if (law == 0u) {
         return y;

@@ -6,7 +6,7 @@
 //!
 //! A contact's reaction is the 6-vector x = (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w):
 //! normal force, two sliding forces, spinning torque, two rolling torques.
-//! It must lie in the cone of seed 000 eq. 31,
+//! It must lie in the cone of Tasora & Anitescu 2013, eq. 31,
 //!
 //! ```text
 //! C = { μ γ_n ≥ ‖(γ_u, γ_w)‖,  ρ γ_n ≥ ‖(τ_u, τ_w)‖,  σ γ_n ≥ |τ_n| },   γ_n ≥ 0,
@@ -18,19 +18,20 @@
 //! soon as one coefficient is positive and is imposed explicitly when all
 //! three are zero (so that the cone is then the normal half-line).
 //!
-//! # The closed form (seed 000 App. C; seed 001 Prop. 5.2)
+//! # The closed form (Tasora & Anitescu 2013, App. C; Acary & Bourrier 2021, Prop. 5.2)
 //!
 //! Write x = (x₀, l₁, l₂, l₃) with x₀ = γ_n and the blocks
 //! l₁ = (γ_u, γ_w) with coefficient μ₁ = μ, l₂ = τ_n with μ₂ = σ, and
 //! l₃ = (τ_u, τ_w) with μ₃ = ρ; write n_k = ‖l_k‖. C is the intersection of the
 //! three circular cones K_k = { μ_k y₀ ≥ ‖y_k‖ } that share the component y₀.
 //!
-//! **Collinearity** (seed 000 App. C). Each block of the projection p is a
-//! non-negative multiple of the same block of x: rotating p_k towards l_k keeps
-//! ‖p_k‖ (hence feasibility) and strictly decreases ‖p − x‖ otherwise. So
-//! p_k = t_k l_k with t_k ∈ [0, 1], and for a fixed normal value y₀ ≥ 0 the best
-//! t_k is t_k(y₀) = min(1, μ_k y₀ / n_k): blocks that fit are kept, the others
-//! are shortened to the cone's surface, ‖p_k‖ = μ_k y₀ ("saturated").
+//! **Collinearity** (Tasora & Anitescu 2013, App. C). Each block of the
+//! projection p is a non-negative multiple of the same block of x: rotating p_k
+//! towards l_k keeps ‖p_k‖ (hence feasibility) and strictly decreases ‖p − x‖
+//! otherwise. So p_k = t_k l_k with t_k ∈ [0, 1], and for a fixed normal value
+//! y₀ ≥ 0 the best t_k is t_k(y₀) = min(1, μ_k y₀ / n_k): blocks that fit are
+//! kept, the others are shortened to the cone's surface, ‖p_k‖ = μ_k y₀
+//! ("saturated").
 //!
 //! **Reduction to one variable.** Substituting t_k(y₀), the projection reduces to
 //!
@@ -47,16 +48,17 @@
 //! y₀* = (x₀ + Σ_{k∈A} μ_k n_k) / (1 + Σ_{k∈A} μ_k²),
 //! ```
 //!
-//! the formula of seed 001 Prop. 5.2 (there for two cones; here three).
-//! The empty A is the inside case (p = x); if the formula with every block
-//! saturated is ≤ 0 the minimiser is y₀ = 0 and p = 0, which happens exactly
-//! when x₀ + Σ_k μ_k n_k ≤ 0, i.e. x lies in the polar cone C°.
+//! the formula of Acary & Bourrier 2021, Prop. 5.2 (there for two cones; here
+//! three). The empty A is the inside case (p = x); if the formula with every
+//! block saturated is ≤ 0 the minimiser is y₀ = 0 and p = 0, which happens
+//! exactly when x₀ + Σ_k μ_k n_k ≤ 0, i.e. x lies in the polar cone C°.
 //!
-//! **Which piece, without sorting.** Seed 000 App. C sorts the breakpoints and
-//! sweeps the pieces, accepting the candidate that lies in its own piece. We
-//! find the same piece with no sort: ψ″ ≥ 2 > 0, so ψ′ is strictly increasing
-//! and the minimiser lies left of b_k (block k saturated) exactly when
-//! ψ′(b_k) > 0. Multiplying ψ′(b_k)/2 by μ_k > 0 to avoid the division,
+//! **Which piece, without sorting.** Tasora & Anitescu 2013 (App. C) sort the
+//! breakpoints and sweep the pieces, accepting the candidate that lies in its
+//! own piece. We find the same piece with no sort: ψ″ ≥ 2 > 0, so ψ′ is
+//! strictly increasing and the minimiser lies left of b_k (block k saturated)
+//! exactly when ψ′(b_k) > 0. Multiplying ψ′(b_k)/2 by μ_k > 0 to avoid
+//! the division,
 //!
 //! ```text
 //! φ_k = n_k − μ_k x₀ + Σ_{j≠k} μ_j · min(μ_j n_k − μ_k n_j, 0),   k ∈ A ⇔ φ_k > 0.
@@ -89,16 +91,18 @@
 //!   used by the projected Jacobi step with one weight for force rows and one
 //!   for torque rows (DESIGN.md, "Solvers").
 //! * [`project_coulomb`], [`project_rolling`]: the 3-D Coulomb cone and the
-//!   5-D rolling cone of seed 001 (Prop. 5.2), written out separately (not via
-//!   [`project`]) so that tests can check the two implementations against
-//!   each other; used for Siconos' own error measure (`crate::siconos`).
+//!   5-D rolling cone of Acary & Bourrier 2021 (Prop. 5.2), written out
+//!   separately (not via [`project`]) so that tests can check the two
+//!   implementations against each other; used for Siconos' own error measure
+//!   (`crate::siconos`).
 //! * [`natural_map_residual_sq`]: ‖γ − Π_C(γ − y)‖², the natural-map residual
-//!   of one contact's cone complementarity problem (seed 000 eq. 40).
+//!   of one contact's cone complementarity problem (Tasora & Anitescu 2013,
+//!   eq. 40).
 
 use crate::material::ConeCoeffs;
 
 /// One contact's 6-vector (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w): normal, two sliding,
-/// spinning, two rolling (seed 000 §4 order).
+/// spinning, two rolling (Tasora & Anitescu 2013, §4 order).
 pub type Vec6 = [f64; 6];
 
 /// The power of two `s` (and its inverse) such that `m · s ∈ [1, 2)` for a
@@ -150,9 +154,10 @@ fn saturated_set(x0: f64, n: &[f64; 3], mu: &[f64; 3]) -> ([bool; 3], f64, f64) 
     (saturated, num, den)
 }
 
-/// Exact Euclidean projection of `x` onto the friction cone C of seed 000 eq. 31
-/// with coefficients `c` (all ≥ 0), by the closed form of seed 000 App. C /
-/// seed 001 Prop. 5.2 derived in the module docs.
+/// Exact Euclidean projection of `x` onto the friction cone C of
+/// Tasora & Anitescu 2013, eq. 31, with coefficients `c` (all ≥ 0), by the
+/// closed form of Tasora & Anitescu 2013, App. C / Acary & Bourrier 2021,
+/// Prop. 5.2 derived in the module docs.
 ///
 /// Returns `x` itself (bit for bit) when `x ∈ C`, and zero when `x` is in the
 /// polar cone. No intermediate overflows or underflows: the output is finite
@@ -333,10 +338,11 @@ pub fn project_coulomb(x: &[f64; 3], mu: f64) -> [f64; 3] {
     [y0 * inv, gu * t, gw * t]
 }
 
-/// Exact Euclidean projection onto the 5-D rolling-friction cone of seed 001
-/// (§5, eq. 63), K_r = { ‖r_T‖ ≤ μ r_N, ‖m_R‖ ≤ μ_r r_N } with
-/// x = (r_N, r_T, m_R) = (normal, 2 sliding, 2 rolling) and μ, μ_r ≥ 0, by the
-/// case analysis of seed 001 Prop. 5.2, with n_T = ‖r̄_T‖, n_R = ‖m̄_R‖:
+/// Exact Euclidean projection onto the 5-D rolling-friction cone of
+/// Acary & Bourrier 2021 (§5, eq. 63), K_r = { ‖r_T‖ ≤ μ r_N, ‖m_R‖ ≤ μ_r r_N }
+/// with x = (r_N, r_T, m_R) = (normal, 2 sliding, 2 rolling) and μ, μ_r ≥ 0,
+/// by the case analysis of Acary & Bourrier 2021, Prop. 5.2, with
+/// n_T = ‖r̄_T‖, n_R = ‖m̄_R‖:
 ///
 /// 1. x ∈ K_r (r_N ≥ 0 included, for μ = μ_r = 0): x itself (bit for bit);
 /// 2. −x ∈ K_r*, i.e. r̄_N + μ n_T + μ_r n_R ≤ 0: 0;
@@ -407,8 +413,9 @@ pub fn project_rolling(x: &[f64; 5], mu: f64, mu_r: f64) -> [f64; 5] {
 }
 
 /// Squared natural-map residual ‖γ − Π_C(γ − y)‖² of one contact's cone
-/// complementarity problem γ ∈ C, y ∈ C* (dual cone), γ ⊥ y (seed 000 eq. 40,
-/// with y the contact's velocity Nγ + r). It vanishes exactly at solutions.
+/// complementarity problem γ ∈ C, y ∈ C* (dual cone), γ ⊥ y
+/// (Tasora & Anitescu 2013, eq. 40, with y the contact's velocity Nγ + r). It
+/// vanishes exactly at solutions.
 pub fn natural_map_residual_sq(gamma: &Vec6, y: &Vec6, c: &ConeCoeffs) -> f64 {
     let d: Vec6 = std::array::from_fn(|i| gamma[i] - y[i]);
     let p = project(&d, c);

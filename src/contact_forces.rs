@@ -17,10 +17,11 @@
 //! rolling_torque   t_r = (τ_u u + τ_w w) / h     (world vector)
 //! ```
 //!
-//! so that each body's velocity update v⁺ = v + h g + M⁻¹ D γ (seed 000
-//! eq. 44) reads m (v⁺ − v) / h = m g + Σ ±(f_n n + f_t) over its
-//! contacts, and I (ω⁺ − ω) / h = Σ ±(s × (f_n n + f_t) + t_s n + t_r) with
-//! s the lever arm from its centre to the contact point.
+//! so that each body's velocity update v⁺ = v + h g + M⁻¹ D γ
+//! (Tasora & Anitescu 2013, eq. 44) reads
+//! m (v⁺ − v) / h = m g + Σ ±(f_n n + f_t) over its contacts, and
+//! I (ω⁺ − ω) / h = Σ ±(s × (f_n n + f_t) + t_s n + t_r) with s the lever
+//! arm from its centre to the contact point.
 //!
 //! The contact point is where the step posed the contact: body A's centre
 //! at the step's start plus the lever arm. The start is x⁺ − h v⁺ (the

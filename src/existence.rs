@@ -1,8 +1,9 @@
-//! The existence criterion of seed 004 (Acary & Cadoux) checked as a conic
+//! The existence criterion of Acary & Cadoux 2011 checked as a conic
 //! program (issue #14).
 //!
-//! The incremental problem of one time step with Coulomb friction,
-//! M v + f = Hᵀ r, u = H v + w, (u^i, r^i) ∈ 𝒞(e^i, μ^i) (seed 004 eq. 5),
+//! The incremental problem of one time step with Coulomb friction
+//! (Acary & Cadoux 2011, eq. 5),
+//! M v + f = Hᵀ r, u = H v + w, (u^i, r^i) ∈ 𝒞(e^i, μ^i),
 //! has a solution when M is positive definite and
 //!
 //! ```text
@@ -263,10 +264,10 @@ pub fn check(p: &IncrementalProblem) -> ExistenceReport {
 
 /// The incremental problem of a step's contact problem, for the sliding
 /// friction cone (d = 3: the normal and two tangent rows of each 6-D
-/// contact; rolling and spinning resistance are left out, as seed 004's
-/// Coulomb model has none): H = Dᵀ over the bodies' velocities (6 per
-/// body: linear, then angular) and w the constant twist term (the
-/// stabilisation bias and the boundaries' velocities), so that
+/// contact; rolling and spinning resistance are left out, as the Coulomb
+/// model of Acary & Cadoux 2011 has none): H = Dᵀ over the bodies'
+/// velocities (6 per body: linear, then angular) and w the constant twist
+/// term (the stabilisation bias and the boundaries' velocities), so that
 /// u = H v + w is the contact velocity after the step.
 pub fn from_contact_problem(p: &crate::problem::ContactProblem) -> IncrementalProblem {
     use glam::DVec3;
@@ -308,10 +309,10 @@ pub fn from_contact_problem(p: &crate::problem::ContactProblem) -> IncrementalPr
     }
 }
 
-/// Seed 004 §4.2's Painlevé-like example (eqs. 30–31 with m = l = h = 1,
-/// g = −1, v₀ = 0): a bar on the ground at angle θ, its end sliding at u₀;
-/// one contact, d = 2, H = (cos θ, sin θ) (tangent, normal), w = (u₀, 0).
-/// Here ordered normal first: H = (sin θ; cos θ), w = (0; u₀).
+/// The Painlevé-like example of Acary & Cadoux 2011, §4.2 (eqs. 30–31 with
+/// m = l = h = 1, g = −1, v₀ = 0): a bar on the ground at angle θ, its end
+/// sliding at u₀; one contact, d = 2, H = (cos θ, sin θ) (tangent, normal),
+/// w = (u₀, 0). Here ordered normal first: H = (sin θ; cos θ), w = (0; u₀).
 pub fn painleve(u0: f64, theta: f64, mu: f64) -> IncrementalProblem {
     IncrementalProblem {
         dim: 2,

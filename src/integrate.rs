@@ -1,9 +1,10 @@
 //! Time integration after the contact solve: semi-implicit Euler.
 //!
-//! Velocities v⁺ come from the solve (M v⁺ = M v + h f + D γ, seed 000
-//! eq. 18); positions advance with v⁺ (x⁺ = x + h v⁺) and orientations by the
-//! exponential map q⁺ = exp(h ω⁺ / 2) ⊗ q (seed 000 eq. 18, Λ), renormalised.
-//! Kinematic boundaries move with their prescribed velocity.
+//! Velocities v⁺ come from the solve (M v⁺ = M v + h f + D γ,
+//! Tasora & Anitescu 2013, eq. 18); positions advance with v⁺
+//! (x⁺ = x + h v⁺) and orientations by the exponential map
+//! q⁺ = exp(h ω⁺ / 2) ⊗ q (Tasora & Anitescu 2013, eq. 18, Λ),
+//! renormalised. Kinematic boundaries move with their prescribed velocity.
 //!
 //! **The gyroscopic term** of a body with anisotropic inertia, I_b ω̇ =
 //! (I_b ω) × ω in the body frame, is integrated *implicitly* by the midpoint

@@ -65,8 +65,8 @@ impl LemkeOutcome {
 /// reduced form, u = W r + q with per contact (normal, t1, t2) rows and
 /// Coulomb friction μ_i (the De Saxcé law of Siconos' files): the friction
 /// disk is replaced by the polygon of `k` directions d_l = (cos 2πl/k,
-/// sin 2πl/k), r_T = D β with β ≥ 0, and (Stewart & Trinkle 1996; seed
-/// 002's faceted cone without its phantom inertia)
+/// sin 2πl/k), r_T = D β with β ≥ 0, and (Stewart & Trinkle 1996; the
+/// faceted cone of Peiret et al. 2017 without its phantom inertia)
 ///
 /// ```text
 /// u_N = W_NN r_N + W_NT D β + q_N ≥ 0            ⊥ r_N ≥ 0

@@ -18,10 +18,11 @@ pub struct Material {
     /// Sliding friction coefficient μ (dimensionless, ≥ 0).
     pub friction: f64,
     /// Rolling friction ρ: the lever arm of the rolling-resistance torque (m, ≥ 0);
-    /// seed 000 eq. 31, ρ γ_n ≥ ‖(τ_u, τ_w)‖.
+    /// Tasora & Anitescu 2013, eq. 31, ρ γ_n ≥ ‖(τ_u, τ_w)‖.
     #[serde(default)]
     pub rolling: f64,
-    /// Spinning friction σ (m, ≥ 0); seed 000 eq. 31, σ γ_n ≥ |τ_n|.
+    /// Spinning friction σ (m, ≥ 0); Tasora & Anitescu 2013, eq. 31,
+    /// σ γ_n ≥ |τ_n|.
     #[serde(default)]
     pub spinning: f64,
     /// Density (kg/m³) used by spheres that give no explicit mass.
@@ -40,27 +41,29 @@ pub struct Material {
     /// normal damping; default 0.5.
     #[serde(default = "default_restitution")]
     pub restitution: f64,
-    /// Static sliding friction μ_s of the penalty formulation (seed 003
-    /// §3.1; ≥ the kinetic one); default: `friction`.
+    /// Static sliding friction μ_s of the penalty formulation
+    /// (Fang & Negrut 2020, §3.1; ≥ the kinetic one); default: `friction`.
     #[serde(default)]
     pub static_friction: Option<f64>,
     /// Kinetic sliding friction μ_k of the penalty formulation (> 0 where
     /// μ_s > 0); default: `friction`.
     #[serde(default)]
     pub kinetic_friction: Option<f64>,
-    /// Stiffness K_E (N/m, > 0) of the slide micro-deflection spring (seed
-    /// 003 eq. 1b); default: 2/7 of the contact's normal stiffness dF_n/dδ
-    /// (the tangential-to-normal stiffness ratio of an elastic sphere with
-    /// ν ≈ 0.3), evaluated as the contact is loaded.
+    /// Stiffness K_E (N/m, > 0) of the slide micro-deflection spring
+    /// (Fang & Negrut 2020, eq. 1b); default: 2/7 of the contact's normal
+    /// stiffness dF_n/dδ (the tangential-to-normal stiffness ratio of an
+    /// elastic sphere with ν ≈ 0.3), evaluated as the contact is loaded.
     #[serde(default)]
     pub slide_stiffness: Option<f64>,
-    /// Rolling resistance η_r (≥ 0) of the penalty formulation (seed 003
-    /// §3.2): the rolling torque is capped at 2 η_r μ N / (κ_A + κ_B), a
-    /// sphere on a plane 2 η_r R μ N; default 0 (none).
+    /// Rolling resistance η_r (≥ 0) of the penalty formulation
+    /// (Fang & Negrut 2020, §3.2): the rolling torque is capped at
+    /// 2 η_r μ N / (κ_A + κ_B), a sphere on a plane 2 η_r R μ N; default 0
+    /// (none).
     #[serde(default)]
     pub roll_eta: f64,
-    /// Spinning resistance η_ψ (≥ 0) of the penalty formulation (seed 003
-    /// §3.3): the spin torque is capped at η_ψ μ N R*; default 0 (none).
+    /// Spinning resistance η_ψ (≥ 0) of the penalty formulation
+    /// (Fang & Negrut 2020, §3.3): the spin torque is capped at η_ψ μ N R*;
+    /// default 0 (none).
     #[serde(default)]
     pub spin_eta: f64,
 }
@@ -111,21 +114,22 @@ fn default_restitution() -> f64 {
 
 /// The contact law: which complementarity problem a contact's cone defines.
 ///
-/// * `Associated` — the convex relaxation of seed 000 (eqs. 38–42): the
-///   relative velocity y must lie in the dual cone, γ ∈ C, y ∈ C*, γ ⊥ y. It
-///   is a convex QP, but a sliding contact separates at the speed
-///   μ‖u_T‖ + ρ‖ω_R‖ + σ|ω_n| (the dilatancy of seed 000 eq. 28).
-/// * `DeSaxce` — the non-associated law of seed 001 (eqs. 32–33, 63), extended
-///   by the spinning term: the *modified* velocity
+/// * `Associated` — the convex relaxation of Tasora & Anitescu 2013
+///   (eqs. 38–42): the relative velocity y must lie in the dual cone,
+///   γ ∈ C, y ∈ C*, γ ⊥ y. It is a convex QP, but a sliding contact
+///   separates at the speed μ‖u_T‖ + ρ‖ω_R‖ + σ|ω_n| (the dilatancy of
+///   Tasora & Anitescu 2013, eq. 28).
+/// * `DeSaxce` — the non-associated law of Acary & Bourrier 2021
+///   (eqs. 32–33, 63), extended by the spinning term: the *modified* velocity
 ///   ŷ = y + (μ‖u_T‖ + ρ‖ω_R‖ + σ|ω_n|, 0, 0, 0, 0, 0) must lie in C*, with
 ///   γ ⊥ ŷ. Sliding contacts keep their gap (no dilatancy); the problem is no
 ///   longer a QP and is solved by fixed-point type iterations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FrictionLaw {
-    /// Convex relaxation of seed 000 (default).
+    /// Convex relaxation of Tasora & Anitescu 2013 (default).
     #[default]
     Associated,
-    /// Non-associated De Saxcé law of seed 001.
+    /// Non-associated De Saxcé law of Acary & Bourrier 2021.
     DeSaxce,
 }
 
@@ -133,7 +137,8 @@ fn default_density() -> f64 {
     2500.0
 }
 
-/// The friction coefficients of one contact: the cone of seed 000 eq. 31.
+/// The friction coefficients of one contact: the cone of
+/// Tasora & Anitescu 2013, eq. 31.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct ConeCoeffs {
     /// Sliding friction μ.

@@ -23,10 +23,11 @@
 //! | capsule r, h (cylinder m_c + ball m_s) | 2πr²h + 4πr³/3 | I_z = m_c r²/2 + 2 m_s r²/5; I_x = m_c (r²/4 + h²/3) + m_s (2r²/5 + h² + 3hr/4) |
 //! | convex polyhedron | from its tetrahedra (parry) | eigenvalues of the tensor (parry) |
 //!
-//! Explicit `mass` and principal `inertia` may replace the density (seed
-//! 000's disk: M = 10 kg, J = 4 kg m² about its axis, not a uniform disk);
-//! principal moments must then satisfy the triangle inequalities
-//! I₁ + I₂ ≥ I₃ (and cyclically), which every real mass distribution does.
+//! Explicit `mass` and principal `inertia` may replace the density (the
+//! disk of Tasora & Anitescu 2013: M = 10 kg, J = 4 kg m² about its axis,
+//! not a uniform disk); principal moments must then satisfy the triangle
+//! inequalities I₁ + I₂ ≥ I₃ (and cyclically), which every real mass
+//! distribution does.
 //!
 //! # Contacts
 //!
@@ -277,9 +278,9 @@ impl Shape {
 
     /// The curvature the penalty formulation's rolling and spinning springs
     /// use at a contact point `local` (body frame, near the surface): the
-    /// mean of the two principal curvatures (1/m), as seed 003 App. C takes
-    /// for an ellipsoid (𝒦 = (𝒦_xz + 𝒦_yz)/2, Fig. 19). Closed forms for
-    /// the smooth shapes:
+    /// mean of the two principal curvatures (1/m), as Fang & Negrut 2020
+    /// (App. C) take for an ellipsoid (𝒦 = (𝒦_xz + 𝒦_yz)/2, Fig. 19).
+    /// Closed forms for the smooth shapes:
     ///
     /// | shape | mean curvature |
     /// |---|---|
@@ -804,10 +805,10 @@ mod tests {
         );
     }
 
-    /// Seed 003 Table 5's curvatures 𝒦: the ellipsoid a = b = 2 cm,
-    /// c = 5 cm upright (on the end of c) 125 /m and flat (on the end of a)
-    /// 29 /m; the sphere of its volume 36.84 /m; and at generic points the
-    /// mean curvature of the implicit surface F = 0,
+    /// The curvatures 𝒦 of Fang & Negrut 2020, Table 5: the ellipsoid
+    /// a = b = 2 cm, c = 5 cm upright (on the end of c) 125 /m and flat (on
+    /// the end of a) 29 /m; the sphere of its volume 36.84 /m; and at
+    /// generic points the mean curvature of the implicit surface F = 0,
     /// H = (|∇F|² tr(∇²F) − ∇Fᵀ ∇²F ∇F) / (2 |∇F|³) (Goldman 2005), for
     /// F = x²/a² + y²/b² + z²/c² − 1.
     #[test]

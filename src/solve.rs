@@ -10,9 +10,9 @@
 //!
 //! `lemke` is the direct method: a 3-D Coulomb problem faceted into the
 //! pyramid LCP of k directions ([`crate::lcp::pyramid_lcp`], Stewart and
-//! Trinkle's form, the anchor form of seed 002) and solved by Lemke's
-//! method; its row reports pivots as iterations, and the error of the
-//! faceted solution on the true cone problem (the faceting error, which
+//! Trinkle's form, the anchor form of Peiret et al. 2017) and solved by
+//! Lemke's method; its row reports pivots as iterations, and the error of
+//! the faceted solution on the true cone problem (the faceting error, which
 //! does not reach 1e-6 unless the solution sticks).
 //!
 //! An iterative solve goes through the problem's explicit 6-D Delassus operator

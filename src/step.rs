@@ -19,15 +19,16 @@
 //! * `emit`: particle inlets append the spheres due by the end of this step
 //!   to the bodies ([`crate::inlet`]); the rest of the step sees them like
 //!   any other body. Existing ids never change, so warm-start keys stay valid.
-//! * `forces`: free velocities v + h g (seed 000 eq. 37, k̃ = M v + h f), and
-//!   for bodies that are not spheres the implicit gyroscopic step
-//!   ([`crate::integrate`]).
+//! * `forces`: free velocities v + h g (Tasora & Anitescu 2013, eq. 37,
+//!   k̃ = M v + h f), and for bodies that are not spheres the implicit
+//!   gyroscopic step ([`crate::integrate`]).
 //! * `collide`: grid broadphase and narrowphase → contact geometry (other
 //!   shapes: manifolds from parry, [`crate::shape`]).
 //! * `assemble`: the [`ContactProblem`] (frames, arms, cones, bias, CSR).
 //! * `warm_start`: the previous step's impulses of persistent pairs, turned
 //!   into the new contact frames.
-//! * `solve`: the cone complementarity problem (projected Jacobi, seed 000 eq. 46).
+//! * `solve`: the cone complementarity problem (projected Jacobi,
+//!   Tasora & Anitescu 2013, eq. 46).
 //! * `wall_loads`: each boundary's mean force, torque and power over the
 //!   step from the impulses ([`crate::wall_loads`]; `walls.csv`).
 //! * `store_warm`: this step's impulses, kept in world coordinates.
@@ -413,11 +414,11 @@ impl Stepper {
         Ok(report)
     }
 
-    /// One step of seed 002's pyramid LCP ([`crate::formulation::pyramid`]):
-    /// the same contacts and problem as the complementarity formulation,
-    /// then its `lcp` stage (pose the reduced LCP from the problem and each
-    /// contact's previous impulse and slip, solve it by Lemke's method) in
-    /// place of warm_start and solve.
+    /// One step of the pyramid LCP of Peiret et al. 2017
+    /// ([`crate::formulation::pyramid`]): the same contacts and problem as
+    /// the complementarity formulation, then its `lcp` stage (pose the
+    /// reduced LCP from the problem and each contact's previous impulse and
+    /// slip, solve it by Lemke's method) in place of warm_start and solve.
     fn pyramid(
         &mut self,
         world: &mut World,

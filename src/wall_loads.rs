@@ -8,11 +8,12 @@
 //! Contact i between body A and boundary B carries the impulse
 //! (F_i, T_i) = (γ_n n + γ_u u + γ_w w, τ_n n + τ_u u + τ_w w) in world
 //! coordinates ([`ContactProblem::world_impulse`]); end A receives
-//! −(F_i, s_A × F_i + T_i) and end B +(F_i, s_B × F_i + T_i) (seed 000
-//! eq. 44, the sign of [`ContactProblem::velocities_from_world`]). Over a
-//! step of length h a boundary b therefore takes the mean force and the
-//! mean torque about its origin o_b ([`Boundary::origin`]: a plane's
-//! `point`, the centre of a box, plate or cylinder, a mesh's placement)
+//! −(F_i, s_A × F_i + T_i) and end B +(F_i, s_B × F_i + T_i)
+//! (Tasora & Anitescu 2013, eq. 44, the sign of
+//! [`ContactProblem::velocities_from_world`]). Over a step of length h a
+//! boundary b therefore takes the mean force and the mean torque about its
+//! origin o_b ([`Boundary::origin`]: a plane's `point`, the centre of a
+//! box, plate or cylinder, a mesh's placement)
 //!
 //! ```text
 //! F_b = (1/h) Σ_{i ∈ b} F_i,

@@ -27,8 +27,9 @@ pub struct ContactSettings {
     /// Largest speed (m/s) at which the stabilisation term b = Φ/h pushes
     /// penetrating bodies apart (the usual clamp on the recovery speed).
     pub max_recovery_speed: f64,
-    /// The contact law: `Associated` (seed 000's convex relaxation, the
-    /// default) or `DeSaxce` (seed 001's non-associated law, no dilatancy).
+    /// The contact law: `Associated` (the convex relaxation of
+    /// Tasora & Anitescu 2013, the default) or `DeSaxce` (the
+    /// non-associated law of Acary & Bourrier 2021, no dilatancy).
     pub friction_law: FrictionLaw,
 }
 

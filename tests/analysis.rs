@@ -614,11 +614,11 @@ fn scene_analysis_values_out_of_range_are_errors_naming_the_field() {
     assert!(e.contains("a.ron:") && e.contains("hepa"), "{e}");
 }
 
-/// Seed 001 §6.2's mean radius: the spheres touching the floor, their
-/// horizontal centroid, their mean distance from it. Fifteen rings of 40
+/// Acary & Bourrier 2021 §6.2's mean radius: the spheres touching the floor,
+/// their horizontal centroid, their mean distance from it. Fifteen rings of 40
 /// floor spheres at ρ = 0.02 k (centred off the origin) have mean radius
-/// exactly 0.16; a 30° cone of rings stacked on them, and spheres that fell
-/// off the plate below the floor, do not count.
+/// exactly 0.16; a 30° cone of rings stacked on them, and spheres that fell off
+/// the plate below the floor, do not count.
 #[test]
 fn bottom_mean_radius_is_the_mean_distance_of_the_floor_spheres_from_their_centroid() {
     let c = DVec2::new(0.7, -0.2);
@@ -671,8 +671,9 @@ fn bottom_mean_radius_is_the_mean_distance_of_the_floor_spheres_from_their_centr
     );
 }
 
-/// A single layer is one diameter high (seed 001 Fig. 5's first regime),
-/// and a filled disc of radius a has mean radius 2a/3.
+/// A single layer is one diameter high (the first regime of
+/// Acary & Bourrier 2021, Fig. 5), and a filled disc of radius a has mean
+/// radius 2a/3.
 #[test]
 fn flat_layer_is_one_diameter_high_with_mean_radius_two_thirds_of_its_radius() {
     let a = 0.2;

@@ -213,8 +213,9 @@ fn sphere_on_incline(alpha: f64, steps: usize) -> (World, Stepper) {
 /// weight's components N = m g cos α and F = m g sin α in three springs:
 /// the normal one, N²/(2k); the sliding one, F²/(2 K_E); and its rocking
 /// spring, which holds the torque F s of the friction at the lever arm s
-/// = R − δ/2 (the contact point is mid-overlap, δ = N/k) with K_R = 4 η_r
-/// K_E R² (seed 003 eq. 2b, the plane's curvature 0): (F s)²/(2 K_R).
+/// = R − δ/2 (the contact point is mid-overlap, δ = N/k) with
+/// K_R = 4 η_r K_E R² (Fang & Negrut 2020, eq. 2b, the plane's curvature 0):
+/// (F s)²/(2 K_R).
 #[test]
 fn a_sphere_held_on_an_incline_stores_its_normal_sliding_and_rolling_springs_energy() {
     let alpha = 5f64.to_radians();

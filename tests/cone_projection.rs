@@ -969,8 +969,8 @@ proptest! {
 // 6. The 3-D Coulomb and 5-D rolling projections against the 6-D one
 // ---------------------------------------------------------------------------
 
-/// Where a test point of the 3-D or 5-D cone lies, i.e. which case of seed 001
-/// Prop. 5.2 its projection falls in.
+/// Where a test point of the 3-D or 5-D cone lies, i.e. which case of
+/// Acary & Bourrier 2021, Prop. 5.2 its projection falls in.
 #[derive(Clone, Copy, Debug)]
 enum Regime {
     /// The raw point (any case).
@@ -1086,9 +1086,10 @@ fn rolling_case() -> impl Strategy<Value = (Regime, [f64; 5], f64, f64, Option<[
 proptest! {
     #![proptest_config(config(4000))]
 
-    /// project_rolling (seed 001 Prop. 5.2, its own code) equals the 6-D
-    /// projection of (r_N, r_T, 0, m_R) with ρ = μ_r, σ = 0, in every case of
-    /// the proposition, and equals the projection the point was built from.
+    /// project_rolling (Acary & Bourrier 2021, Prop. 5.2, its own code) equals
+    /// the 6-D projection of (r_N, r_T, 0, m_R) with ρ = μ_r, σ = 0, in every
+    /// case of the proposition, and equals the projection the point was built
+    /// from.
     #[test]
     fn rolling_projection_equals_6d_projection_in_every_regime(
         (k, x, mu, mu_r, want) in rolling_case(),

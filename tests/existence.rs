@@ -1,4 +1,4 @@
-//! Seed 004's existence criterion (`repose::existence`) on its
+//! Acary & Cadoux 2011's existence criterion (`repose::existence`) on its
 //! Painlevé-like example (§4.2–4.3): the checker's s ≥ 0 against the closed
 //! form (36), and against an independent solution of the incremental
 //! problem (32) by its three cases (take-off, stick, slide), which Lemma 7
@@ -8,7 +8,7 @@ use repose::existence::{check, painleve, IncrementalProblem};
 
 /// Whether problem (32) (M = 1, f = sin θ; r = (r_N, r_T); v = cos θ r_T +
 /// sin θ r_N − sin θ; u = (sin θ v, cos θ v + u₀)) has a solution, by
-/// trying each case of seed 004 eq. 4.
+/// trying each case of Acary & Cadoux 2011, eq. 4.
 fn solvable_by_cases(u0: f64, theta: f64, mu: f64) -> bool {
     let (s, c) = theta.sin_cos();
     // Take off: r = 0, u_N ≥ 0.
@@ -72,9 +72,9 @@ fn painleve_existence_matches_lemma_7_and_the_three_cases() {
 }
 
 /// Frictionless contacts (μ = 0): (A) is the necessary condition that
-/// penetration can be avoided (seed 004 §4.1): two contacts pushing one
-/// unknown from both sides with w = (−1, −1) cannot both open (s < 0);
-/// with w = (1, −1) they can (s ≥ 0). Bad data are named.
+/// penetration can be avoided (Acary & Cadoux 2011, §4.1): two contacts pushing
+/// one unknown from both sides with w = (−1, −1) cannot both open (s < 0); with
+/// w = (1, −1) they can (s ≥ 0). Bad data are named.
 #[test]
 fn frictionless_and_malformed_problems() {
     let squeeze = |w1: f64| IncrementalProblem {
@@ -133,8 +133,8 @@ fn scene_s(
     out
 }
 
-/// Seed 004 §4.4: spheres at rest in a fixed box, on a plate moving
-/// sideways and up (`repose_seed001.ron`'s plate given a velocity of
+/// Acary & Cadoux 2011, §4.4: spheres at rest in a fixed box, on a plate
+/// moving sideways and up (`repose_seed001.ron`'s plate given a velocity of
 /// (0.2, 0, 0.05) m/s, its pile poured), and in a turning drum (one external
 /// object in rigid motion each): the step problems that repose solves
 /// satisfy (A) at every checked step.

@@ -1,11 +1,12 @@
 //! The contact law as physics: a layer of spheres sliding on a plane.
 //!
-//! Under the associated law (seed 000's convex relaxation) a sliding contact
-//! opens: complementarity gives y_n = v_n + Φ/h = μ‖v_T‖ (seed 000 eq. 28 with
-//! no rotation), so each step ends with the gap Φ = h μ ‖v_T‖. Under De
-//! Saxcé's law (seed 001 eq. 63) ŷ_n = y_n + μ‖y_T‖ = 0 while sliding, so the
-//! gap stays closed. Both decelerate the layer at μ g. Rolling friction
-//! ρ > μ r keeps the spheres from rolling, so only sliding enters eq. 28.
+//! Under the associated law (the convex relaxation of Tasora & Anitescu 2013) a
+//! sliding contact opens: complementarity gives y_n = v_n + Φ/h = μ‖v_T‖
+//! (Tasora & Anitescu 2013, eq. 28 with no rotation), so each step ends with
+//! the gap Φ = h μ ‖v_T‖. Under De Saxcé's law (Acary & Bourrier 2021, eq. 63)
+//! ŷ_n = y_n + μ‖y_T‖ = 0 while sliding, so the gap stays closed. Both
+//! decelerate the layer at μ g. Rolling friction ρ > μ r keeps the spheres from
+//! rolling, so only sliding enters eq. 28.
 
 use repose::gpu::context_for_tests;
 use repose::material::FrictionLaw;
@@ -99,7 +100,7 @@ fn check_on(law: FrictionLaw, method: SolverMethod, backend: Option<Backend>) {
             let predicted = H * MU * vx;
             assert!(
                 (gap - predicted).abs() <= 0.01 * predicted,
-                "associated/{method}: gap {gap:e} m, seed 000 eq. 28 predicts h μ ‖v_T‖ = {predicted:e} m"
+                "associated/{method}: gap {gap:e} m, Tasora & Anitescu 2013, eq. 28, predicts h μ ‖v_T‖ = {predicted:e} m"
             );
         }
         FrictionLaw::DeSaxce => assert!(

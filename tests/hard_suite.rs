@@ -284,9 +284,9 @@ fn solve_from(
 }
 
 /// `solver.fallback_max_iterations`: the fallback's own cap. After 20
-/// Jacobi iterations on seed 001's pile (μ = 1, μ_r = 1 m, at 6 s), the
-/// interior point capped at the same 20 Newton steps stops short of the
-/// runs' 1e-4 (weighted); with its own cap of 1,000 it meets it (104
+/// Jacobi iterations on Acary & Bourrier 2021's pile (μ = 1, μ_r = 1 m, at
+/// 6 s), the interior point capped at the same 20 Newton steps stops short
+/// of the runs' 1e-4 (weighted); with its own cap of 1,000 it meets it (104
 /// Newton steps measured), and each method reports its own count.
 #[test]
 fn a_fallback_has_its_own_cap() {
@@ -319,10 +319,10 @@ fn a_fallback_has_its_own_cap() {
 /// `solver.fallback`: where the first method stops unconverged, the problem
 /// is solved again by the fallback from the first's answer, and the answer
 /// with the smaller residual is kept. Here 1,000 Jacobi iterations miss the
-/// runs' 1e-4 (weighted) on a seed 001 problem; the interior point as
-/// fallback meets it (9 Newton steps measured). With PGS as the fallback
-/// of two Jacobi iterations, and the other way round, the kept answer is
-/// whichever of the two is better, bit for bit.
+/// runs' 1e-4 (weighted) on an Acary & Bourrier 2021 problem; the interior
+/// point as fallback meets it (9 Newton steps measured). With PGS as the
+/// fallback of two Jacobi iterations, and the other way round, the kept
+/// answer is whichever of the two is better, bit for bit.
 #[test]
 fn a_fallback_answers_the_step_the_first_method_leaves_and_never_makes_it_worse() {
     let name = "seed001_mu0.3_mur1_step12000.dat";

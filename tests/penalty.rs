@@ -1,4 +1,4 @@
-//! The penalty formulation tested as physics (seed 003 and Hertz's
+//! The penalty formulation tested as physics (Fang & Negrut 2020 and Hertz's
 //! theory): each law measured against its closed form, both numbers and the
 //! tolerance in the message. The laws are the cases of
 //! [`repose::validate::penalty`] (what `repose validate` prints); each test
@@ -59,41 +59,43 @@ fn impacts_rebound_at_the_set_restitution() {
     case_holds("restitution");
 }
 
-/// Seed 003 §4.1's brick: sticks below atan μ_s (creeping micrometres),
-/// slides at g (sin α − μ_k cos α) above it, within 1 %.
+/// Fang & Negrut 2020 §4.1's brick: sticks below atan μ_s (creeping
+/// micrometres), slides at g (sin α − μ_k cos α) above it, within 1 %.
 #[test]
 fn brick_on_an_incline_sticks_below_atan_mu_s_and_slides_at_g_sin_minus_mu_k_cos_above() {
     case_holds("brick_on_incline");
 }
 
-/// Seed 003 §4.4: the spinning sphere slows under μ_k N η_ψ R and stops.
+/// Fang & Negrut 2020 §4.4: the spinning sphere slows under μ_k N η_ψ R and
+/// stops.
 #[test]
 fn spinning_sphere_slows_under_the_kinetic_spin_torque_and_stops() {
     case_holds("spinning_sphere");
 }
 
-/// Seed 003 §4.3 on the level: rolls without slip, slowing at
+/// Fang & Negrut 2020 §4.3 on the level: rolls without slip, slowing at
 /// 2 η_r μ_k g / 1.4.
 #[test]
 fn rolling_sphere_slows_under_the_kinetic_roll_torque_without_slipping() {
     case_holds("rolling_sphere");
 }
 
-/// Seed 003 App. C / Table 5: the Hertzian spin torque slides at a μ_k N/2.
+/// Fang & Negrut 2020 App. C / Table 5: the Hertzian spin torque slides at
+/// a μ_k N/2.
 #[test]
 fn hertzian_spin_torque_is_half_a_mu_n() {
     case_holds("hertzian_spin");
 }
 
-/// Seed 003 §4.3 / App. D: ≥ 95 % of the grid's cases off the borders move
-/// as the analytic borders say.
+/// Fang & Negrut 2020 §4.3 / App. D: ≥ 95 % of the grid's cases off the
+/// borders move as the analytic borders say.
 #[test]
 fn sphere_on_an_incline_moves_as_appendix_d_borders_say() {
     case_holds("incline_phases");
 }
 
-/// Seed 003 §4.2 / Fig. 10: at rest the tracked model's disk stays still,
-/// the legacy constant torque chatters.
+/// Fang & Negrut 2020 §4.2 / Fig. 10: at rest the tracked model's disk stays
+/// still, the legacy constant torque chatters.
 #[test]
 fn disk_at_rest_stays_still_under_the_tracked_model_and_chatters_under_the_legacy_one() {
     case_holds("disk_at_rest");
@@ -153,9 +155,9 @@ fn list_gives_a_full_detections_bits(what: &str, text: &str, steps: usize) -> (u
 /// box's faces listed with the pairs) as with a full detection every
 /// sub-step (`skin: 0`, constants per contact), over 150 steps of the inlet
 /// pouring; under Hertz with the beads' default (no rolling or spinning
-/// resistance), under Hertz with seed 003's rolling and spinning springs
-/// and the Hertzian spin model, and under Hooke with a set slide stiffness
-/// and a second bead material poured beside the first.
+/// resistance), under Hertz with Fang & Negrut 2020's rolling and spinning
+/// springs and the Hertzian spin model, and under Hooke with a set slide
+/// stiffness and a second bead material poured beside the first.
 #[test]
 fn neighbour_list_gives_the_bits_of_a_full_detection_every_sub_step() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/repose_small.ron");
@@ -285,9 +287,9 @@ fn penalty_benchmark_counts_bodies_times_sub_steps() {
     eprintln!("OBSERVED {r}");
 }
 
-/// Seed 003 §4.6 (Fig. 15), `scenes/seed003_stack.ron`: under the penalty
-/// formulation the smallest top mass that collapses the three-sphere stack
-/// rises with the rolling resistance η_r while the bottom spheres roll
+/// Fang & Negrut 2020 §4.6 (Fig. 15), `scenes/seed003_stack.ron`: under the
+/// penalty formulation the smallest top mass that collapses the three-sphere
+/// stack rises with the rolling resistance η_r while the bottom spheres roll
 /// out, then levels off once sliding at the floor, not rolling, gives way
 /// (the plateau the paper explains by μ_s). Without rolling resistance
 /// (μ_s = 0.3 < tan(θ/2) = 0.316) no top mass stands.
@@ -347,15 +349,15 @@ fn complementarity_stack_stands_up_to_the_rigid_sliding_bound() {
     );
 }
 
-/// Seed 003 §4.5.2 / Table 5: the ellipsoid's spin torque follows the
-/// curvature at its contact (upright 125 /m, flat 29 /m).
+/// Fang & Negrut 2020 §4.5.2 / Table 5: the ellipsoid's spin torque follows
+/// the curvature at its contact (upright 125 /m, flat 29 /m).
 #[test]
 fn ellipsoid_spin_torque_follows_the_curvature_at_its_contact() {
     case_holds("ellipsoid_spin");
 }
 
-/// Seed 003 §4.5.1 / Table 4: the upright ellipsoid pushed at 0.3 m/s
-/// falls over and comes to rest lying flat.
+/// Fang & Negrut 2020 §4.5.1 / Table 4: the upright ellipsoid pushed at
+/// 0.3 m/s falls over and comes to rest lying flat.
 #[test]
 fn pushed_upright_ellipsoid_comes_to_rest_lying_flat() {
     case_holds("ellipsoid_falls_flat");

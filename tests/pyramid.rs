@@ -1,11 +1,12 @@
-//! Seed 002's pyramid LCP formulation (`formulation: PyramidLcp(…)`),
-//! tested as physics: Table 1's cube stops, on a path close to the one the
-//! complementarity formulation's 6-D cone gives the same cube; faceted
-//! friction approaches the cone as the directions grow; the lead matrix has
-//! full rank with phantom inertia and loses it without (seed 002 §"LCP"),
-//! and the anchor (Anitescu–Potra) form of the same step is rank-deficient
-//! yet solved by Lemke's method; bad settings and systems too large for a
-//! dense solve are refused by name.
+//! Peiret et al. 2017's pyramid LCP formulation
+//! (`formulation: PyramidLcp(…)`), tested as physics: Table 1's cube stops,
+//! on a path close to the one the complementarity formulation's 6-D cone
+//! gives the same cube; faceted friction approaches the cone as the
+//! directions grow; the lead matrix has full rank with phantom inertia and
+//! loses it without (Peiret et al. 2017, §"LCP"), and the anchor
+//! (Anitescu–Potra) form of the same step is rank-deficient yet solved by
+//! Lemke's method; bad settings and systems too large for a dense solve are
+//! refused by name.
 
 use glam::DVec3;
 use repose::formulation::pyramid::{histories, rank, PyramidLcp, PyramidSettings};
@@ -78,7 +79,7 @@ fn deviation(a: &Path, b: &Path) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Seed 002 Table 1 (1 kg, 1 m side, 5 m/s, ω_z = 2π s⁻¹, μ = 1,
+/// Peiret et al. 2017, Table 1 (1 kg, 1 m side, 5 m/s, ω_z = 2π s⁻¹, μ = 1,
 /// k_n = 1e10, b_n = 1e8, k_t = 1e8, b_t = 1e5, v_th = 1 mm/s; four vertex
 /// contacts) at h = 10 ms and 1 ms with two and four directions: the cube
 /// stops, sliding and spinning together, when the 6-D cone's cube does
@@ -189,7 +190,7 @@ fn sliding_cube_step(
     (before, stepper.last_problem.clone())
 }
 
-/// Seed 002: without phantom inertia "the LCP becomes rank-deficient".
+/// Peiret et al. 2017: without phantom inertia "the LCP becomes rank-deficient".
 /// On Table 1's cube at h = 10 ms, k = 2 (four contacts, K = 8 directions:
 /// 4 + 2·8 = 20 unknowns), before, while and after sliding, the reduced
 /// lead matrix has full numerical rank (tolerance size · ε · σ_max) for

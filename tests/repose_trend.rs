@@ -1,12 +1,12 @@
 //! The angle of repose as physics: `scenes/pile.ron` (1,000 beads of
 //! radius R = 5 mm, μ = 0.6, poured onto a floor) with rolling and spinning
-//! friction ρ = σ ∈ {0, R/10, R/5}. Seed 000 §6.3 (Figs. 10–13): without
-//! rolling friction spheres roll away into an almost flat layer; rolling
-//! friction builds a cone whose angle grows with ρ. Asserted, on runs whose
-//! steps met the solver's tolerance (at least 99 % of them, so the angles
-//! are the model's, not the iteration cap's): the angle rises by at least
-//! 10° from ρ = 0 to ρ = R/5, and the pile with ρ = σ = 0 is lower than
-//! both others.
+//! friction ρ = σ ∈ {0, R/10, R/5}. Tasora & Anitescu 2013, §6.3
+//! (Figs. 10–13): without rolling friction spheres roll away into an almost
+//! flat layer; rolling friction builds a cone whose angle grows with ρ.
+//! Asserted, on runs whose steps met the solver's tolerance (at least 99 % of
+//! them, so the angles are the model's, not the iteration cap's): the angle
+//! rises by at least 10° from ρ = 0 to ρ = R/5, and the pile with ρ = σ = 0
+//! is lower than both others.
 
 use std::path::Path;
 

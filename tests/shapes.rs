@@ -266,10 +266,11 @@ fn box_on_an_incline(by: By) {
     }
 }
 
-/// Seed 000 §6.1, the rolling disk as a real cylinder: R = 1 m, M = 10 kg,
-/// J = 4 kg m² about its axis, v₀ = 1 m/s rolling, ρ = 0.02 m, μ = 0.9,
-/// g = 9.8: deceleration M g ρ R / (J + M R²) = 0.14 m/s², at rest after
-/// 7.14 s and 3.57 m (within 1 %).
+/// The rolling disk of Tasora & Anitescu 2013, §6.1, as a real cylinder:
+/// R = 1 m, M = 10 kg, J = 4 kg m² about its axis, v₀ = 1 m/s rolling,
+/// ρ = 0.02 m, μ = 0.9, g = 9.8: deceleration
+/// M g ρ R / (J + M R²) = 0.14 m/s², at rest after 7.14 s and 3.57 m
+/// (within 1 %).
 fn rolling_disk(by: By) {
     let mut w = world(&scene_text("seed000_rolling_disk.ron"), by);
     if by.is_f32() {
@@ -623,13 +624,13 @@ by_methods! {
     cube_slides_and_spins_to_a_stop: apgd => Apgd, pgs => Pgs | f32: Apgd;
 }
 
-/// Seed 002 Table 1: a 1 kg cube of 1 m side sliding at 5 m/s and spinning
-/// at ω_z = 2π s⁻¹ on the ground with μ = 1 (four vertex contacts; De Saxcé's
-/// law, which does not launch a sliding body as the associated one does).
-/// Sliding and spinning stop together (Coulomb friction couples them: the
-/// ratio of slip to spin settles and both reach zero at once), and the path
-/// at h = 1 ms is within 1 % of the path at h = 0.1 ms (the reference runs
-/// the same method on the f64 CPU).
+/// Peiret et al. 2017, Table 1: a 1 kg cube of 1 m side sliding at 5 m/s and
+/// spinning at ω_z = 2π s⁻¹ on the ground with μ = 1 (four vertex contacts;
+/// De Saxcé's law, which does not launch a sliding body as the associated one
+/// does). Sliding and spinning stop together (Coulomb friction couples them:
+/// the ratio of slip to spin settles and both reach zero at once), and the
+/// path at h = 1 ms is within 1 % of the path at h = 0.1 ms (the reference
+/// runs the same method on the f64 CPU).
 fn cube_slides_and_spins_to_a_stop(by: By) {
     let run_at = |h: f64, by: By| -> (f64, f64, f64, DVec3) {
         let text =
@@ -674,10 +675,10 @@ fn cube_slides_and_spins_to_a_stop(by: By) {
     assert_close("height at the end (m)", z, 0.5, by.precision());
 }
 
-/// Seed 003 §4.5.1's ellipsoid (m = 5 kg, a = b = 0.2 m, c = 0.5 m),
-/// released upright with v_y = 0.3 m/s on a plane with μ = 0.25: it falls
-/// over and comes to rest on its side, the long axis flat and the centre at
-/// a = 0.2 m (the pose of least potential energy).
+/// Fang & Negrut 2020 §4.5.1's ellipsoid (m = 5 kg, a = b = 0.2 m,
+/// c = 0.5 m), released upright with v_y = 0.3 m/s on a plane with μ = 0.25:
+/// it falls over and comes to rest on its side, the long axis flat and the
+/// centre at a = 0.2 m (the pose of least potential energy).
 #[test]
 fn upright_ellipsoid_falls_and_rests_flat_on_its_long_axis() {
     let text = "Scene(version: 1, time_step: 2e-3, duration: 6.0,

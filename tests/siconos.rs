@@ -301,7 +301,8 @@ fn six_d_natural_map_residual_equals_siconos_error_on_every_file() {
             for i in 0..p.n_contacts {
                 let c = op.cone(i);
                 let mut yh = y[i];
-                // De Saxcé: ŷ = y + (μ‖y_T‖ + ρ‖ω_R‖ + σ|ω_n|, 0, …) (seed 001 eq. 63).
+                // De Saxcé: ŷ = y + (μ‖y_T‖ + ρ‖ω_R‖ + σ|ω_n|, 0, …)
+                // (Acary & Bourrier 2021, eq. 63).
                 yh[0] += c.mu * y[i][1].hypot(y[i][2])
                     + c.rho * y[i][4].hypot(y[i][5])
                     + c.sigma * y[i][3].abs();

@@ -1,7 +1,7 @@
 //! The contact problem and the projected Jacobi solver, checked as maths:
 //! the matrix-free Delassus operator is the symmetric positive semidefinite
 //! N = Dᵀ M⁻¹ D, and converged impulses satisfy the cone complementarity
-//! conditions of seed 000 eq. 40.
+//! conditions of Tasora & Anitescu 2013, eq. 40.
 
 mod common;
 

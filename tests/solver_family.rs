@@ -1,9 +1,10 @@
 //! The solver family — projected Jacobi, APGD, projected Gauss–Seidel, the
 //! projected fixed point and the extra-gradient iteration — on the same
 //! problems, through the same test bodies: each solution satisfies the
-//! complementarity conditions of its contact law (seed 000 eq. 40 for the
-//! associated law, seed 001 eq. 63 for De Saxcé's), the methods agree where
-//! the solution is unique, and APGD needs fewer iterations than Jacobi.
+//! complementarity conditions of its contact law (Tasora & Anitescu 2013,
+//! eq. 40 for the associated law, Acary & Bourrier 2021, eq. 63 for De
+//! Saxcé's), the methods agree where the solution is unique, and APGD needs
+//! fewer iterations than Jacobi.
 
 mod common;
 

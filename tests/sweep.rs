@@ -657,7 +657,7 @@ fn cli_sweeps_shards_and_merges_and_rejects_bad_specs_before_running() {
 }
 
 /// `a+b=…` varies two paths together: every run's scene has both set to the
-/// run's value (the ρ = σ sweeps of seed 000).
+/// run's value (the ρ = σ sweeps of Tasora & Anitescu 2013).
 #[test]
 fn linked_paths_take_the_same_value() {
     let tmp = tempfile::tempdir().unwrap();
@@ -677,9 +677,9 @@ fn linked_paths_take_the_same_value() {
     );
 }
 
-/// Seed 001's rolling coefficients (1e-5 … 1) are drawn on a log₁₀ axis;
-/// a linear range (0 … 0.01) or non-numbers are not. The height and mean
-/// radius plots group the rows' pile sizes like the angle plot.
+/// Acary & Bourrier 2021's rolling coefficients (1e-5 … 1) are drawn on a
+/// log₁₀ axis; a linear range (0 … 0.01) or non-numbers are not. The height
+/// and mean radius plots group the rows' pile sizes like the angle plot.
 #[test]
 fn values_spanning_decades_go_on_a_log_axis_and_pile_sizes_are_plotted() {
     use repose::sweep::{sweep_log_x, sweep_series_of, SweepMetric};

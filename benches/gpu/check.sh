@@ -16,11 +16,11 @@
 #               and apgd, on lattice piles of about 10^4, 10^5 and
 #               10^6 contacts (15³, 34³ = scenes/bench_pile_large.ron,
 #               70³ spheres)                                         bench.log
-#   pile  240   the seed 000 pile at ρ = σ = 0.01 m, APGD to 1e-4
-#               (at most 3000 iterations a step)                     pile.log, pile_summary.json
-#   sweep rest  the seed 000 sweep ρ = σ = 0 … 0.01 m, 6 points, same
-#               solver settings; --batch 6 where `repose sweep`
-#               has it, else --jobs $SWEEP_JOBS (6)                   sweep.log, sweep.csv
+#   pile  240   the Tasora & Anitescu 2013 pile at ρ = σ = 0.01 m, APGD
+#               to 1e-4 (at most 3000 iterations a step)             pile.log, pile_summary.json
+#   sweep rest  the Tasora & Anitescu 2013 sweep ρ = σ = 0 … 0.01 m,
+#               6 points, same solver settings; --batch 6 where
+#               `repose sweep` has it, else --jobs $SWEEP_JOBS (6)   sweep.log, sweep.csv
 #               (ρ and σ move together: `--vary a+b=…` sets both; the
 #               solver settings go as --set where `repose sweep` takes
 #               it, else as one-valued --vary)
@@ -59,7 +59,8 @@ T_TESTS=${T_TESTS:-90}
 T_BENCH=${T_BENCH:-90}
 T_PILE=${T_PILE:-240}
 SWEEP_JOBS=${SWEEP_JOBS:-6}
-# The seed 000 pile's solver settings (the run of 2026-11-27 on an H100).
+# The solver settings of the Tasora & Anitescu 2013 pile (the run of
+# 2026-11-27 on an H100).
 SOLVER_SETS=(solver.tolerance=1e-4 solver.max_iterations=3000)
 BENCH_ITERATIONS=200
 LATTICES=(15 34 70) # 10,575 / 120,224 / 1,038,800 contacts

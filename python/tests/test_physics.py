@@ -24,8 +24,9 @@ Scene(
 
 
 def test_rolling_resistance_stops_a_sphere_at_the_closed_form_distance():
-    # Seed 000 §6.1 for a sphere: uniform deceleration a = (5/7) rho g / R,
-    # stopping distance 7 R v0^2 / (10 rho g) = 0.4460 m after 1.784 s.
+    # Tasora & Anitescu 2013, §6.1 for a sphere: uniform deceleration
+    # a = (5/7) rho g / R, stopping distance 7 R v0^2 / (10 rho g) = 0.4460 m
+    # after 1.784 s.
     r, v0, rho, g = 0.05, 0.5, 0.002, 9.81
     a = 5.0 / 7.0 * rho * g / r
     d_stop = v0 * v0 / (2.0 * a)
@@ -68,9 +69,10 @@ def momentum_balance(sim):
 
 
 def test_contact_forces_add_up_to_each_bodys_change_of_momentum():
-    # v+ = v + h g + h/m sum(+-F) for every sphere (seed 000 eq. 44), and
-    # w+ = w + h/I sum(+-(s x F + T)): the contacts' mean forces and torques
-    # over a step give back each body's change of velocity to rounding.
+    # v+ = v + h g + h/m sum(+-F) for every sphere (Tasora & Anitescu 2013,
+    # eq. 44), and w+ = w + h/I sum(+-(s x F + T)): the contacts' mean forces
+    # and torques over a step give back each body's change of velocity to
+    # rounding.
     # A pile being poured: sliding, rolling and spinning contacts.
     sim = repose.Simulation(SCENES / "pile.ron", backend="cpu", set={"spheres.0.count": 300})
     sim.step(250)

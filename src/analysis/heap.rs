@@ -419,9 +419,10 @@ fn on_floor(
     Ok((kept, kept_r, below))
 }
 
-/// The size of a pile as seed 001 §6.2 measures it (Fig. 5): its height and
-/// the mean radius of its bottom, both also over the mean diameter. Unlike
-/// the angle it needs no slope to fit, so a single layer has one.
+/// The size of a pile as Acary & Bourrier 2021 measure it (§6.2, Fig. 5):
+/// its height and the mean radius of its bottom, both also over the mean
+/// diameter. Unlike the angle it needs no slope to fit, so a single layer
+/// has one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PileSize {
     /// Height of the floor (m).
@@ -441,8 +442,8 @@ pub struct PileSize {
     /// the bottom of the pile.
     pub bottom_spheres: usize,
     /// Mean horizontal distance (m) of the bottom spheres' centres from
-    /// their centroid: seed 001's "mean radius" of the pile. `None`
-    /// (written `null`) when no sphere touches the floor.
+    /// their centroid: the "mean radius" of the pile of Acary & Bourrier 2021.
+    /// `None` (written `null`) when no sphere touches the floor.
     pub bottom_mean_radius: Option<f64>,
     /// The same over the mean diameter.
     pub bottom_mean_radius_over_diameter: Option<f64>,
@@ -466,7 +467,7 @@ pub fn measure_pile(
     // "The spheres that are in contact with the horizontal surface, which
     // constitute the bottom of the pile. The centroid of [these] is computed
     // in the horizontal plane and the mean radius is the average distance
-    // to the centroid" (seed 001 §6.2).
+    // to the centroid" (Acary & Bourrier 2021, §6.2).
     let touching: Vec<DVec2> = (0..n)
         .filter(|&i| positions[i].z - radii[i] - floor_z <= TOUCH_GAP * radii[i])
         .map(|i| positions[i].truncate())

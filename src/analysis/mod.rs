@@ -79,12 +79,12 @@
 //!
 //! # Pile size
 //!
-//! [`measure_pile`] gives what seed 001 §6.2 plots (Fig. 5): the height and
-//! the "mean radius" of the pile — the mean horizontal distance of the
-//! spheres touching the floor from their centroid — both also over the mean
-//! diameter. It needs no fit, so a single layer (height 1 diameter) has one.
-//! Spheres whose centre is below the floor (fallen off a plate) are left
-//! out of both measurements.
+//! [`measure_pile`] gives what Acary & Bourrier 2021 plot (§6.2, Fig. 5):
+//! the height and the "mean radius" of the pile — the mean horizontal
+//! distance of the spheres touching the floor from their centroid — both
+//! also over the mean diameter. It needs no fit, so a single layer (height
+//! 1 diameter) has one. Spheres whose centre is below the floor (fallen off
+//! a plate) are left out of both measurements.
 //!
 //! # Dynamic angle
 //!
@@ -158,10 +158,10 @@ pub struct AnalysisSettings {
     pub settle: SettleSettings,
     /// End the run as soon as the pile has settled (default false).
     pub stop_when_settled: bool,
-    /// Check seed 004's existence criterion ([`crate::existence`]) on the
-    /// step's contact problem every this many steps (complementarity
-    /// formulation), logged and summed up in `summary.json`
-    /// (`extra.existence`); `None` (default): never.
+    /// Check the existence criterion of Acary & Cadoux 2011
+    /// ([`crate::existence`]) on the step's contact problem every this many
+    /// steps (complementarity formulation), logged and summed up in
+    /// `summary.json` (`extra.existence`); `None` (default): never.
     pub existence_every: Option<u64>,
 }
 

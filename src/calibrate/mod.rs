@@ -39,12 +39,12 @@
 //!
 //! Why this and not a surrogate model or the plain secant method: the
 //! angle is monotone in μ and ρ over the ranges one searches but far from
-//! linear (seed 000's angle rises steeply with ρ and then levels off), and
-//! noisy. The bracket keeps every step where the sign changed, so a noisy
-//! evaluation cannot throw the search out of the range, as a secant step
-//! can; false position needs fewer runs than bisection where f is nearly
-//! linear inside the bracket, and the Illinois rule keeps it from
-//! bisection's worst case.
+//! linear (the angle of Tasora & Anitescu 2013 rises steeply with ρ and
+//! then levels off), and noisy. The bracket keeps every step where the sign
+//! changed, so a noisy evaluation cannot throw the search out of the range,
+//! as a secant step can; false position needs fewer runs than bisection
+//! where f is nearly linear inside the bracket, and the Illinois rule keeps
+//! it from bisection's worst case.
 //!
 //! # Several parameters: a local linear surrogate
 //!

@@ -1,5 +1,5 @@
-//! The complementarity formulation's stages (seed 000 §3–4): rigid
-//! contact as a cone complementarity problem, one solve per step.
+//! The complementarity formulation's stages (Tasora & Anitescu 2013, §3–4):
+//! rigid contact as a cone complementarity problem, one solve per step.
 //!
 //! ```text
 //! forces ─► collide ─► assemble ─► warm_start ─► solve ─► store_warm ─► integrate

@@ -6,9 +6,9 @@
 //!
 //! | formulation | contact | a step | module |
 //! |---|---|---|---|
-//! | `Complementarity` (default) | rigid, nonsmooth: the 6-D cone complementarity problem of seeds 000/001 (sliding, rolling and spinning friction) | one solve per step | [`complementarity`], [`crate::problem`], [`crate::solver`] |
-//! | `PyramidLcp(…)` | rigid with relaxation: seed 002's faceted Coulomb cone with phantom inertia, sliding friction only; small systems | one dense LCP per step, solved by Lemke's method | [`pyramid`] |
-//! | `Penalty(…)` | smooth: bodies overlap; Hertz or Hooke normal force damped to a restitution; seed 003's micro-deflection friction with static and kinetic coefficients | explicit sub-steps | [`penalty`] |
+//! | `Complementarity` (default) | rigid, nonsmooth: the 6-D cone complementarity problem of Tasora & Anitescu 2013 and Acary & Bourrier 2021 (sliding, rolling and spinning friction) | one solve per step | [`complementarity`], [`crate::problem`], [`crate::solver`] |
+//! | `PyramidLcp(…)` | rigid with relaxation: the faceted Coulomb cone of Peiret et al. 2017 with phantom inertia, sliding friction only; small systems | one dense LCP per step, solved by Lemke's method | [`pyramid`] |
+//! | `Penalty(…)` | smooth: bodies overlap; Hertz or Hooke normal force damped to a restitution; the micro-deflection friction of Fang & Negrut 2020 with static and kinetic coefficients | explicit sub-steps | [`penalty`] |
 
 pub mod complementarity;
 pub mod penalty;
@@ -25,7 +25,7 @@ pub enum Formulation {
     Complementarity,
     /// Penalty (smooth) DEM ([`penalty::PenaltySettings`]).
     Penalty(penalty::PenaltySettings),
-    /// Seed 002's pyramid LCP, solved by Lemke's method
+    /// The pyramid LCP of Peiret et al. 2017, solved by Lemke's method
     /// ([`pyramid::PyramidSettings`]).
     PyramidLcp(pyramid::PyramidSettings),
 }

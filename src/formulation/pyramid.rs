@@ -1,4 +1,4 @@
-//! The pyramid LCP formulation of seed 002 (Peiret, Kövecses &
+//! The pyramid LCP formulation of Peiret et al. 2017 (Peiret, Kövecses &
 //! Font-Llagunes): Coulomb friction faceted by k tangent directions, with
 //! *phantom inertia* on the friction saturations so that the LCP's lead
 //! matrix has full rank, constraint relaxation (stiffness and damping) on
@@ -6,7 +6,7 @@
 //! standard LCP and solved exactly by Lemke's method ([`crate::lcp`]).
 //! A direct method for small systems: the lead matrix is dense.
 //!
-//! # The step problem (seed 002 eqs. 10–11, 28–30, 35, 39–43)
+//! # The step problem (Peiret et al. 2017, eqs. 10–11, 28–30, 35, 39–43)
 //!
 //! Per contact i, impulses p = h λ: normal p_n ≥ 0 and tangential p_T ∈ R²
 //! in the contact's (u, w) plane; u = W p + q the contact velocities after
@@ -102,7 +102,8 @@ pub const MAX_UNKNOWNS: usize = 600;
 const EPS_L_CAP: f64 = 1e6;
 
 /// The pyramid formulation's settings (`formulation: PyramidLcp(…)` in a
-/// scene). The defaults are seed 002 Table 1's contact parameters.
+/// scene). The defaults are the contact parameters of Peiret et al. 2017
+/// (Table 1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PyramidSettings {

@@ -2,13 +2,14 @@
 //!
 //! A [`ContactProblem`] holds, per contact, the two ends, the contact frame
 //! R_p = [n, u, w], the lever arms s_A, s_B from the body centres to the
-//! contact point, the cone coefficients (μ, ρ, σ) of seed 000 eq. 31 and the
-//! constant part of the contact twist (stabilisation plus boundary motion);
-//! per body, the inverse mass and inertia and the *free* velocity
-//! (velocity after gravity, before contact impulses); and a body → contact-end
-//! CSR index so each body can gather its contacts' impulses in a fixed order.
+//! contact point, the cone coefficients (μ, ρ, σ) of
+//! Tasora & Anitescu 2013, eq. 31 and the constant part of the contact
+//! twist (stabilisation plus boundary motion); per body, the inverse mass
+//! and inertia and the *free* velocity (velocity after gravity, before
+//! contact impulses); and a body → contact-end CSR index so each body can
+//! gather its contacts' impulses in a fixed order.
 //!
-//! # The D blocks (seed 000 App. B, eqs. 52–57)
+//! # The D blocks (Tasora & Anitescu 2013, App. B, eqs. 52–57)
 //!
 //! γ_i = (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) is the impulse of contact i: force
 //! F = γ_n n + γ_u u + γ_w w and torque T = τ_n n + τ_u u + τ_w w acting on B,
@@ -26,7 +27,7 @@
 //! v_rel = (v_B + ω_B × s_B) − (v_A + ω_A × s_A), ω_rel = ω_B − ω_A.
 //! Row k of −R_pᵀ s̃ applied to ω is e_k·(ω × s) = ω·(s × e_k).
 //!
-//! # The cone complementarity problem (seed 000 eqs. 38–40)
+//! # The cone complementarity problem (Tasora & Anitescu 2013, eqs. 38–40)
 //!
 //! N = Dᵀ M⁻¹ D, r = Dᵀ M⁻¹ k̃ + b = Dᵀ v_free + b: find γ ∈ Y with
 //! Nγ + r ∈ −Y° and γ ⊥ Nγ + r. Here b_i = (max(Φ_i/h, −v_rec), 0, …, 0) plus
@@ -43,8 +44,9 @@ use crate::material::{ConeCoeffs, FrictionLaw, Material};
 
 pub mod explicit;
 
-/// The normal row's stabilisation b = Φ/h (seed 000 eq. 18), clamped so
-/// that an overlap is pushed apart at most at `max_recovery_speed`.
+/// The normal row's stabilisation b = Φ/h (Tasora & Anitescu 2013,
+/// eq. 18), clamped so that an overlap is pushed apart at most at
+/// `max_recovery_speed`.
 pub fn stabilisation(gap: f64, h: f64, max_recovery_speed: f64) -> f64 {
     (gap / h).max(-max_recovery_speed)
 }
@@ -454,10 +456,11 @@ pub trait Delassus {
     /// calls except through this method (operators may cache data derived
     /// from it; [`Delassus::apply`] resets such caches).
     fn sweep(&mut self, gamma: &mut [Vec6], update: &(dyn Fn(usize, &Vec6, &Vec6) -> Vec6 + Sync));
-    /// One block Gauss–Seidel sweep in place (seed 001 §5.2): visits the
-    /// contacts in index order; for each, `local(i, γ_i, y_i)` receives
-    /// y_i = (Nγ + r)_i computed with the latest values of every contact
-    /// visited before it, and returns the new γ_i, which is used from then on.
+    /// One block Gauss–Seidel sweep in place (Acary & Bourrier 2021, §5.2):
+    /// visits the contacts in index order; for each, `local(i, γ_i, y_i)`
+    /// receives y_i = (Nγ + r)_i computed with the latest values of every
+    /// contact visited before it, and returns the new γ_i, which is used
+    /// from then on.
     fn gauss_seidel_sweep(
         &mut self,
         gamma: &mut [Vec6],
@@ -470,8 +473,9 @@ pub fn norm(x: &[Vec6]) -> f64 {
     x.iter().flatten().map(|v| v * v).sum::<f64>().sqrt()
 }
 
-/// The matrix-free body form of N (seed 000 eq. 38): apply = gather M⁻¹Dγ per
-/// body, then Dᵀv per contact. Keeps the body velocities of the last apply.
+/// The matrix-free body form of N (Tasora & Anitescu 2013, eq. 38): apply =
+/// gather M⁻¹Dγ per body, then Dᵀv per contact. Keeps the body velocities
+/// of the last apply.
 ///
 /// Each contact's impulse is kept as world vectors (F, T), so the per-body
 /// gather reads 48 bytes per contact end instead of the frame and γ; the

@@ -81,11 +81,11 @@ pub enum BackendChoice {
 
 /// The fewest bodies (at the start, plus those inlets will emit) for which
 /// `--backend auto` runs a scene on a hardware GPU. A GPU iteration has a
-/// fixed cost: 55 µs measured on an NVIDIA H100 in a run of seed 000's pile
-/// (12,689 contacts on average), where the f64 CPU solver does 8.7·10⁷
-/// contact-iterations/s on 16 cores, i.e. the same 55 µs buys about 4,800
-/// contacts of CPU work there, and about 1,000 on 2 cores
-/// (docs/performance.md). A settled pile has about three contacts per
+/// fixed cost: 55 µs measured on an NVIDIA H100 in a run of the pile of
+/// Tasora & Anitescu 2013 (12,689 contacts on average), where the f64 CPU
+/// solver does 8.7·10⁷ contact-iterations/s on 16 cores, i.e. the same
+/// 55 µs buys about 4,800 contacts of CPU work there, and about 1,000 on 2
+/// cores (docs/performance.md). A settled pile has about three contacts per
 /// body, so below about 2,000 bodies the CPU is as fast or faster.
 pub const AUTO_GPU_MIN_BODIES: usize = 2_000;
 

@@ -106,8 +106,9 @@ pub(super) fn record_analysis(
         .or_else(|| scene_floor(&world.boundaries, &world.bodies));
     if let Some(z) = floor {
         extra.insert("floor_z".into(), z.into());
-        // The pile's size (seed 001 Fig. 5) needs no fit: recorded whenever
-        // the floor is known, even for a layer too flat for an angle.
+        // The pile's size (Acary & Bourrier 2021, Fig. 5) needs no fit:
+        // recorded whenever the floor is known, even for a layer too flat for
+        // an angle.
         if completed && !world.bodies.is_empty() {
             let b = &world.bodies;
             match measure_pile(&b.pos, &b.radius, z) {

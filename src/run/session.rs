@@ -716,11 +716,11 @@ impl Session<'_> {
     }
 }
 
-/// Checks seed 004's existence criterion on step `k`'s contact problem and
-/// adds it to `summary.extra.existence` (kept in the summary, so a resumed
-/// run goes on counting): steps checked, how many guaranteed a solution
-/// (s ≥ 0) and robustly (s > 0), the smallest s and its step, and the
-/// first steps (up to 20) where (A) failed.
+/// Checks the existence criterion of Acary & Cadoux 2011 on step `k`'s
+/// contact problem and adds it to `summary.extra.existence` (kept in the
+/// summary, so a resumed run goes on counting): steps checked, how many
+/// guaranteed a solution (s ≥ 0) and robustly (s > 0), the smallest s and
+/// its step, and the first steps (up to 20) where (A) failed.
 fn record_existence(
     summary: &mut crate::output::summary::Summary,
     k: u64,
@@ -736,7 +736,7 @@ fn record_existence(
         );
     } else {
         log::warn!(
-            "step {k}: seed 004's existence criterion fails (s = {:.3e}, {}): a solution of this step's contact problem is not guaranteed",
+            "step {k}: the existence criterion of Acary & Cadoux 2011 fails (s = {:.3e}, {}): a solution of this step's contact problem is not guaranteed",
             r.s,
             r.status
         );

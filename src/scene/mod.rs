@@ -622,9 +622,9 @@ pub struct PlaneSpec {
 
 /// A horizontal rectangle of no thickness, `center ± (half_extents.x,
 /// half_extents.y, 0)`, touched from above and at its edges: spheres rest on
-/// it and roll off it (seed 001 §6.2's fixed plate). Put a floor below to
-/// catch what falls off, and give `analysis.floor` the plate's height so
-/// the heap is measured on the plate.
+/// it and roll off it (the fixed plate of Acary & Bourrier 2021, §6.2). Put
+/// a floor below to catch what falls off, and give `analysis.floor` the
+/// plate's height so the heap is measured on the plate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlateSpec {

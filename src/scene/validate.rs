@@ -402,7 +402,8 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             c.push(
                 format!("{p}.kinetic_friction"),
                 format!(
-                    "the kinetic friction {} exceeds the static friction {} (seed 003: μ_s ≥ μ_k)",
+                    "the kinetic friction {} exceeds the static friction {} \
+                     (Fang & Negrut 2020: μ_s ≥ μ_k)",
                     m.mu_kinetic(),
                     m.mu_static()
                 ),

@@ -7,7 +7,7 @@
 //! them) in the *local* form: find r and u = W r + q with, per contact i,
 //!
 //! ```text
-//! r_i ∈ K_i,   û_i = u_i + g(u_i) ∈ K_i*,   û_i ⊥ r_i          (seed 001 eq. 63)
+//! r_i ∈ K_i,   û_i = u_i + g(u_i) ∈ K_i*,   û_i ⊥ r_i          (Acary & Bourrier 2021, eq. 63)
 //! g(u_i) = (μ_i ‖u_{T,i}‖ + μ_{r,i} ‖ω_{R,i}‖, 0, …, 0)
 //! ```
 //!
@@ -23,12 +23,13 @@
 //! |m_S| ≤ μ_s r_N, g(u_i) adds μ_s |ω_S,i|, and a line of μ_s follows the
 //! μ_r line. Such a file may end with `law associated` or `law desaxce`
 //! (the default, Siconos' law) so that a problem of the associated law
-//! (seed 000) is solved as posed; the error is then measured with û = u. Such a problem is a
-//! [`Delassus`](crate::problem::Delassus) operator in its own right:
-//! [`SiconosProblem::to_delassus`] embeds it into repose's 6-D contact
-//! (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) so that every repose solver can run on it,
-//! and [`SiconosProblem::error`] measures a solution with Siconos' own error
-//! (computed directly in d-space, as an independent check of that embedding).
+//! (Tasora & Anitescu 2013) is solved as posed; the error is then measured
+//! with û = u. Such a problem is a [`Delassus`](crate::problem::Delassus)
+//! operator in its own right: [`SiconosProblem::to_delassus`] embeds it
+//! into repose's 6-D contact (γ_n, γ_u, γ_w, τ_n, τ_u, τ_w) so that every
+//! repose solver can run on it, and [`SiconosProblem::error`] measures a
+//! solution with Siconos' own error (computed directly in d-space, as an
+//! independent check of that embedding).
 //!
 //! # The text format (whitespace separated; blank lines are skipped)
 //!
@@ -282,9 +283,9 @@ impl SiconosProblem {
     /// placed in a zero 6×6 block at rows/columns (0, 1, 2) for d = 3,
     /// (0, 1, 2, 4, 5) for d = 5 (no spinning component) or all six for
     /// d = 6, q embedded likewise, cones (μ_i, ρ = μ_{r,i} (0 for d = 3),
-    /// σ = μ_{s,i} (0 unless d = 6)), and the problem's law (De Saxcé, seed
-    /// 001 eq. 63, unless the file says otherwise). So `apply(embed(r))` =
-    /// embed(W r + q).
+    /// σ = μ_{s,i} (0 unless d = 6)), and the problem's law (De Saxcé,
+    /// Acary & Bourrier 2021, eq. 63, unless the file says otherwise). So
+    /// `apply(embed(r))` = embed(W r + q).
     pub fn to_delassus(&self) -> ExplicitDelassus {
         let d = self.dim;
         let map = component_map(d);
@@ -431,13 +432,14 @@ impl SiconosProblem {
     }
 
     /// Siconos' error of r (data README): with u = W r + q and the De Saxcé
-    /// velocity û_i = u_i + (μ_i‖u_{T,i}‖ + μ_{r,i}‖ω_{R,i}‖, 0, …) (seed 001
-    /// eq. 63), abs = ‖r − Π_K(r − û)‖ summed over contacts in the 2-norm, and
+    /// velocity û_i = u_i + (μ_i‖u_{T,i}‖ + μ_{r,i}‖ω_{R,i}‖, 0, …)
+    /// (Acary & Bourrier 2021, eq. 63), abs = ‖r − Π_K(r − û)‖ summed over
+    /// contacts in the 2-norm, and
     /// rel = abs / max(‖q‖, ‖r‖, ‖u‖) unless that max is below machine ε.
-    /// Π_K is [`project_coulomb`] (d = 3) or [`project_rolling`] (d = 5, seed
-    /// 001 Prop. 5.2): computed in d-space, independently of the 6-D path.
-    /// For d = 6 it is the 6-D projection [`project`] (the spinning term
-    /// μ_s |ω_S| joins g), and under `law associated` û = u.
+    /// Π_K is [`project_coulomb`] (d = 3) or [`project_rolling`] (d = 5,
+    /// Acary & Bourrier 2021, Prop. 5.2): computed in d-space, independently
+    /// of the 6-D path. For d = 6 it is the 6-D projection [`project`] (the
+    /// spinning term μ_s |ω_S| joins g), and under `law associated` û = u.
     pub fn error(&self, r: &[f64]) -> SiconosErrorMeasure {
         let d = self.dim;
         let n = d * self.n_contacts;

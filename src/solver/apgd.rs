@@ -1,5 +1,6 @@
 //! Accelerated projected gradient descent (APGD): Nesterov's method with a
-//! backtracking step and gradient restart, on the QP of seed 000 eq. 42,
+//! backtracking step and gradient restart, on the QP of
+//! Tasora & Anitescu 2013, eq. 42,
 //!
 //! ```text
 //! min f(γ) = ½ γᵀNγ + rᵀγ   over γ ∈ Y,     ∇f(γ) = Nγ + r = y.

@@ -1,6 +1,7 @@
 //! Projected fixed point and extra-gradient iterations with a self-adaptive
-//! step (seed 001 eqs. 64–65), for either law. With F(p) = ŷ(Wp + q), the
-//! velocity the law pairs with p ([`modified_velocity`](super::modified_velocity)):
+//! step (Acary & Bourrier 2021, eqs. 64–65), for either law. With
+//! F(p) = ŷ(Wp + q), the velocity the law pairs with p
+//! ([`modified_velocity`](super::modified_velocity)):
 //!
 //! ```text
 //! fixed point (eq. 64):     p_{k+1} = Π(p_k − ρ_k B F(p_k))

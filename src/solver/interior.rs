@@ -1,5 +1,5 @@
 //! An interior-point method on the cone complementarity problem: the
-//! convex QP of seed 000 eq. 42,
+//! convex QP of Tasora & Anitescu 2013, eq. 42,
 //!
 //! ```text
 //! min ½ γᵀNγ + rᵀγ   over γ ∈ Y = Π_i K_i,
@@ -22,10 +22,11 @@
 //! solution is positively homogeneous in r).
 //!
 //! **The De Saxcé law** is not a convex program, but it is one for a fixed
-//! shift s of the normal velocities (seed 004 §2.2: the problem (8) with
-//! u + E s, whose KKT conditions are (7)), and its solution is the wanted
-//! one where s is a fixed point of s ↦ g(y(s)) (seed 004 eqs. 9–10; here
-//! g is seed 001's shift of the 6-D cone, μ‖y_t‖ + σ|y_s| + ρ‖y_R‖,
+//! shift s of the normal velocities (Acary & Cadoux 2011, §2.2: the problem
+//! (8) with u + E s, whose KKT conditions are (7)), and its solution is the
+//! wanted one where s is a fixed point of s ↦ g(y(s)) (Acary & Cadoux 2011,
+//! eqs. 9–10; here g is the shift of the 6-D cone of Acary & Bourrier 2021,
+//! μ‖y_t‖ + σ|y_s| + ρ‖y_R‖,
 //! [`modified_velocity`](super::modified_velocity)). s enters only the
 //! linear term: q_n,i = √b_f (r_n,i + s_i).
 //!
@@ -65,10 +66,10 @@
 //! | `seed001_mu0.3_mur0.1_step12000` (735) | 39, 0.56 s | 361, 12.9 s |
 //! | `seed000_rho0.01_step300` (788, associated) | 31, 0.31 s | stops at 2.3·10⁻⁶ (40, 0.64 s) |
 //!
-//! In a run (the lifted form below) on seed 001's pile at μ = 1, μ_r = 1 m,
-//! 60 steps from its state at 7 s (~353 contacts; same date, commit and
-//! machine, two runs side by side): the path alone met 10⁻⁴
-//! in every step in 35 Newton steps a step, 6.9 s in all, where PGS
+//! In a run (the lifted form below) on the pile of Acary & Bourrier 2021 at
+//! μ = 1, μ_r = 1 m, 60 steps from its state at 7 s (~353 contacts; same
+//! date, commit and machine, two runs side by side): the path alone met
+//! 10⁻⁴ in every step in 35 Newton steps a step, 6.9 s in all, where PGS
 //! (1,000 sweeps) with the programs as fallback took 31.1 s (the fallback
 //! 19.1 s, 100 Newton steps a step) and with the path as fallback 14.5 s
 //! (its part 4.1 s, 19 a step).
@@ -103,7 +104,8 @@
 //! | 2,150 | 1,000 | 1.40 s, 33 | 10.7 s, 46 |
 //!
 //! Still one sparse LDLᵀ per Newton step: the method is for stiff problems
-//! of up to a few thousand contacts, not for seed 000's 40,000.
+//! of up to a few thousand contacts, not for the 40,000 of
+//! Tasora & Anitescu 2013.
 //!
 //! `iterations` counts Newton steps (the path's and the fallback's).
 

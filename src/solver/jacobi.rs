@@ -1,4 +1,4 @@
-//! Projected Jacobi iteration (seed 000 eq. 46).
+//! Projected Jacobi iteration (Tasora & Anitescu 2013, eq. 46).
 //!
 //! γ ← λ Π_Y(γ − ω B (Nγ + r)) + (1 − λ) γ, all contacts at once from the same
 //! iterate (hence parallel and deterministic). B is block-diagonal with two
@@ -6,10 +6,10 @@
 //! three torque rows; the projection is then taken in the metric B⁻¹
 //! (as `cone::project_scaled` does, here with the scaled cone precomputed),
 //! which makes the step a preconditioned projected
-//! gradient step on the QP of seed 000 eq. 42. The scalars come from
-//! [`Delassus::jacobi_scales`]: they bound the largest eigenvalue of the
-//! scaled operator B^½ N B^½ by about 1, so ω ∈ (0, 2) converges; ω = 1 is
-//! the default.
+//! gradient step on the QP of Tasora & Anitescu 2013, eq. 42. The scalars
+//! come from [`Delassus::jacobi_scales`]: they bound the largest eigenvalue
+//! of the scaled operator B^½ N B^½ by about 1, so ω ∈ (0, 2) converges;
+//! ω = 1 is the default.
 
 use rayon::prelude::*;
 
@@ -20,8 +20,8 @@ use crate::problem::{Delassus, Vec6};
 
 /// Solves the CCP with the projected Jacobi iteration, starting from `gamma`
 /// (warm start) and overwriting it with the result. Under the De Saxcé law
-/// the step uses ŷ instead of y (the projected fixed point of seed 001
-/// eq. 64 with the Jacobi metric as step).
+/// the step uses ŷ instead of y (the projected fixed point of
+/// Acary & Bourrier 2021, eq. 64, with the Jacobi metric as step).
 pub fn solve<D: Delassus + Sync>(
     op: &mut D,
     gamma: &mut [Vec6],

@@ -2,11 +2,11 @@
 //! f32 on the packed problem: the CPU mirror of the GPU solvers
 //! (`shaders/jacobi.wgsl`), operation for operation.
 //!
-//! Same iteration as [`super::jacobi`] (seed 000 eq. 46, two step scalars per
-//! contact, projection in the metric B⁻¹), in the two-pass form the GPU
-//! uses: the contact pass turns each contact's new impulse γ_i into the
-//! velocity M⁻¹ D_end γ_i it gives each of its two ends, written to that
-//! end's own slot; the body pass rebuilds each body's velocity as
+//! Same iteration as [`super::jacobi`] (Tasora & Anitescu 2013, eq. 46, two
+//! step scalars per contact, projection in the metric B⁻¹), in the two-pass
+//! form the GPU uses: the contact pass turns each contact's new impulse γ_i
+//! into the velocity M⁻¹ D_end γ_i it gives each of its two ends, written
+//! to that end's own slot; the body pass rebuilds each body's velocity as
 //! v = v_free + the sum of its contiguous slots, in CSR order. No atomics
 //! and a fixed summation order: deterministic, and the same sums as the
 //! GPU's.
@@ -66,8 +66,9 @@ fn cross(a: V3, b: V3) -> V3 {
 }
 
 /// f32 projection onto the 6-D cone: the closed form of [`crate::cone::project`]
-/// (seed 000 App. C, seed 001 Prop. 5.2), written as the WGSL `project` is,
-/// with the exact power-of-two prescaling that keeps squares in range.
+/// (Tasora & Anitescu 2013, App. C; Acary & Bourrier 2021, Prop. 5.2),
+/// written as the WGSL `project` is, with the exact power-of-two prescaling
+/// that keeps squares in range.
 pub fn project_f32(x: &[f32; 6], mu: f32, rho: f32, sigma: f32) -> [f32; 6] {
     let m = x.iter().fold(0.0f32, |a, v| a.max(v.abs()));
     if m == 0.0 {
@@ -152,7 +153,8 @@ pub fn twist(c: &PackedContact, bodies: &[PackedBody]) -> [f32; 6] {
 }
 
 /// The velocity the law pairs with γ (WGSL `law_velocity`): y itself, or for
-/// De Saxcé ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …) (seed 001 eq. 63 + spin).
+/// De Saxcé ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …) (Acary & Bourrier 2021,
+/// eq. 63 + spin).
 #[inline]
 pub fn law_velocity(c: &PackedContact, y: &[f32; 6], law: FrictionLaw) -> [f32; 6] {
     match law {

@@ -1,5 +1,6 @@
-//! Contact solvers for the cone complementarity problem (seed 000 eqs. 38–42)
-//! and its non-associated variant (seed 001 eq. 63).
+//! Contact solvers for the cone complementarity problem
+//! (Tasora & Anitescu 2013, eqs. 38–42) and its non-associated variant
+//! (Acary & Bourrier 2021, eq. 63).
 //!
 //! Solvers are written against the [`Delassus`] operator, so the same code
 //! solves the matrix-free body form of a simulation step and explicit
@@ -10,13 +11,13 @@
 //!
 //! | method | iteration | per iteration | law |
 //! |---|---|---|---|
-//! | [`Jacobi`](SolverMethod::Jacobi) | γ ← λ Π(γ − ω B ŷ) + (1−λ)γ, all contacts at once (seed 000 eq. 46) | 1 apply | both |
+//! | [`Jacobi`](SolverMethod::Jacobi) | γ ← λ Π(γ − ω B ŷ) + (1−λ)γ, all contacts at once (Tasora & Anitescu 2013, eq. 46) | 1 apply | both |
 //! | [`Apgd`](SolverMethod::Apgd) | Nesterov-accelerated projected gradient, backtracking step, restart | 2 applies | associated; De Saxcé by a fixed point on the shift s |
-//! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (seed 001 §5.2); Anderson mixing at the residual checks (on by default, depth 5; `solver.anderson`) | 1 apply, sequential (+1 per check when mixing) | both |
-//! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (seed 001 eq. 64) | 1–2 applies | both |
-//! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of seed 001 eq. 65, self-adaptive ρ_k | 2 applies | both |
+//! | [`Pgs`](SolverMethod::Pgs) | block Gauss–Seidel: one contact at a time with the latest values (Acary & Bourrier 2021, §5.2); Anderson mixing at the residual checks (on by default, depth 5; `solver.anderson`) | 1 apply, sequential (+1 per check when mixing) | both |
+//! | [`FixedPoint`](SolverMethod::FixedPoint) | p ← Π(p − ρ_k F(p)), self-adaptive ρ_k (Acary & Bourrier 2021, eq. 64) | 1–2 applies | both |
+//! | [`ExtraGradient`](SolverMethod::ExtraGradient) | predictor–corrector of Acary & Bourrier 2021, eq. 65, self-adaptive ρ_k | 2 applies | both |
 //! | [`Newton`](SolverMethod::Newton) | semismooth Newton on all contacts: the natural map (associated law) or Alart–Curnier's (De Saxcé), J = I − P + PN in the metric, proximally regularized, Armijo line search ([`newton`]) | one sparse LU + 1–31 applies per step | both |
-//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (`conic`; clarabel where it stalls), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: the shift of seed 004 eqs. 8–10 re-evaluated after every Newton step | both |
+//! | [`InteriorPoint`](SolverMethod::InteriorPoint) | primal–dual interior point on the conic QP (`conic`; clarabel where it stalls), lifted to body form when there is one | one sparse LDLᵀ per Newton step; De Saxcé: the shift of Acary & Cadoux 2011, eqs. 8–10, re-evaluated after every Newton step | both |
 //!
 //! Here ŷ = F(γ) is the velocity the law pairs with γ: y = Nγ + r for the
 //! associated law, y + g(y) for De Saxcé ([`modified_velocity`]).
@@ -34,9 +35,9 @@
 //!
 //! # Stopping
 //!
-//! All methods stop on the natural-map residual ‖γ − Π_Y(γ − ŷ)‖ (seed 000
-//! eq. 40; seed 001 eq. 61 with unit step), divided by a scale chosen by
-//! [`ResidualMeasure`].
+//! All methods stop on the natural-map residual ‖γ − Π_Y(γ − ŷ)‖
+//! (Tasora & Anitescu 2013, eq. 40; Acary & Bourrier 2021, eq. 61 with unit
+//! step), divided by a scale chosen by [`ResidualMeasure`].
 
 use serde::{Deserialize, Serialize};
 
@@ -157,9 +158,11 @@ pub struct SolverSettings {
     /// Stop when the relative natural-map residual falls below this (0 =
     /// run all iterations; default 10⁻⁴).
     pub tolerance: f64,
-    /// Step scale ω of seed 000 eq. 46 (> 0); the initial step of the other methods.
+    /// Step scale ω of Tasora & Anitescu 2013, eq. 46 (> 0); the initial step
+    /// of the other methods.
     pub omega: f64,
-    /// Relaxation λ of seed 000 eq. 46, in (0, 1] (Jacobi and Gauss–Seidel).
+    /// Relaxation λ of Tasora & Anitescu 2013, eq. 46, in (0, 1] (Jacobi and
+    /// Gauss–Seidel).
     pub lambda: f64,
     /// Compute the residual every this many iterations (≥ 1).
     pub check_every: usize,
@@ -187,11 +190,11 @@ pub struct SolverSettings {
     /// The fallback's cap (the interior point's counts Newton steps);
     /// `None`, the default, takes `max_iterations`. A first method that
     /// will not converge on a pile's hard steps is best stopped early,
-    /// and the fallback given room: on seed 001's pile at μ = 1, μ_r = 1 m
-    /// (200 steps from 7.8 s) PGS failed every step at 1,000 sweeps; at
-    /// 200 sweeps with the interior point capped at 1,000 Newton steps
-    /// the same steps took 341 s instead of 456 s (199 of 200 met 1e-4
-    /// instead of 200; docs/solvers.md, "Choosing a solver").
+    /// and the fallback given room: on the pile of Acary & Bourrier 2021 at
+    /// μ = 1, μ_r = 1 m (200 steps from 7.8 s) PGS failed every step at
+    /// 1,000 sweeps; at 200 sweeps with the interior point capped at 1,000
+    /// Newton steps the same steps took 341 s instead of 456 s (199 of 200
+    /// met 1e-4 instead of 200; docs/solvers.md, "Choosing a solver").
     pub fallback_max_iterations: Option<usize>,
     /// Interior point under De Saxcé's law: take the first shift s = g(y)
     /// from the velocities of the starting impulses instead of s = 0, and
@@ -200,9 +203,9 @@ pub struct SolverSettings {
     /// whose start is the first method's answer to the same problem (on
     /// the step where a PGS run stalled, 200 plain sweeps' answer: 1e-4 met
     /// in 10 Newton steps instead of 169); a run's warm start, the previous
-    /// step's impulses, is a poorer one (on seed 001's pile at μ = 1, μ_r =
-    /// 1 m: 46 Newton steps a step instead of 35 from s = 0, measured). Not
-    /// a scene field.
+    /// step's impulses, is a poorer one (on the pile of Acary & Bourrier 2021
+    /// at μ = 1, μ_r = 1 m: 46 Newton steps a step instead of 35 from s = 0,
+    /// measured). Not a scene field.
     #[serde(skip)]
     pub shift_from_start: bool,
     /// The fallback's own wall-clock limit, counted from its start (what
@@ -337,8 +340,9 @@ fn solve_with<D: Delassus + Sync>(
 }
 
 /// The velocity the contact law pairs with γ: ŷ = y for the associated law;
-/// for De Saxcé's, ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …, 0) (seed 001
-/// eqs. 32–33 and 63, extended by the spinning term σ|ω_n|).
+/// for De Saxcé's, ŷ = y + (μ‖y_T‖ + σ|y_s| + ρ‖y_R‖, 0, …, 0)
+/// (Acary & Bourrier 2021, eqs. 32–33 and 63, extended by the spinning term
+/// σ|ω_n|).
 #[inline]
 pub fn modified_velocity(y: &Vec6, c: &ConeCoeffs, law: FrictionLaw) -> Vec6 {
     match law {

@@ -17,10 +17,10 @@
 //! alike; K̃ = T⁻¹K is the cone with coefficients (μ, ρ̃, σ̃) = (μ,
 //! ρ√(b_f/b_t), σ√(b_f/b_t)).
 //!
-//! **Associated law: the natural map**, G_i = Π_K̃ᵢ. F(z) = T⁻¹(γ − Π_B(γ −
-//! B y)) is seed 000 eq. 40 in the metric B⁻¹; for any positive definite B
-//! its zeros are the solutions (γ = Π_B(γ − By) ⇔ −y ∈ N_K(γ) ⇔ γ ∈ K, y ∈
-//! K*, γ ⊥ y).
+//! **Associated law: the natural map**, G_i = Π_K̃ᵢ.
+//! F(z) = T⁻¹(γ − Π_B(γ − B y)) is Tasora & Anitescu 2013, eq. 40, in the
+//! metric B⁻¹; for any positive definite B its zeros are the solutions
+//! (γ = Π_B(γ − By) ⇔ −y ∈ N_K(γ) ⇔ γ ∈ K, y ∈ K*, γ ⊥ y).
 //!
 //! **De Saxcé's law: Alart–Curnier's map** (Alart & Curnier, Comput. Methods
 //! Appl. Mech. Eng. 92 (1991); Siconos' `fc3d_AlartCurnier`), with a
@@ -34,18 +34,19 @@
 //! i.e. z_n ≥ 0, ỹ_n ≥ 0, z_n ỹ_n = 0, and in each block k (coefficient
 //! c_k) z_k = Π_ball(c_k z_n)(z_k − ỹ_k), i.e. ‖z_k‖ ≤ c_k z_n and z_k =
 //! −c_k z_n ỹ_k/‖ỹ_k‖ where ỹ_k ≠ 0: Coulomb's law in each of the three
-//! blocks, on one normal. Seed 001 eq. 63 (γ ∈ K, ŷ = y + e_n g(y) ∈ K*,
-//! γ ⊥ ŷ, g(y) = μ‖y_T‖ + σ|y_s| + ρ‖y_R‖) says the same: ŷ ∈ K* is y_n ≥ 0,
-//! and γ·ŷ = γ_n y_n + Σ_k (c_k γ_n‖y_k‖ + γ_k·y_k) is a sum of terms that
-//! are each ≥ 0 for γ ∈ K, so each vanishes. T scales z_k and ỹ_k of one
-//! block by one factor, so directions, and the balls with (μ, ρ̃, σ̃), are
-//! kept. Why not the natural map with De Saxcé's ŷ: its normal row carries
-//! g(y), whose norms have a kink at every sticking block, and where ρ̃ is
-//! large (seed 001's μ_r = 1 m: ρ̃ ≈ 10–12 in its piles) a rolling
-//! velocity enters the normal row tenfold. Here a sticking block is linear (G_k = x_k)
-//! whatever its coefficient, and no velocity norm enters the normal row.
-//! On `tests/data/hard/`'s De Saxcé problems from zero it takes fewer
-//! Newton steps (docs/solvers.md, "Hard problems").
+//! blocks, on one normal. Acary & Bourrier 2021, eq. 63 (γ ∈ K,
+//! ŷ = y + e_n g(y) ∈ K*, γ ⊥ ŷ, g(y) = μ‖y_T‖ + σ|y_s| + ρ‖y_R‖), says the
+//! same: ŷ ∈ K* is y_n ≥ 0, and γ·ŷ = γ_n y_n + Σ_k (c_k γ_n‖y_k‖ + γ_k·y_k)
+//! is a sum of terms that are each ≥ 0 for γ ∈ K, so each vanishes. T scales
+//! z_k and ỹ_k of one block by one factor, so directions, and the balls with
+//! (μ, ρ̃, σ̃), are kept. Why not the natural map with De Saxcé's ŷ: its
+//! normal row carries g(y), whose norms have a kink at every sticking block,
+//! and where ρ̃ is large (the piles of Acary & Bourrier 2021 at μ_r = 1 m:
+//! ρ̃ ≈ 10–12) a rolling velocity enters the normal row tenfold. Here a
+//! sticking block is linear (G_k = x_k) whatever its coefficient, and no
+//! velocity norm enters the normal row. On `tests/data/hard/`'s De Saxcé
+//! problems from zero it takes fewer Newton steps (docs/solvers.md, "Hard
+//! problems").
 //!
 //! The stopping test is not F: every method stops on the natural-map
 //! residual of [`ResidualMeasure`](super::ResidualMeasure), the same
@@ -128,8 +129,9 @@
 //! ([`pgs`](super::pgs): exact one-contact solves, which settle the
 //! contacts' pieces one at a time) and a new centre is taken. (A single
 //! projected fixed-point step z ← z − F_α(z) in its place solved 26 of 36
-//! steps of seed 001's pile at μ = 1, μ_r = 1 m from zero to 10⁻⁶, against
-//! 32 with the sweeps, in 4.5 s against 2.9 s; 2026-11-27, AMD EPYC.)
+//! steps of the pile of Acary & Bourrier 2021 at μ = 1, μ_r = 1 m from zero
+//! to 10⁻⁶, against 32 with the sweeps, in 4.5 s against 2.9 s; 2026-11-27,
+//! AMD EPYC.)
 //!
 //! A Newton step counts as one iteration of `max_iterations`; the residual
 //! of the stopping test is checked at every centre (a step costs one sparse
@@ -140,11 +142,12 @@
 //!
 //! From zero it solves 20 of the 21 Siconos problems of
 //! `tests/data/siconos` to 10⁻⁶ in 4–38 Newton steps, and eight of the
-//! twelve piles of `tests/data/hard` (a tall stack, seed 001 at μ_r = 0.1
-//! and 1 m; docs/solvers.md). Where it fails, and as the fallback of PGS in
-//! seed 001's standing pile, the proximal weight α follows the residual
-//! down, J_α nears singular along the redundant contacts' directions, and
-//! the Newton step there is long: it crosses the pieces of many degenerate
+//! twelve piles of `tests/data/hard` (a tall stack, the piles of
+//! Acary & Bourrier 2021 at μ_r = 0.1 and 1 m; docs/solvers.md). Where it
+//! fails, and as the fallback of PGS in the standing pile of
+//! Acary & Bourrier 2021, the proximal weight α follows the residual down,
+//! J_α nears singular along the redundant contacts' directions, and the
+//! Newton step there is long: it crosses the pieces of many degenerate
 //! contacts (γ_n and ỹ_n both near 0, blocks near their balls' rims), and
 //! the line search accepts only tiny steps (t of 10⁻³ to 10⁻⁸). Its
 //! directional derivative agrees with J d = −F at such points (checked by

@@ -1,4 +1,5 @@
-//! Projected block Gauss–Seidel (seed 001 §5.2, eqs. 66–67), CPU only.
+//! Projected block Gauss–Seidel (Acary & Bourrier 2021, §5.2, eqs. 66–67),
+//! CPU only.
 //!
 //! Contacts are visited one at a time in index order. Contact α sees the
 //! others at their latest values, y_α = W_αα p_α + q̄_α with
@@ -50,10 +51,10 @@
 //! solid sphere on a wall), and a cone with ρ ≫ R is very anisotropic.
 //!
 //! **Anderson acceleration.** Where the contacts lock into a redundant,
-//! welded frame (seed 001's piles at μ_r ≫ R, tall stacks) the sweeps
-//! creep: the error decays along a few slow directions at a rate near 1.
-//! Seen from the residual checks, `check_every` sweeps are one step of a
-//! fixed-point map x ↦ G(x), nearly linear there, and Anderson mixing
+//! welded frame (the piles of Acary & Bourrier 2021 at μ_r ≫ R, tall stacks)
+//! the sweeps creep: the error decays along a few slow directions at a rate
+//! near 1. Seen from the residual checks, `check_every` sweeps are one step
+//! of a fixed-point map x ↦ G(x), nearly linear there, and Anderson mixing
 //! (Walker & Ni, SIAM J. Numer. Anal. 49 (2011), "type II") removes those
 //! directions from the last m = `anderson` steps: with f_j = G(x_j) − x_j,
 //!
@@ -69,20 +70,22 @@
 //! starts again, so no check's residual is above what plain PGS would have
 //! given from the same iterate. Cost: one more apply of W per check (about a
 //! tenth more work at `check_every` = 10) and the mixing's dot products (m² per
-//! check, over all contacts). On the seed 001 problems (docs/solvers.md, "Hard
-//! problems") it turns stalls into convergence: the step whose 20,000 plain
-//! sweeps stop at 4·10⁻⁴ reaches 10⁻⁴ in 340; `seed001_mu1_mur1_step06000`,
-//! which no method solved, reaches 10⁻⁶.
+//! check, over all contacts). On the problems from the piles of
+//! Acary & Bourrier 2021 (docs/solvers.md, "Hard problems") it turns stalls
+//! into convergence: the step whose 20,000 plain sweeps stop at 4·10⁻⁴ reaches
+//! 10⁻⁴ in 340; `seed001_mu1_mur1_step06000`, which no method solved, reaches
+//! 10⁻⁶.
 //!
 //! **On by default** (`solver.anderson` = [`ANDERSON_DEPTH`] = 5; 0 gives plain
-//! sweeps). Measured on the same problems: the first 4,000 steps of seed 001's
-//! pile at μ = 1, μ_r = 1 m run with plain PGS (cap 1,000 sweeps, 10⁻⁴
-//! weighted, warm-started), each step's problem also solved by the mixed method
-//! from the same warm start: 3,487 steps met the tolerance with mixing against
-//! 3,394 plain, in 15.6 % fewer sweeps (944,940 against 1,120,230). Two runs
-//! side by side do not measure this: a different answer at one step changes
-//! every later step, so the two piles pose different problems (session 15 read
-//! 4,028 against 4,818 steps met from such a pair, and took it for a loss).
+//! sweeps). Measured on the same problems: the first 4,000 steps of the pile of
+//! Acary & Bourrier 2021 at μ = 1, μ_r = 1 m run with plain PGS (cap 1,000
+//! sweeps, 10⁻⁴ weighted, warm-started), each step's problem also solved by the
+//! mixed method from the same warm start: 3,487 steps met the tolerance with
+//! mixing against 3,394 plain, in 15.6 % fewer sweeps (944,940 against
+//! 1,120,230). Two runs side by side do not measure this: a different answer at
+//! one step changes every later step, so the two piles pose different problems
+//! (session 15 read 4,028 against 4,818 steps met from such a pair, and took it
+//! for a loss).
 
 //!
 //! **The accelerated local solve** (the momentum and restarts above; session
@@ -105,15 +108,15 @@
 //!   of 21 solved in the same sweeps, faster on the large ones (BoxesStack1
 //!   0.034 s against 0.044 s, Capsules 0.021 against 0.034; RockPile_tob1,
 //!   unsolved both ways, 6.4 s against 11.3 s);
-//! * a run: seed 001's pile at μ = 1, μ_r = 1 m, 0–6 s, PGS capped at 200
-//!   sweeps with the interior point as fallback (the settings docs/papers.md gave then):
-//!   5,964 of 6,000 steps met 10⁻⁴ against 5,966, in 948 s against 825 s —
-//!   at 8 % more contacts (131 against 121 a step: the two piles part after
-//!   a few steps). No gain there: the fallback runs on 74 % of the steps
-//!   both ways and takes most of the time. Where PGS does the work (cap
-//!   1,000, session 20: 10 steps from a checkpoint at 7.8 s) the
-//!   accelerated sweeps took 4.0 s against 8.2 s, the worst residual 1.7·10⁻³
-//!   against 2.1·10⁻³.
+//! * a run: the pile of Acary & Bourrier 2021 at μ = 1, μ_r = 1 m, 0–6 s, PGS
+//!   capped at 200 sweeps with the interior point as fallback (the settings
+//!   docs/papers.md gave then): 5,964 of 6,000 steps met 10⁻⁴ against 5,966,
+//!   in 948 s against 825 s — at 8 % more contacts (131 against 121 a step:
+//!   the two piles part after a few steps). No gain there: the fallback runs
+//!   on 74 % of the steps both ways and takes most of the time. Where PGS
+//!   does the work (cap 1,000, session 20: 10 steps from a checkpoint at
+//!   7.8 s) the accelerated sweeps took 4.0 s against 8.2 s, the worst
+//!   residual 1.7·10⁻³ against 2.1·10⁻³.
 //!
 //! The Anderson figures above were measured with the plain local solve.
 //!
@@ -131,11 +134,11 @@
 //! time (mu0.3_mur0.1_step12000 0.097 s against 0.387 s, seed000 step200
 //! 0.022 against 0.059). The Siconos suite at 10⁻⁶: the same sweeps and
 //! answers on all 21, up to 17 % slower (3-D Coulomb contacts, where the
-//! fixed point was already quick). In a run (seed 001, μ = 1, μ_r = 1 m,
-//! 0–6 s, the interior point as fallback, one thread each, side by side):
-//! PGS capped at 1,000 sweeps met 10⁻⁴ in 5,989 of 6,000 steps in 637 s,
-//! capped at 200 (the fallback's own cap 1,000) 5,948 in 863 s — so the
-//! docs' advice turned back to the cap of 1,000.
+//! fixed point was already quick). In a run (the pile of Acary & Bourrier 2021,
+//! μ = 1, μ_r = 1 m, 0–6 s, the interior point as fallback, one thread each,
+//! side by side): PGS capped at 1,000 sweeps met 10⁻⁴ in 5,989 of 6,000 steps
+//! in 637 s, capped at 200 (the fallback's own cap 1,000) 5,948 in 863 s — so
+//! the docs' advice turned back to the cap of 1,000.
 
 use std::collections::VecDeque;
 

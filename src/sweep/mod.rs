@@ -70,8 +70,8 @@
 //! DIR/sweep.csv           one row per run, sorted by run index
 //! DIR/sweep.json          the manifest
 //! DIR/sweep.png           angle vs the first varied parameter, mean ± sd over seeds
-//! DIR/sweep_height.png    height / mean diameter, the same way (seed 001 Fig. 5a)
-//! DIR/sweep_mean_radius.png  bottom mean radius / mean diameter (seed 001 Fig. 5b)
+//! DIR/sweep_height.png    height / mean diameter, the same way (Acary & Bourrier 2021, Fig. 5a)
+//! DIR/sweep_mean_radius.png  bottom mean radius / mean diameter (Acary & Bourrier 2021, Fig. 5b)
 //! DIR/contact_sheet.png   every run's final.png with its values and seed
 //! DIR/runs/<name>/        each run's directory (name: see run_dir_name)
 //! ```

@@ -34,10 +34,11 @@ pub fn sweep_series(spec: &SweepSpec, rows: &[SweepRow]) -> Vec<Series> {
 pub enum SweepMetric {
     /// The angle of repose (°): `sweep.png`.
     Angle,
-    /// The height over the mean diameter (seed 001 Fig. 5a): `sweep_height.png`.
+    /// The height over the mean diameter (Acary & Bourrier 2021, Fig. 5a):
+    /// `sweep_height.png`.
     HeightOverDiameter,
-    /// The bottom's mean radius over the mean diameter (seed 001 Fig. 5b):
-    /// `sweep_mean_radius.png`.
+    /// The bottom's mean radius over the mean diameter
+    /// (Acary & Bourrier 2021, Fig. 5b): `sweep_mean_radius.png`.
     MeanRadiusOverDiameter,
 }
 
@@ -78,8 +79,8 @@ impl SweepMetric {
 }
 
 /// Whether the first varied parameter is drawn on a log₁₀ axis: all its
-/// values are numbers > 0 spanning at least two decades (seed 001's
-/// 1e-5 … 1 rolling coefficients).
+/// values are numbers > 0 spanning at least two decades (the 1e-5 … 1
+/// rolling coefficients of Acary & Bourrier 2021).
 pub fn sweep_log_x(spec: &SweepSpec) -> bool {
     let Some(v) = spec.vary.first() else {
         return false;

@@ -407,11 +407,12 @@ fn launched_ball(law: FrictionLaw, h: f64) -> (World, f64, f64, f64) {
     (w, r, v0, mu)
 }
 
-/// The associated law's lift-off (seed 000 eq. 28): complementarity makes
-/// the normal velocity after the step y_n = μ ‖y_T‖, so a sphere that
-/// slides from resting contact is *launched* at μ times its slip speed
-/// after the step, u⁺, and flies a ballistic arc of 2 μ u⁺ / g. For a solid
-/// sphere one step's impulses give u⁺ = (u₀ − (7/2) μ g h) / (1 + (7/2) μ²):
+/// The associated law's lift-off (Tasora & Anitescu 2013, eq. 28):
+/// complementarity makes the normal velocity after the step y_n = μ ‖y_T‖,
+/// so a sphere that slides from resting contact is *launched* at μ times
+/// its slip speed after the step, u⁺, and flies a ballistic arc of
+/// 2 μ u⁺ / g. For a solid sphere one step's impulses give
+/// u⁺ = (u₀ − (7/2) μ g h) / (1 + (7/2) μ²):
 /// the friction impulse μ γ_n changes the slip by (1/m + R²/I) μ γ_n =
 /// (7/2) μ γ_n / m, and γ_n = m (g h + μ u⁺). Neither the launch speed nor
 /// the flight time vanishes as h → 0: the relaxation is not a small-h error.
@@ -503,9 +504,9 @@ fn sliding_lift_off_associated(mk: MakeStepper) -> Vec<Check> {
     out
 }
 
-/// The same sphere under De Saxcé's law (seed 001 eq. 63): ŷ_n = y_n +
-/// μ ‖y_T‖ = 0 while it slides, so it is not launched and its centre stays
-/// at R.
+/// The same sphere under De Saxcé's law (Acary & Bourrier 2021, eq. 63):
+/// ŷ_n = y_n + μ ‖y_T‖ = 0 while it slides, so it is not launched and its
+/// centre stays at R.
 fn sliding_stays_down_de_saxce(mk: MakeStepper) -> Vec<Check> {
     let case = "sliding_stays_down_de_saxce";
     let h = 1e-3;
@@ -589,7 +590,8 @@ fn rolling_resistance(mk: MakeStepper) -> Vec<Check> {
     let case = "rolling_resistance";
     let rho = 0.002;
     let (mut w, r, v0) = rolling_ball(rho);
-    // Uniform deceleration (5/7) ρ g / R (seed 000 §6.1, sphere instead of disk).
+    // Uniform deceleration (5/7) ρ g / R (Tasora & Anitescu 2013, §6.1,
+    // sphere instead of disk).
     let a = 5.0 / 7.0 * rho * G / r;
     let t_stop = v0 / a;
     let d_stop = v0 * v0 / (2.0 * a);

@@ -1,11 +1,11 @@
-//! Validation cases of the penalty formulation (seed 003 and Hertz's
-//! theory), each a world run to a measured quantity against its closed
-//! form: Hertz impacts, restitution, seed 003's brick on an incline (§4.1),
-//! the rolling and spinning sphere (§4.3–4.4), the Hertzian spin torque
-//! (App. C), the sphere-on-incline phase diagram (App. D) and the disk at
-//! rest (§4.2). The penalty formulation runs on the f64 CPU backend only,
-//! so these cases take no stepper factory. `tests/penalty.rs` asserts on
-//! them and `repose validate` prints them.
+//! Validation cases of the penalty formulation (Fang & Negrut 2020 and
+//! Hertz's theory), each a world run to a measured quantity against its
+//! closed form: Hertz impacts, restitution, the paper's brick on an incline
+//! (§4.1), the rolling and spinning sphere (§4.3–4.4), the Hertzian spin
+//! torque (App. C), the sphere-on-incline phase diagram (App. D) and the
+//! disk at rest (§4.2). The penalty formulation runs on the f64 CPU backend
+//! only, so these cases take no stepper factory. `tests/penalty.rs` asserts
+//! on them and `repose validate` prints them.
 //!
 //! The scenes are written in the scene syntax users write
 //! (`formulation: Penalty(…)`); the incline and the disk are the
@@ -251,9 +251,9 @@ fn restitution() -> Vec<Check> {
     out
 }
 
-/// Seed 003 §4.1's brick (m = 1 kg, μ_s = 0.25, μ_k = 0.2, K_E = 1e5 N/m,
-/// K_D = 2√(m K_E) = 632, g = 9.8) on a plane inclined by α: at
-/// α = 0.18 rad < atan μ_s it sticks (it creeps by the spring's
+/// The brick of Fang & Negrut 2020, §4.1 (m = 1 kg, μ_s = 0.25, μ_k = 0.2,
+/// K_E = 1e5 N/m, K_D = 2√(m K_E) = 632, g = 9.8) on a plane inclined by
+/// α: at α = 0.18 rad < atan μ_s it sticks (it creeps by the spring's
 /// micro-deflection, micrometres, and stops); at α = 0.25 rad > atan μ_s it
 /// slides at g (sin α − μ_k cos α) = 0.5255 m/s², within 1 %. The brick
 /// is a 10 cm cube on four corner contacts (Hooke, 10⁷ N/m), each with a
@@ -332,8 +332,9 @@ fn slope(samples: &[(f64, f64)]) -> f64 {
     num / den
 }
 
-/// A sphere of seed 003 §4.3–4.4 (R = 0.2 m, m = 5 kg, μ_s = 0.25,
-/// μ_k = 0.2, K_E = 10⁵ N/m, g = 9.8) on a floor, Hooke normal force.
+/// A sphere of Fang & Negrut 2020, §4.3–4.4 (R = 0.2 m, m = 5 kg,
+/// μ_s = 0.25, μ_k = 0.2, K_E = 10⁵ N/m, g = 9.8) on a floor, Hooke normal
+/// force.
 fn paper_sphere(velocity: &str, omega: &str, roll_eta: f64, spin_eta: f64) -> World {
     let density = 5.0 / (4.0 / 3.0 * std::f64::consts::PI * 0.2f64.powi(3));
     world(&format!(
@@ -349,8 +350,8 @@ fn paper_sphere(velocity: &str, omega: &str, roll_eta: f64, spin_eta: f64) -> Wo
     ))
 }
 
-/// Seed 003 §4.4: the sphere spinning at 1 rad/s about the vertical with
-/// η_ψ = 0.006 slows under the constant kinetic spin torque
+/// Fang & Negrut 2020, §4.4: the sphere spinning at 1 rad/s about the
+/// vertical with η_ψ = 0.006 slows under the constant kinetic spin torque
 /// μ_k N η_ψ R = 0.01176 N m, so at 0.147 rad/s² (I = 0.08 kg m²), and
 /// stops after 6.80 s, where it stays.
 fn spinning_sphere() -> Vec<Check> {
@@ -392,10 +393,11 @@ fn spinning_sphere() -> Vec<Check> {
     ]
 }
 
-/// Seed 003 §4.3 phase II on the level: the sphere rolling at 0.5 m/s with
-/// η_r = 0.3 rolls without slip (the slide stays static) under the kinetic
-/// roll torque 2 η_r R μ_k N, which slows it at 2 η_r μ_k g / 1.4 =
-/// 0.84 m/s² (m a = −F, I α = F R − T, a = α R) until it stops.
+/// Fang & Negrut 2020, §4.3, phase II on the level: the sphere rolling at
+/// 0.5 m/s with η_r = 0.3 rolls without slip (the slide stays static) under
+/// the kinetic roll torque 2 η_r R μ_k N, which slows it at
+/// 2 η_r μ_k g / 1.4 = 0.84 m/s² (m a = −F, I α = F R − T, a = α R) until
+/// it stops.
 fn rolling_sphere() -> Vec<Check> {
     let mut w = paper_sphere("(0.5, 0, 0)", "(0, 2.5, 0)", 0.3, 0.0);
     let mut st = Stepper::new();
@@ -424,11 +426,11 @@ fn rolling_sphere() -> Vec<Check> {
     ]
 }
 
-/// Seed 003 App. C's steel (8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E =
-/// 5·10⁶ N/m, μ_s = 0.25, μ_k = 0.2) on a rigid floor with the Hertzian
-/// spin stiffness: the body `body` (a scene `spheres` entry spinning about
-/// z, material 0) is run for `steps` steps of 1 ms, and the spin torque
-/// −I dω/dt fitted over `window` (s) returned.
+/// The steel of Fang & Negrut 2020, App. C (8000 kg/m³, E = 2·10¹¹ Pa,
+/// ν = 0.3, K_E = 5·10⁶ N/m, μ_s = 0.25, μ_k = 0.2) on a rigid floor with
+/// the Hertzian spin stiffness: the body `body` (a scene `spheres` entry
+/// spinning about z, material 0) is run for `steps` steps of 1 ms, and the
+/// spin torque −I dω/dt fitted over `window` (s) returned.
 fn steel_spin_torque(body: &str, inertia: f64, steps: usize, window: (f64, f64)) -> f64 {
     let mut w = world(&format!(
         "Scene(version: 1, time_step: 1e-3, duration: 1.0, gravity: (0, 0, -9.8),
@@ -465,10 +467,10 @@ fn steel_contact(load: f64, r_eff: f64) -> (f64, f64) {
     (delta, (r_eff * delta).sqrt())
 }
 
-/// Seed 003 App. C / Table 5: with the Hertzian spin stiffness the spin
-/// torque of a spinning steel sphere (the ellipsoid's volume: R = 27.14 mm,
-/// 8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E = 5·10⁶ N/m) on a rigid floor
-/// slides at a μ_k N / 2, a = √(R δ) the Hertz contact radius
+/// Fang & Negrut 2020, App. C / Table 5: with the Hertzian spin stiffness
+/// the spin torque of a spinning steel sphere (the ellipsoid's volume:
+/// R = 27.14 mm, 8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E = 5·10⁶ N/m) on a
+/// rigid floor slides at a μ_k N / 2, a = √(R δ) the Hertz contact radius
 /// (a = 8.47·10⁻⁵ m: 5.57·10⁻⁵ N m; Table 5's 6.96·10⁻⁵ N m is the static
 /// peak a μ_s N / 2).
 fn hertzian_spin() -> Vec<Check> {
@@ -496,7 +498,8 @@ fn hertzian_spin() -> Vec<Check> {
     )]
 }
 
-/// The steady motion of a sphere on an incline (seed 003 Table 2).
+/// The steady motion of a sphere on an incline (Fang & Negrut 2020,
+/// Table 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Motion {
     /// At rest.
@@ -512,12 +515,12 @@ pub enum Motion {
 /// μ_s and μ_k of `scenes/seed003_incline.ron`.
 pub const INCLINE_MU: (f64, f64) = (0.25, 0.2);
 
-/// Seed 003 App. D's borders for the sphere released at rest on an incline
-/// of `alpha`: stationary iff tan α ≤ 2 η_r μ_s; else rolling without slip
-/// iff tan α ≤ 3.5 μ_s − 5 η_r μ_k; else sliding like a brick iff
-/// η_r ≥ 0.5 (§4.3: "when η_r ≥ 0.5 … like a brick"; the appendix's text
-/// ends before this border), else rolling with slip. Also the distance, in
-/// grid steps (`dalpha`, `deta`), to the nearest border.
+/// The borders of Fang & Negrut 2020, App. D, for the sphere released at
+/// rest on an incline of `alpha`: stationary iff tan α ≤ 2 η_r μ_s; else
+/// rolling without slip iff tan α ≤ 3.5 μ_s − 5 η_r μ_k; else sliding like
+/// a brick iff η_r ≥ 0.5 (§4.3: "when η_r ≥ 0.5 … like a brick"; the
+/// appendix's text ends before this border), else rolling with slip. Also
+/// the distance, in grid steps (`dalpha`, `deta`), to the nearest border.
 pub fn expected_motion(alpha: f64, eta: f64, dalpha: f64, deta: f64) -> (Motion, f64) {
     let (mu_s, mu_k) = INCLINE_MU;
     let t = alpha.tan();
@@ -586,10 +589,10 @@ pub fn motion_on_incline(alpha: f64, eta: f64) -> Motion {
     }
 }
 
-/// Seed 003 §4.3 / App. D: over 16 slopes (2.5°…40°) × 10 rolling
-/// resistances (η_r = 0.06…0.6), the share of the cases more than one grid
-/// step from a border whose motion is the borders' (≥ 95 % asked: checked
-/// as 1 within 0.05), and that the grid reaches all four motions.
+/// Fang & Negrut 2020, §4.3 / App. D: over 16 slopes (2.5°…40°) × 10
+/// rolling resistances (η_r = 0.06…0.6), the share of the cases more than
+/// one grid step from a border whose motion is the borders' (≥ 95 % asked:
+/// checked as 1 within 0.05), and that the grid reaches all four motions.
 fn incline_phases() -> Vec<Check> {
     let (dalpha, deta) = (2.5f64.to_radians(), 0.06);
     let (mut agree, mut total) = (0, 0);
@@ -630,9 +633,9 @@ fn incline_phases() -> Vec<Check> {
     ]
 }
 
-/// `scenes/seed003_disk.ron` (seed 003 §4.2's disk launched at 5 m/s)
-/// with the `rolling` model given: (time, |v|, ω) after each 1 ms step for
-/// `seconds`.
+/// `scenes/seed003_disk.ron` (the disk of Fang & Negrut 2020, §4.2,
+/// launched at 5 m/s) with the `rolling` model given: (time, |v|, ω) after
+/// each 1 ms step for `seconds`.
 pub fn disk(rolling: &str, seconds: f64) -> Vec<(f64, f64, DVec3)> {
     let text = DISK.replace("rolling: Tracked", &format!("rolling: {rolling}"));
     let mut w = world(&text);
@@ -646,9 +649,9 @@ pub fn disk(rolling: &str, seconds: f64) -> Vec<(f64, f64, DVec3)> {
         .collect()
 }
 
-/// Seed 003 §4.2 / Fig. 10: the disk slides, rolls, and comes to rest
-/// under either rolling model; at rest the tracked model's torque goes to
-/// zero and the disk stays still (|ω| below 10⁻⁶ rad/s over the last
+/// Fang & Negrut 2020, §4.2 / Fig. 10: the disk slides, rolls, and comes to
+/// rest under either rolling model; at rest the tracked model's torque goes
+/// to zero and the disk stays still (|ω| below 10⁻⁶ rad/s over the last
 /// second), while the legacy constant torque (App. A.2 eq. 8, μ_r = 0.1)
 /// keeps flipping the disk's spin: ω never settles (above 10⁻⁴ rad/s on
 /// most steps of the last second, checked as a share of 1 within 0.5).
@@ -697,8 +700,8 @@ fn disk_at_rest() -> Vec<Check> {
 
 const STACK: &str = include_str!("../../scenes/seed003_stack.ron");
 
-/// Seed 003 §4.6's stack (`scenes/seed003_stack.ron`): its radius (m), its
-/// μ_s and the top sphere's start height (m).
+/// The stack of Fang & Negrut 2020, §4.6 (`scenes/seed003_stack.ron`): its
+/// radius (m), its μ_s and the top sphere's start height (m).
 pub const STACK_R: f64 = 0.15;
 /// μ_s of the stack's spheres.
 pub const STACK_MU_S: f64 = 0.3;
@@ -766,10 +769,10 @@ pub fn stack_sliding_bound() -> f64 {
     mu * 1.0 / k
 }
 
-/// Seed 003 §4.5.2 / Table 5: a steel ellipsoid (a = b = 2 cm, c = 5 cm,
-/// 8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E = 5·10⁶ N/m, μ_s = 0.25,
-/// μ_k = 0.2, `spinning: Hertz`) spinning at 1 rad/s on a rigid floor,
-/// upright (on the end of c) or flat (on the end of a): the contact's
+/// Fang & Negrut 2020, §4.5.2 / Table 5: a steel ellipsoid (a = b = 2 cm,
+/// c = 5 cm, 8000 kg/m³, E = 2·10¹¹ Pa, ν = 0.3, K_E = 5·10⁶ N/m,
+/// μ_s = 0.25, μ_k = 0.2, `spinning: Hertz`) spinning at 1 rad/s on a rigid
+/// floor, upright (on the end of c) or flat (on the end of a): the contact's
 /// curvature is the ellipsoid's mean curvature there (125 /m upright,
 /// 29 /m flat), its Hertz radius a = √(δ/𝒦), and the kinetic spin torque
 /// a μ_k N / 2 (Table 5's maxima are the static a μ_s N / 2: 4.63·10⁻⁵ and
@@ -824,13 +827,13 @@ fn ellipsoid_spin() -> Vec<Check> {
     out
 }
 
-/// Seed 003 §4.5.1 / Table 4: an ellipsoid (m = 5 kg, a = b = 0.2 m,
-/// c = 0.5 m, μ_s = 0.25, μ_k = 0.2, K_E = 10⁵ N/m, η_r = 0.2, Hooke
-/// k_n = 10⁷ N/m) set upright on a floor and pushed at 0.3 m/s falls over,
-/// rolls and comes to rest lying flat (the paper's Fig. 14: flat and still
-/// at 3 s): at 4 s still, its centre at a above the floor and its c axis
-/// horizontal within 3° (rolling resistance holds it where it stops, a
-/// little short of the exact flat pose: 1.5° here).
+/// Fang & Negrut 2020, §4.5.1 / Table 4: an ellipsoid (m = 5 kg,
+/// a = b = 0.2 m, c = 0.5 m, μ_s = 0.25, μ_k = 0.2, K_E = 10⁵ N/m,
+/// η_r = 0.2, Hooke k_n = 10⁷ N/m) set upright on a floor and pushed at
+/// 0.3 m/s falls over, rolls and comes to rest lying flat (the paper's
+/// Fig. 14: flat and still at 3 s): at 4 s still, its centre at a above the
+/// floor and its c axis horizontal within 3° (rolling resistance holds it
+/// where it stops, a little short of the exact flat pose: 1.5° here).
 fn ellipsoid_falls_flat() -> Vec<Check> {
     let density = 5.0 / (4.0 / 3.0 * std::f64::consts::PI * 0.2 * 0.2 * 0.5);
     let mut w = world(&format!(

@@ -127,8 +127,8 @@ fn assess(p: &ContactProblem, gamma: Vec<Vec6>) -> Assessed {
 /// impulses and velocities commensurate: ‖γ‖²_{B⁻¹} and ‖y‖²_B are energies).
 ///
 /// With f(γ) = ½γᵀNγ + rᵀγ (whose minimisers over the cones C are the CCP's
-/// solutions, seed 000 eq. 42), γ* a solution, y = Nγ + r, y* = Nγ* + r,
-/// p = Π^B_C(γ − By) and e = γ − p:
+/// solutions, Tasora & Anitescu 2013, eq. 42), γ* a solution, y = Nγ + r,
+/// y* = Nγ* + r, p = Π^B_C(γ − By) and e = γ − p:
 /// * f(γ) − f(γ*) = y*ᵀ(γ − γ*) + ½‖v(γ) − v*‖²_M exactly (N = DᵀM⁻¹D), and
 ///   y*ᵀ(γ − γ*) ≥ y*ᵀ(q − γ*) − ‖y*‖_B‖γ − q‖_{B⁻¹} ≥ −‖y*‖_B‖γ − q‖_{B⁻¹}
 ///   for q = Π^B_C γ ∈ C (γ* minimises f over C);
@@ -137,9 +137,10 @@ fn assess(p: &ContactProblem, gamma: Vec<Vec6>) -> Assessed {
 ///   so yᵀ(γ − γ*) = yᵀ(p − γ*) + yᵀe ≤ ‖e‖_{B⁻¹}(‖p − γ*‖_{B⁻¹} + ‖y‖_B).
 ///
 /// Hence ‖v(γ) − v*‖²_M ≤ 2‖e‖_{B⁻¹}(‖p − γ*‖_{B⁻¹} + ‖y‖_B) + 2‖y*‖_B‖γ − q‖_{B⁻¹}:
-/// the velocities are unique (seed 000 Theorem 2) even where the impulses
-/// are not, and converge like the square root of the residual. γ* is not
-/// known exactly; the f64 reference `star` (1000× tighter) stands in for it.
+/// the velocities are unique (Tasora & Anitescu 2013, Theorem 2) even where the
+/// impulses are not, and converge like the square root of the residual. γ* is
+/// not known exactly; the f64 reference `star` (1000× tighter) stands in for
+/// it.
 fn velocity_bound(a: &Assessed, star: &Assessed) -> f64 {
     let p_to_star = a
         .step

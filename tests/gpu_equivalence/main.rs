@@ -6,7 +6,8 @@
 //! same operations in the same order, so they are compared tightly, iterate
 //! for iterate; the f32 solvers and the f64 reference are compared where the
 //! maths says they must agree (converged body velocities, which are unique,
-//! seed 000 Theorem 2), to a tolerance derived from the measured residuals.
+//! Tasora & Anitescu 2013, Theorem 2), to a tolerance derived from the
+//! measured residuals.
 //!
 //! Each property has one generic test body taking the f32 solver under test
 //! ([`Solver32`]) and thin wrappers, `cpu_f32` and `gpu`, made by

@@ -1,9 +1,9 @@
 //! The penalty (smooth) DEM formulation: bodies overlap a little, and the
 //! overlap pushes them apart with a normal force (Hertz or Hooke, damped to
-//! a coefficient of restitution, [`normal`]); friction is seed 003's
-//! micro-deflection springs with static and kinetic coefficients, for
-//! sliding ([`slide`]) and for rolling and spinning ([`roll_spin`]). Small
-//! explicit sub-steps integrate it.
+//! a coefficient of restitution, [`normal`]); friction is the
+//! micro-deflection springs of Fang & Negrut 2020 with static and kinetic
+//! coefficients, for sliding ([`slide`]) and for rolling and spinning
+//! ([`roll_spin`]). Small explicit sub-steps integrate it.
 //!
 //! One step of the scene (`time_step`, which keeps setting output intervals
 //! and inlets) is n sub-steps of Δt = h/n, each:
@@ -33,14 +33,14 @@
 //!   general; with the list, per body in parallel from its per-pair loads,
 //!   in the integration's pass over the bodies): the same bits for any
 //!   number of threads, and the list gives the bits of a full detection.
-//! * **integrate**: half-implicit (symplectic) Euler, as seed 003 §4 uses:
-//!   v ← v + Δt (F/m + g), ω ← ω + Δt I⁻¹ T, then x ← x + Δt v and the
-//!   orientation by exp(Δt ω); bodies that are not spheres also take the
-//!   implicit torque-free gyroscopic step of [`crate::integrate`]. With
-//!   the neighbour list, one pass over the spheres sums each one's loads,
-//!   advances its velocities and then its position (each sphere's motion
-//!   read and written once), and tells whether some sphere has moved half
-//!   the skin since the list was built, which the next sub-step's
+//! * **integrate**: half-implicit (symplectic) Euler, as Fang & Negrut 2020
+//!   use (§4): v ← v + Δt (F/m + g), ω ← ω + Δt I⁻¹ T, then x ← x + Δt v
+//!   and the orientation by exp(Δt ω); bodies that are not spheres also
+//!   take the implicit torque-free gyroscopic step of [`crate::integrate`].
+//!   With the neighbour list, one pass over the spheres sums each one's
+//!   loads, advances its velocities and then its position (each sphere's
+//!   motion read and written once), and tells whether some sphere has moved
+//!   half the skin since the list was built, which the next sub-step's
 //!   `collide` reads instead of passing over the spheres again.
 //!
 //! **The sub-step.** Unless the scene sets `time_step`, Δt is a fifth of the
@@ -95,9 +95,10 @@ pub struct PenaltySettings {
     pub normal: NormalModel,
     /// The sub-step Δt (s); `None`: from the stiffness (module docs).
     pub time_step: Option<f64>,
-    /// The rolling resistance: seed 003's tracked micro-deflection
-    /// (`Tracked`, the default, from the materials' `roll_eta`) or the
-    /// legacy constant torque (`ConstantTorque(coefficient: μ_r)`).
+    /// The rolling resistance: the tracked micro-deflection of
+    /// Fang & Negrut 2020 (`Tracked`, the default, from the materials'
+    /// `roll_eta`) or the legacy constant torque
+    /// (`ConstantTorque(coefficient: μ_r)`).
     pub rolling: RollingModel,
     /// The neighbour list's skin (m): sphere pairs closer than this are
     /// listed and checked every sub-step, the list rebuilt once a sphere
@@ -106,33 +107,34 @@ pub struct PenaltySettings {
     /// skin"); `Some(0.0)`: no list, a full detection every sub-step. The
     /// skin changes the speed only, never the results.
     pub skin: Option<f64>,
-    /// The spin stiffness: `Heuristic` (the default, seed 003 eq. 3c,
-    /// K_ψ = η_ψ K_E R*², from the materials' `spin_eta`) or `Hertz`
-    /// (App. C eqs. 12–14: the slide spring spread over the Hertz contact
-    /// disk of radius a = √(R* δ), K_ψ = a² K_E / 2, caps μ N / (K_E a), so
-    /// the spin torque peaks at a μ_s N / 2; every contact, whatever
-    /// `spin_eta`).
+    /// The spin stiffness: `Heuristic` (the default, Fang & Negrut 2020,
+    /// eq. 3c, K_ψ = η_ψ K_E R*², from the materials' `spin_eta`) or
+    /// `Hertz` (App. C eqs. 12–14: the slide spring spread over the Hertz
+    /// contact disk of radius a = √(R* δ), K_ψ = a² K_E / 2, caps
+    /// μ N / (K_E a), so the spin torque peaks at a μ_s N / 2; every
+    /// contact, whatever `spin_eta`).
     pub spinning: SpinModel,
 }
 
 /// How spinning is resisted in the penalty formulation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum SpinModel {
-    /// Seed 003 §3.3 eq. 3c with 𝒦 = 1/R* and the materials' η_ψ.
+    /// Fang & Negrut 2020, §3.3 eq. 3c, with 𝒦 = 1/R* and the materials' η_ψ.
     #[default]
     Heuristic,
-    /// Seed 003 App. C: 𝒦 = 1/a, η_ψ = 1/2.
+    /// Fang & Negrut 2020, App. C: 𝒦 = 1/a, η_ψ = 1/2.
     Hertz,
 }
 
 /// How rolling is resisted in the penalty formulation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum RollingModel {
-    /// Seed 003 §3.2's rocking springs ([`roll_spin`]), from `roll_eta`.
+    /// The rocking springs of Fang & Negrut 2020, §3.2 ([`roll_spin`]), from
+    /// `roll_eta`.
     #[default]
     Tracked,
-    /// The legacy model of seed 003 App. A.2 eq. 8: a torque of constant
-    /// size μ_r R* N against the relative angular velocity,
+    /// The legacy model of Fang & Negrut 2020, App. A.2 eq. 8: a torque of
+    /// constant size μ_r R* N against the relative angular velocity,
     /// M = −μ_r R* N (ω_A − ω_B)/‖ω_A − ω_B‖ on A and −M on B. Near rest
     /// ω cannot reach zero and the torque flips sign every step (the
     /// chatter the paper shows); kept to show it.
@@ -179,7 +181,7 @@ impl PenaltySettings {
 /// One contact's history across sub-steps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContactHistory {
-    /// Sliding micro-deflection and mode (seed 003 §3.1).
+    /// Sliding micro-deflection and mode (Fang & Negrut 2020, §3.1).
     pub slide: SlideHistory,
     /// Rocking micro-deflection and mode of body A, then B (§3.2).
     pub roll: [RollHistory; 2],

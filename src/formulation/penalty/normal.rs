@@ -3,8 +3,8 @@
 //!
 //! | model | elastic force | damping | stiffness dF/dδ |
 //! |---|---|---|---|
-//! | Hertz (seed 003 App. C eq. 15) | k δ^{3/2}, k = (4/3) E* √R* | ζ √(k m*) δ^{1/4} δ̇ | (3/2) k √δ |
-//! | Hooke (seed 003 §4.5.1) | k δ | ζ √(k m*) δ̇ | k |
+//! | Hertz (Fang & Negrut 2020, App. C eq. 15) | k δ^{3/2}, k = (4/3) E* √R* | ζ √(k m*) δ^{1/4} δ̇ | (3/2) k √δ |
+//! | Hooke (Fang & Negrut 2020, §4.5.1) | k δ | ζ √(k m*) δ̇ | k |
 //!
 //! with the overlap δ > 0, its rate δ̇, 1/E* = (1 − ν_a²)/E_a + (1 − ν_b²)/E_b,
 //! 1/R* = 1/R_a + 1/R_b (a wall: R_b = ∞) and the reduced mass m* (a wall:

@@ -22,7 +22,7 @@
 //!
 //! ```text
 //! normal   Hertz (2/5) k δ^{5/2}  (= ∫₀^δ k x^{3/2} dx),  Hooke ½ k δ²
-//! slide    ½ K_E |S|²                       (seed 003 eq. 1b's spring)
+//! slide    ½ K_E |S|²                       (the spring of Fang & Negrut 2020, eq. 1b)
 //! roll     ½ K_R (|Θ_A|² + |Θ_B|²),  K_R = 4 η_r K_E / κ²   (eq. 2b; tracked model)
 //! spin     ½ K_ψ Φ²,  K_ψ = η_ψ K_E R*²     (eq. 3c; Hertzian spin: K_ψ = ½ K_E a², a² = δ R*)
 //! ```

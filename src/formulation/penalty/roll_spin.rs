@@ -1,7 +1,8 @@
-//! Seed 003's rolling and spinning resistance: micro-deflection springs on
-//! the contact point's travel over each body (roll, §3.2, eqs. 2, 2a–2c,
-//! Table 1) and on the bodies' relative turn about the normal (spin, §3.3,
-//! eqs. 3, 3a–3d), each with a static and a kinetic cap.
+//! The rolling and spinning resistance of Fang & Negrut 2020:
+//! micro-deflection springs on the contact point's travel over each body
+//! (roll, §3.2, eqs. 2, 2a–2c, Table 1) and on the bodies' relative turn
+//! about the normal (spin, §3.3, eqs. 3, 3a–3d), each with a static and a
+//! kinetic cap.
 //!
 //! **Roll.** Over a step the contact point travels p_k over body k's
 //! surface: p_k = P(Δc − Δt u_k), with Δc the geometric contact point's
@@ -10,7 +11,7 @@
 //! [`super::slide`]: a sphere rolling without slip has p_A = p_B, a locked
 //! sphere dragged has p_sphere = 0). Body k rocks by θ_k = κ_k p_k (eq. 2),
 //! κ_k its curvature at the contact (1/r for a sphere, 0 for a wall, an
-//! ellipsoid's mean curvature there as seed 003 App. C takes it,
+//! ellipsoid's mean curvature there as Fang & Negrut 2020 (App. C) take it,
 //! [`crate::shape::Shape::mean_curvature`]; shapes with faces and edges:
 //! 1/their bounding radius, a stand-in), and
 //! its history Θ_k += θ_k. With κ = κ_A + κ_B:
@@ -278,9 +279,9 @@ mod tests {
         assert!(t.x.abs() < 1e-12 && t.z.abs() < 1e-12, "torque {t}");
     }
 
-    /// Seed 003 §4.4: a sphere (R = 0.2 m, N = 49 N, μ_k = 0.2, η_ψ = 0.006)
-    /// spinning on a floor feels the kinetic spin torque μ_k N η_ψ R =
-    /// 0.01176 N m against its spin.
+    /// Fang & Negrut 2020, §4.4: a sphere (R = 0.2 m, N = 49 N, μ_k = 0.2,
+    /// η_ψ = 0.006) spinning on a floor feels the kinetic spin torque
+    /// μ_k N η_ψ R = 0.01176 N m against its spin.
     #[test]
     fn a_spinning_sphere_feels_mu_k_n_eta_psi_r() {
         let p = params();

@@ -1,5 +1,5 @@
-//! Seed 003's sliding friction: a micro-deflection spring S in the tangent
-//! plane with a static and a kinetic cap (§3.1, eqs. 1a–1c).
+//! The sliding friction of Fang & Negrut 2020: a micro-deflection spring S
+//! in the tangent plane with a static and a kinetic cap (§3.1, eqs. 1a–1c).
 //!
 //! Per contact and per step of length Δt, with n the contact normal (from
 //! body A toward body B) and u the velocity of B's material point at the
@@ -40,13 +40,13 @@
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
-/// Seed 003's stick/slip rule on a micro-deflection of squared length
-/// `len2` (step 3 of the module docs; the rolling and spinning springs use
-/// it too): in stick, past the static cap it is scaled to that cap and
-/// slips; in slip, past the kinetic cap it is scaled to that cap, else it
-/// sticks. Returns the scale to apply (≤ 1) and whether it slips. The
-/// lengths are compared squared: a deflection within its cap (most
-/// contacts of a settled bed) takes no square root.
+/// The stick/slip rule of Fang & Negrut 2020 on a micro-deflection of
+/// squared length `len2` (step 3 of the module docs; the rolling and
+/// spinning springs use it too): in stick, past the static cap it is scaled
+/// to that cap and slips; in slip, past the kinetic cap it is scaled to
+/// that cap, else it sticks. Returns the scale to apply (≤ 1) and whether
+/// it slips. The lengths are compared squared: a deflection within its cap
+/// (most contacts of a settled bed) takes no square root.
 #[inline]
 pub(super) fn cap(len2: f64, slipping: bool, static_cap: f64, kinetic_cap: f64) -> (f64, bool) {
     let limit = if slipping { kinetic_cap } else { static_cap };

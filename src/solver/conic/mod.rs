@@ -1,11 +1,12 @@
 //! A primal–dual interior-point method for the contact problem's conic
 //! program, written for one thing clarabel cannot do: change the linear
 //! term q between two Newton steps. Under De Saxcé's law the program's q
-//! carries the shift s = g(y) of the velocities of its own answer (seed 004
-//! §2.2; [`interior`](super::interior)); here s is re-evaluated at every
-//! iterate, so the fixed point on s and the barrier path are followed in one
-//! sequence of Newton steps instead of one program per shift (the "update
-//! of s" of the interior-point method in Siconos' global friction solvers).
+//! carries the shift s = g(y) of the velocities of its own answer
+//! (Acary & Cadoux 2011, §2.2; [`interior`](super::interior)); here s is
+//! re-evaluated at every iterate, so the fixed point on s and the barrier
+//! path are followed in one sequence of Newton steps instead of one program
+//! per shift (the "update of s" of the interior-point method in Siconos'
+//! global friction solvers).
 //!
 //! # The program
 //!
