@@ -178,7 +178,9 @@ fn the_pour_example_runs_to_its_end_on_the_cpu() {
 /// the scene's own settings: the pile settles and stops the run, at least
 /// 95 % of the steps meet the solver's tolerance (so the angle does not
 /// depend on the iteration cap), and an angle of repose is measured and
-/// written to `summary.json`.
+/// written to `summary.json`, with a base radius that is the pile's
+/// footprint: at least four bead diameters inside the bin's half-width
+/// (beads that rolled to the walls, 0.19 m out, do not set it).
 #[test]
 fn the_demo_pile_settles_converged_and_measures_its_angle() {
     use repose::output::summary::StopReason;
@@ -199,5 +201,15 @@ fn the_demo_pile_settles_converged_and_measures_its_angle() {
         angle.is_some_and(f64::is_finite),
         "no angle measured: {:?}",
         s.extra.get("angle_of_repose_error")
+    );
+    // scenes/pile.ron: a bin of half-width 0.2 m, beads of radius 5 mm.
+    let (half_width, diameter) = (0.2, 0.01);
+    let base = s.extra["angle_of_repose"]["base_radius"]
+        .as_f64()
+        .expect("angle_of_repose.base_radius");
+    assert!(
+        base > 0.0 && base <= half_width - 4.0 * diameter,
+        "base radius {base} m: not inside the pile's footprint (at most {} m)",
+        half_width - 4.0 * diameter
     );
 }
