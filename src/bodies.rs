@@ -90,6 +90,24 @@ pub struct SphereInit {
     pub material: u32,
 }
 
+impl BodyInit {
+    /// The body's bounding ball: a sphere at its centre of the shape's
+    /// bounding radius, with its mass, motion and material (the largest
+    /// principal moment as the ball's inertia). The checks that place and
+    /// compare spheres see a body as this ball.
+    pub fn bounding_ball(&self) -> SphereInit {
+        SphereInit {
+            pos: self.pos,
+            radius: self.shape.bounding_radius(),
+            mass: self.mass,
+            inertia: self.principal.max_element(),
+            vel: self.vel,
+            omega: self.omega,
+            material: self.material,
+        }
+    }
+}
+
 impl SphereInit {
     /// Mass of a solid sphere of the given radius and density: (4/3) π r³ ρ.
     pub fn solid_mass(radius: f64, density: f64) -> f64 {

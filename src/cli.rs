@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use repose::analysis::{Axis, HeapMethod};
-use repose::render::{ColourBy, LookAlong};
 use repose::run::BackendChoice;
+use repose::scene::{ColourBy, LookAlong};
 use repose::solver::SolverMethod;
 
 /// What every run of a sweep or a calibration takes alike (`repose run`

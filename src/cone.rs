@@ -431,7 +431,7 @@ mod tests {
     /// the pieces' borders, for cones with and without zero coefficients.
     #[test]
     fn the_projection_jacobian_matches_finite_differences() {
-        let mut rng = crate::scene::rng::Rng::new(7);
+        let mut rng = crate::rng::Rng::new(7);
         let cones = [
             ConeCoeffs {
                 mu: 0.5,

@@ -53,7 +53,7 @@ use std::time::Duration;
 use crate::contact_forces::ContactForces;
 use crate::formulation::complementarity::{self as rigid, FinishBuffers};
 use crate::formulation::penalty::{self, PenaltyWorkspace};
-use crate::formulation::pyramid::{self, PyramidError, PyramidLcp, PyramidSettings};
+use crate::formulation::pyramid::{self, PyramidSettings};
 use crate::formulation::Formulation;
 use crate::gpu::jacobi::{BatchEntry, GpuJacobi};
 use crate::gpu::{GpuContext, GpuError};
@@ -425,19 +425,10 @@ impl Stepper {
         settings: &PyramidSettings,
     ) -> Result<StepReport, StepError> {
         let problem = rigid::pose(world, &mut self.timers)?;
-        let h = world.time_step;
         let step = world.step_index + 1;
-        let bodies = &world.bodies;
-        let warm = &world.warm;
-        let vrec = world.contact.max_recovery_speed;
         let (impulses, lcp_size, pivots) = self
             .timers
-            .time("lcp", || -> Result<_, PyramidError> {
-                let history = pyramid::histories(&problem, warm, bodies);
-                let lcp = PyramidLcp::build(&problem, &history, settings, h, vrec)?;
-                let (p, pivots) = lcp.solve()?;
-                Ok((p, lcp.size(), pivots))
-            })
+            .time("lcp", || pyramid::solve_step(&problem, world, settings))
             .map_err(|error| StepError::Pyramid { step, error })?;
         self.gamma.clear();
         self.gamma

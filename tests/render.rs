@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use glam::DVec3;
 use repose::render::colormap::{series_colour, viridis};
-use repose::render::particles::{particle_layout, LookAlong, BACKGROUND};
+use repose::render::particles::{particle_layout, BACKGROUND};
 use repose::render::plot::plot_layout;
 use repose::render::sheet::{sheet_size, thumbnail_size, CAPTION_HEIGHT, SHEET_GAP, THUMB_WIDTH};
 use repose::render::text::{draw_text, text_height, text_width};
@@ -20,6 +20,7 @@ use repose::render::{
     contact_sheet, nice_step_below, nice_ticks, plot_lines, render_particles, write_png, Image,
     ParticleOptions, PlotOptions, RenderError, Rgb, Series,
 };
+use repose::scene::LookAlong;
 
 const BIN: &str = env!("CARGO_BIN_EXE_repose");
 

@@ -280,7 +280,7 @@ fn every_nested_variant_and_its_fields_are_in_the_reference() {
     use repose::formulation::Formulation;
     use repose::inlet::InletRegion;
     use repose::material::FrictionLaw;
-    use repose::render::{ColourBy, LookAlong};
+    use repose::scene::{ColourBy, LookAlong};
     use repose::shape::Shape;
     use repose::sizes::{Basis, SizeDistribution};
     use repose::solver::{ResidualMeasure, SolverMethod};

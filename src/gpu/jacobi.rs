@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
 
-use super::layout::BatchLayout;
+use super::layout::{BatchLayout, RWG, WG};
 use super::profile::GpuCounters;
 use super::{GpuContext, GpuError};
 use crate::material::FrictionLaw;
@@ -45,11 +45,6 @@ fn first_chunk_estimate(recent: &std::collections::VecDeque<usize>) -> usize {
 
 /// The WGSL source.
 pub const SHADER: &str = include_str!("../../shaders/jacobi.wgsl");
-
-/// Workgroup size of `contact_pass` and `body_pass` (WGSL `WG`).
-pub const WG: u32 = 256;
-/// Workgroup size of the residual reduction (WGSL `RWG`).
-pub const RWG: u32 = 256;
 
 /// Bytes of one contact's γ in the `gamma` buffer: two vec4 (WGSL
 /// `load_gamma`), the 6 components and 2 of padding.

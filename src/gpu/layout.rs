@@ -19,9 +19,13 @@
 //!
 //! A batch of one world has every start at 0: its records go up unchanged.
 
-use super::jacobi::{RWG, WG};
 use crate::collision::NO_BODY;
 use crate::solver::packed::{PackedContact, PackedProblem};
+
+/// Workgroup size of `contact_pass` and `body_pass` (WGSL `WG`).
+pub const WG: u32 = 256;
+/// Workgroup size of the residual reduction (WGSL `RWG`).
+pub const RWG: u32 = 256;
 
 /// One world's ranges in the batch's buffers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

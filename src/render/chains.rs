@@ -18,10 +18,10 @@ use glam::DVec3;
 
 use super::colormap::viridis;
 use super::image::{Image, Rgb};
-use super::particles::LookAlong;
 use super::text::{draw_text, draw_text_vertical, text_height};
 use super::{fmt_length, fmt_num, RenderError};
 use crate::output::csv::read_final_csv;
+use crate::scene::LookAlong;
 
 /// One contact to draw: its two ends (centres, or a centre and the point
 /// on a boundary) and its normal force (N).

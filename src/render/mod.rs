@@ -41,12 +41,11 @@ use crate::output::summary::read_summary;
 use crate::output::ReadError;
 
 pub use self::image::{Image, Rgb};
-pub use self::particles::{
-    render_bodies, render_particles, ColourBy, LookAlong, ParticleOptions, Surface,
-};
+pub use self::particles::{render_bodies, render_particles, ParticleOptions, Surface};
 pub use self::plot::{nice_ticks, plot_lines, PlotOptions, Series, SeriesStyle};
 pub use self::png_io::{read_png, write_png};
 pub use self::sheet::contact_sheet;
+use crate::scene::{ColourBy, LookAlong};
 
 /// Why a picture could not be made.
 #[derive(Debug, Error)]

@@ -21,7 +21,6 @@
 //! flat-shaded by the Lambert term of its normal (a shaded silhouette).
 
 use glam::DVec3;
-use serde::{Deserialize, Serialize};
 
 use super::colormap::viridis;
 use super::image::{clip_span, Image, Rgb};
@@ -29,16 +28,7 @@ use super::text::{
     draw_text, draw_text_centred, draw_text_vertical, fit_text, text_height, text_width,
 };
 use super::{fmt_length, fmt_num, nice_step_below, RenderError};
-
-/// What the sphere colours show.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-pub enum ColourBy {
-    /// Height of the centre, z (m).
-    #[default]
-    Height,
-    /// Speed, |v| (m/s).
-    Speed,
-}
+use crate::scene::{ColourBy, LookAlong};
 
 impl ColourBy {
     /// The colour-bar label, with the unit.
@@ -72,18 +62,6 @@ impl ColourBy {
             }
         }
     }
-}
-
-/// Which horizontal axis the side view looks along.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-pub enum LookAlong {
-    /// Along +y: x to the right, z up (top view: x right, y up). The default.
-    #[default]
-    Y,
-    /// Along −x: y to the right, z up (top view: y right, −x up); for
-    /// scenes whose interesting direction is x, such as a drum with its
-    /// axis along x, whose slope a view along y cannot show.
-    X,
 }
 
 impl LookAlong {

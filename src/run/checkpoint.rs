@@ -33,14 +33,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{DrumSampler, SettleDetector};
-use crate::bodies::Bodies;
-use crate::formulation::penalty::ContactHistory;
-use crate::inlet::InletProgress;
+use crate::analysis::{DischargeSampler, DrumSampler, SettleDetector};
 use crate::output::write_atomic;
-use crate::world::{WarmImpulse, World};
+use crate::state::State;
 
-use super::BackendChoice;
+use super::backend::BackendChoice;
 
 /// The checkpoint's file name in a run's output directory.
 pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
@@ -65,14 +62,15 @@ pub struct Checkpoint {
     pub scene_ron: String,
     /// How the run was started.
     pub options: StartOptions,
-    /// The simulation state.
-    pub world: WorldState,
+    /// The simulation state ([`State`]: the same parts the step loop
+    /// keeps to undo a step).
+    pub world: State,
     /// The settling detector, when detection is on.
     pub settle: Option<SettleDetector>,
     /// The drum sampler, when the scene measures a drum.
     pub drum: Option<DrumSampler>,
     /// The discharge sampler, when the scene measures a discharge.
-    pub discharge: Option<crate::analysis::DischargeSampler>,
+    pub discharge: Option<DischargeSampler>,
     /// The summary so far (JSON text: see the module docs), with the stage
     /// times and wall time up to the checkpoint.
     pub summary_json: String,
@@ -93,107 +91,6 @@ pub struct StartOptions {
     pub no_picture: bool,
     /// Steps whose problem is written out (from the command line).
     pub dump_steps: Vec<u64>,
-}
-
-/// The part of a [`World`] that changes during a run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WorldState {
-    /// All bodies, those emitted by inlets included.
-    pub bodies: Bodies,
-    /// Simulated time (s).
-    pub time: f64,
-    /// Steps taken.
-    pub step_index: u64,
-    /// Each boundary's origin (m), in scene order: moving walls advance.
-    pub boundary_origins: Vec<glam::DVec3>,
-    /// Each boundary's orientation, in scene order: turning meshes turn
-    /// (the identity for every other boundary).
-    pub boundary_rotations: Vec<glam::DQuat>,
-    /// Warm-start impulses by contact key, sorted by key (so that equal
-    /// states give equal files).
-    pub warm: Vec<(u64, WarmImpulse)>,
-    /// The penalty formulation's contact histories by key, sorted by key.
-    pub contact_history: Vec<(u64, ContactHistory)>,
-    /// Each inlet's progress, in scene order.
-    pub inlets: Vec<InletProgress>,
-}
-
-impl WorldState {
-    /// The changing state of `world`.
-    pub fn of(world: &World) -> Self {
-        let mut warm: Vec<(u64, WarmImpulse)> = world.warm.iter().map(|(&k, &v)| (k, v)).collect();
-        warm.sort_unstable_by_key(|&(k, _)| k);
-        WorldState {
-            bodies: world.bodies.clone(),
-            time: world.time,
-            step_index: world.step_index,
-            boundary_origins: world.boundaries.iter().map(|b| b.origin).collect(),
-            boundary_rotations: world.boundaries.iter().map(|b| b.rotation()).collect(),
-            warm,
-            contact_history: world.contact_history.clone(),
-            inlets: world.inlets.iter().map(|i| i.progress()).collect(),
-        }
-    }
-
-    /// Puts this state into `world`, a world freshly built from the same
-    /// scene. Errors when the inlets or the bodies' arrays do not match.
-    pub fn restore(self, world: &mut World) -> Result<()> {
-        // Sorted as the world keeps it (a file written by hand may not be);
-        // a key twice is a damaged file, not a history.
-        let mut history = self.contact_history;
-        history.sort_by_key(|&(k, _)| k);
-        if let Some(w) = history.windows(2).find(|w| w[0].0 == w[1].0) {
-            anyhow::bail!(
-                "the checkpoint's contact histories hold key {:#x} twice",
-                w[0].0
-            );
-        }
-        anyhow::ensure!(
-            self.inlets.len() == world.inlets.len(),
-            "the checkpoint has {} inlets but the scene {}",
-            self.inlets.len(),
-            world.inlets.len()
-        );
-        let b = &self.bodies;
-        b.check_arrays()
-            .map_err(|e| anyhow::anyhow!("the checkpoint's bodies: {e}"))?;
-        anyhow::ensure!(
-            b.material
-                .iter()
-                .all(|&m| (m as usize) < world.materials.len()),
-            "the checkpoint's bodies use materials the scene does not have"
-        );
-        anyhow::ensure!(
-            self.boundary_origins.len() == world.boundaries.len(),
-            "the checkpoint has {} boundaries but the scene {}",
-            self.boundary_origins.len(),
-            world.boundaries.len()
-        );
-        anyhow::ensure!(
-            self.boundary_rotations.len() == world.boundaries.len(),
-            "the checkpoint has {} boundary orientations but the scene {} boundaries",
-            self.boundary_rotations.len(),
-            world.boundaries.len()
-        );
-        for ((b, &o), &q) in world
-            .boundaries
-            .iter_mut()
-            .zip(&self.boundary_origins)
-            .zip(&self.boundary_rotations)
-        {
-            b.origin = o;
-            b.set_rotation(q);
-        }
-        for (inlet, p) in world.inlets.iter_mut().zip(self.inlets) {
-            inlet.restore(p);
-        }
-        world.bodies = self.bodies;
-        world.time = self.time;
-        world.step_index = self.step_index;
-        world.warm = self.warm.into_iter().collect();
-        world.contact_history = history;
-        Ok(())
-    }
 }
 
 /// Writes `ck` to `path` atomically (a temporary, then a rename: a run
@@ -286,7 +183,7 @@ pub(super) struct CheckpointClock {
 
 impl CheckpointClock {
     /// A clock that last fired at step `step`, now.
-    pub fn new(s: &crate::scene::CheckpointSettings, step: u64) -> Option<Self> {
+    pub fn new(s: &crate::scene::schema::CheckpointSettings, step: u64) -> Option<Self> {
         s.enabled.then(|| CheckpointClock {
             every_seconds: s.every_seconds,
             every_steps: s.every_steps,
@@ -313,7 +210,9 @@ impl CheckpointClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bodies::SphereInit;
+    use crate::bodies::{Bodies, SphereInit};
+    use crate::formulation::penalty::ContactHistory;
+    use crate::world::{WarmImpulse, World};
     use glam::DVec3;
 
     fn sample() -> Checkpoint {
@@ -336,7 +235,7 @@ mod tests {
                 no_picture: true,
                 dump_steps: vec![3, 9],
             },
-            world: WorldState {
+            world: State {
                 bodies,
                 time: 0.1 + 0.2,
                 step_index: 300,

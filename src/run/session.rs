@@ -18,11 +18,12 @@ use crate::output::summary::{write_json, StopReason, Summary};
 use crate::output::vtk::{write_surfaces_vtu, write_walls_vtu, PvdSeries};
 use crate::output::walls_csv::WallsWriter;
 use crate::scene::Scene;
+use crate::state::State;
 use crate::step::Stepper;
 use crate::world::World;
 
 use super::checkpoint::{
-    write_checkpoint, Checkpoint, CheckpointClock, StartOptions, WorldState, CHECKPOINT_FILE,
+    write_checkpoint, Checkpoint, CheckpointClock, StartOptions, CHECKPOINT_FILE,
 };
 use super::guards::{non_finite, DivergenceBounds};
 use super::report::{record_analysis, record_discharge, record_dynamic_angle, write_picture};
@@ -31,10 +32,9 @@ use super::report::{record_analysis, record_discharge, record_dynamic_angle, wri
 const PROGRESS_LOG_SECONDS: f64 = 30.0;
 
 /// The step loop's state ([`Session::start_loop`]): the next step, how the
-/// loop ended, and the state kept to undo a step that makes it non-finite —
-/// every part a checkpoint keeps (bodies, contact histories, boundary
-/// poses, time, warm starts, inlets' progress), so that the state the run
-/// ends in after an undo is one state, whole.
+/// loop ended, and the [`State`] kept to undo a step that makes it
+/// non-finite — the same value a checkpoint keeps, so that the state the
+/// run ends in after an undo is one state, whole.
 pub(super) struct LoopState {
     /// The next step (1-based).
     pub k: u64,
@@ -50,12 +50,9 @@ pub(super) struct LoopState {
     failure: Option<crate::step::StepError>,
     reason: StopReason,
     diverged: Option<String>,
-    before: crate::bodies::Bodies,
-    history_before: Vec<(u64, crate::formulation::penalty::ContactHistory)>,
-    walls_before: Vec<(glam::DVec3, Option<glam::DQuat>)>,
-    time_before: (f64, u64),
-    warm_before: std::collections::HashMap<u64, crate::world::WarmImpulse>,
-    inlets_before: Vec<crate::inlet::InletProgress>,
+    /// The state before the step being taken ([`State`]: every part a
+    /// checkpoint keeps).
+    before: State,
     framed: u64,
 }
 
@@ -166,7 +163,7 @@ impl Session<'_> {
             repose_version: env!("CARGO_PKG_VERSION").to_owned(),
             scene_ron: self.scene_ron.clone(),
             options: self.start.clone(),
-            world: WorldState::of(&self.world),
+            world: State::capture(&self.world),
             settle: self.settle.clone(),
             drum: self.drum.clone(),
             discharge: self.discharge.clone(),
@@ -319,12 +316,7 @@ impl Session<'_> {
             failure: None,
             reason: StopReason::Completed,
             diverged: None,
-            before: self.world.bodies.clone(),
-            history_before: self.world.contact_history.clone(),
-            walls_before: Vec::with_capacity(self.world.boundaries.len()),
-            time_before: (self.world.time, self.world.step_index),
-            warm_before: self.world.warm.clone(),
-            inlets_before: self.world.inlets.iter().map(|i| i.progress()).collect(),
+            before: State::capture(&self.world),
             framed: self.world.step_index,
         }
     }
@@ -353,21 +345,7 @@ impl Session<'_> {
             );
             return false;
         }
-        let world = &mut self.world;
-        ls.before.clone_from(&world.bodies);
-        if !world.contact_history.is_empty() || !ls.history_before.is_empty() {
-            ls.history_before.clone_from(&world.contact_history);
-        }
-        ls.walls_before.clear();
-        ls.walls_before
-            .extend(world.boundaries.iter().map(|b| b.pose()));
-        ls.time_before = (world.time, world.step_index);
-        ls.warm_before.clone_from(&world.warm);
-        if !world.inlets.is_empty() {
-            ls.inlets_before.clear();
-            ls.inlets_before
-                .extend(world.inlets.iter().map(|i| i.progress()));
-        }
+        ls.before.capture_from(&self.world);
         true
     }
 
@@ -402,16 +380,10 @@ impl Session<'_> {
                     world.time,
                     k - 1
                 ));
-                world.bodies.clone_from(&ls.before);
-                world.contact_history.clone_from(&ls.history_before);
-                for (b, &pose) in world.boundaries.iter_mut().zip(&ls.walls_before) {
-                    b.set_pose(pose);
-                }
-                (world.time, world.step_index) = ls.time_before;
-                world.warm.clone_from(&ls.warm_before);
-                for (inlet, p) in world.inlets.iter_mut().zip(&ls.inlets_before) {
-                    inlet.restore(p.clone());
-                }
+                // Captured from this world a step ago: it fits.
+                ls.before
+                    .restore(world)
+                    .map_err(|e| anyhow::anyhow!("cannot undo step {k}: {e}"))?;
                 return Ok(false);
             }
             Ok(_) if crossed.is_some() => {

@@ -22,7 +22,7 @@
 
 use glam::{DQuat, DVec3};
 
-use super::{FromFileSpec, Scene, MAX_SPHERES};
+use super::schema::{FromFileSpec, Scene, MAX_SPHERES};
 use crate::bodies::{Bodies, BodyInit, SphereInit, SPHERE};
 use crate::output::csv::read_final_csv_full;
 use crate::shape::Shape;
@@ -167,7 +167,7 @@ pub(super) fn from_file(
                     principal,
                     material,
                 };
-                (super::generate::bounding_ball(&body), Some(body))
+                (body.bounding_ball(), Some(body))
             }
         });
         if out.len() > MAX_SPHERES {

@@ -4,7 +4,7 @@
 use glam::DVec3;
 
 use super::error::Issue;
-use super::{BodySpec, LatticeSpec, RandomBoxSpec, Scene, SphereSource};
+use super::schema::{BodySpec, LatticeSpec, RandomBoxSpec, Scene, SphereSource};
 use crate::bodies::{BodyInit, SphereInit};
 use crate::placement::{copy_at, SpatialHash};
 use crate::rng::Rng;
@@ -48,7 +48,7 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
             SphereSource::Body(b) => {
                 let body = body(scene, b);
                 placed.push(PlacedSphere {
-                    init: bounding_ball(&body),
+                    init: body.bounding_ball(),
                     body: Some(body),
                     source: si,
                     index: 0,
@@ -58,7 +58,7 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
             SphereSource::Lattice(l) if l.shape.is_some() => {
                 placed.extend(lattice_bodies(scene, l).into_iter().enumerate().map(
                     |(index, body)| PlacedSphere {
-                        init: bounding_ball(&body),
+                        init: body.bounding_ball(),
                         body: Some(body),
                         source: si,
                         index,
@@ -80,7 +80,7 @@ pub(crate) fn generate(scene: &Scene) -> Result<Vec<PlacedSphere>, Vec<Issue>> {
                         };
                         let body = copy_at(&proto, ball.pos, turn);
                         PlacedSphere {
-                            init: bounding_ball(&body),
+                            init: body.bounding_ball(),
                             body: Some(body),
                             source: si,
                             index,
@@ -144,19 +144,6 @@ pub(crate) fn source_count(src: &SphereSource) -> usize {
         SphereSource::Inlet(i) => i.count,
         // Known once the file is read (the generator checks the total).
         SphereSource::FromFile(_) => 0,
-    }
-}
-
-/// A body's bounding ball, as the checks of placed spheres see it.
-pub(super) fn bounding_ball(body: &BodyInit) -> SphereInit {
-    SphereInit {
-        pos: body.pos,
-        radius: body.shape.bounding_radius(),
-        mass: body.mass,
-        inertia: body.principal.max_element(),
-        vel: body.vel,
-        omega: body.omega,
-        material: body.material,
     }
 }
 
@@ -287,7 +274,7 @@ fn random_box(scene: &Scene, b: &RandomBoxSpec) -> Result<Vec<SphereInit>, Strin
     let (radius, r_max) = match &b.sizes {
         Some(d) => d.bounds(),
         None => {
-            let r = super::placement_radius(b.radius, &b.shape);
+            let r = super::schema::placement_radius(b.radius, &b.shape);
             (r, b.radius_max.unwrap_or(r))
         }
     };

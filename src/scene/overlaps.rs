@@ -13,7 +13,7 @@
 use glam::DVec3;
 
 use super::generate::PlacedSphere;
-use super::Scene;
+use super::schema::Scene;
 use crate::placement::SpatialHash;
 
 /// Overlapping pairs past which the count stops ("at least …").

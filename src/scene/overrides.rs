@@ -23,7 +23,7 @@
 use serde_json::Value;
 
 use super::error::SceneError;
-use super::Scene;
+use super::schema::Scene;
 
 /// Splits a `path=value` argument at its first `=`.
 pub fn parse_set(arg: &str) -> Result<(String, String), SceneError> {

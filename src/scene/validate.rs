@@ -8,7 +8,8 @@ use glam::DVec3;
 use super::error::{Issue, SceneError};
 use super::generate::{self, PlacedSphere};
 use super::overlaps;
-use super::{BoundarySpec, InletRegion, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
+use super::schema::{BoundarySpec, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
+use crate::inlet::InletRegion;
 
 /// Most steps a scene may ask for (`duration / time_step`): past this a
 /// typo (1e300 s, h = 1e-300 s) is refused at load instead of running for

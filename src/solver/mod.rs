@@ -669,24 +669,6 @@ pub(crate) fn check_stop<D: Delassus + Sync + ?Sized>(
     it == s.max_iterations || stats.timed_out
 }
 
-/// Gershgorin step scales (b_f, b_t) from the absolute row sums of a
-/// contact's rows of N: 1 / the largest sum among the force rows and among
-/// the torque rows, so every row of BN sums to at most 1 and λ_max(BN) ≤ 1.
-/// A group whose rows are all zero takes the other's value (1 if both are).
-pub fn gershgorin_scales(row_sums: &[f64; 6]) -> (f64, f64) {
-    let f = row_sums[..3].iter().copied().fold(0.0, f64::max);
-    let t = row_sums[3..].iter().copied().fold(0.0, f64::max);
-    let inv = |x: f64| if x > 0.0 { 1.0 / x } else { 0.0 };
-    let (mut bf, mut bt) = (inv(f), inv(t));
-    if bf == 0.0 {
-        bf = if bt > 0.0 { bt } else { 1.0 };
-    }
-    if bt == 0.0 {
-        bt = bf;
-    }
-    (bf, bt)
-}
-
 /// Elements per chunk of [`det_sums`].
 pub const REDUCE_CHUNK: usize = 1024;
 

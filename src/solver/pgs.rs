@@ -142,11 +142,10 @@
 
 use std::collections::VecDeque;
 
-use super::{
-    begin, check_stop, gershgorin_scales, is_check, Metric, SolveStats, SolverSettings, Workspace,
-};
+use super::{begin, check_stop, is_check, Metric, SolveStats, SolverSettings, Workspace};
 use crate::cone::{is_in_dual, is_inside, project};
 use crate::material::ConeCoeffs;
+use crate::problem::explicit::gershgorin_scales;
 use crate::problem::{Delassus, Vec6};
 
 /// The depth of the Anderson acceleration: `solver.anderson`'s default and

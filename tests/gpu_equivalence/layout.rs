@@ -234,7 +234,7 @@ fn wgsl_structs_match_rust_records() {
     assert_eq!(element("bodies"), shader.struct_type("Body"));
 
     // Constants and workgroup sizes.
-    use repose::gpu::jacobi::{RWG, WG};
+    use repose::gpu::layout::{RWG, WG};
     assert_eq!(shader.const_u32("WG"), WG, "WGSL WG vs Rust WG");
     assert_eq!(shader.const_u32("RWG"), RWG, "WGSL RWG vs Rust RWG");
     assert_eq!(

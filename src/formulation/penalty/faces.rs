@@ -28,10 +28,9 @@
 
 use rayon::prelude::*;
 
-use super::held::Held;
+use super::held::{note_touch, run_starts, Held, HeldHistories};
 use super::lanes;
 use super::loads::{contact_loads, Context, Loads, PairConstants};
-use super::neighbours::{run_starts, HeldHistories};
 use super::ContactHistory;
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, Face};
@@ -261,7 +260,7 @@ impl At<'_> {
                 found[count] = (p as u16, c);
                 count += 1;
             }
-            super::note_touch(touches, &mut touching[p], &mut history[p], &mut loads[p]);
+            note_touch(touches, &mut touching[p], &mut history[p], &mut loads[p]);
         }
         let found = &found[..count];
         let (four, rest) = found.split_at(if quads { count - count % lanes::N } else { 0 });

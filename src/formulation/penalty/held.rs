@@ -23,6 +23,7 @@
 
 use glam::DVec3;
 
+use super::loads::Loads;
 use super::{ContactHistory, RollHistory, SlideHistory, SpinHistory};
 
 /// A [`ContactHistory`] packed (module docs).
@@ -117,6 +118,85 @@ impl Held {
         let out = f(&mut h);
         *self = Held::from(h);
         out
+    }
+}
+
+/// Where each body's run begins in a list of `len` items sorted by body
+/// (`body_of(p)`, ascending): into `out`, bodies + 1 entries, so that body
+/// k's items are `out[k]..out[k + 1]` (empty for a body with none). One
+/// scan with the position in a register (summing counts in place waited
+/// on each store). Listed pairs by A and boundary contacts by sphere.
+pub(super) fn run_starts(
+    bodies: usize,
+    len: usize,
+    body_of: impl Fn(usize) -> u32,
+    out: &mut Vec<u32>,
+) {
+    debug_assert!((1..len).all(|p| body_of(p - 1) <= body_of(p)));
+    out.clear();
+    let mut at = 0;
+    out.extend((0..=bodies as u32).map(|k| {
+        while at < len && body_of(at) < k {
+            at += 1;
+        }
+        at as u32
+    }));
+}
+
+/// The histories of a sorted (key, history) slice, found for keys asked
+/// mostly in ascending order (the boundary contacts of a sub-step, the
+/// listed faces at a rebuild or an import): each ask walks on from where
+/// the last stopped; the first, and one whose key is smaller than the
+/// last, searches afresh.
+pub(super) struct HeldHistories<'a> {
+    held: &'a [(u64, ContactHistory)],
+    at: usize,
+    last: Option<u64>,
+}
+
+impl<'a> HeldHistories<'a> {
+    /// Finds in `held` (sorted by key).
+    pub(super) fn new(held: &'a [(u64, ContactHistory)]) -> Self {
+        Self {
+            held,
+            at: 0,
+            last: None,
+        }
+    }
+
+    /// The history held for `key`, if any.
+    pub(super) fn find(&mut self, key: u64) -> Option<ContactHistory> {
+        if self.last.is_none_or(|last| key < last) {
+            self.at = self.held.partition_point(|&(k, _)| k < key);
+        }
+        self.last = Some(key);
+        while self.at < self.held.len() && self.held[self.at].0 < key {
+            self.at += 1;
+        }
+        match self.held.get(self.at) {
+            Some(&(k, h)) if k == key => Some(h),
+            _ => None,
+        }
+    }
+}
+
+/// Records whether a listed contact (a pair, or a sphere and a face)
+/// `touches` at this sub-step; one that has stopped drops its history and
+/// holds zero loads (the per-body sums add it without asking). Only a
+/// change, which is rare, branches.
+#[inline(always)]
+pub(super) fn note_touch(
+    touches: bool,
+    touching: &mut bool,
+    history: &mut Held,
+    loads: &mut Loads,
+) {
+    if touches != *touching {
+        *touching = touches;
+        if !touches {
+            *history = Held::default();
+            *loads = Loads::default();
+        }
     }
 }
 

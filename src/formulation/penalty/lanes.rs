@@ -203,7 +203,7 @@ impl V {
     }
 }
 
-/// `roll_spin::carry`: a deflection turned into the plane normal to `n`,
+/// `slide::carry`: a deflection turned into the plane normal to `n`,
 /// keeping its length (+0 for a zero deflection or one along `n`).
 #[inline(always)]
 fn carry(d: V, n: V) -> V {

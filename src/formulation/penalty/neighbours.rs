@@ -62,7 +62,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use super::faces::FaceList;
-use super::held::Held;
+use super::held::{run_starts, Held, HeldHistories};
 use super::loads::{Context, Loads, PairConstants};
 use super::{ContactHistory, NormalModel, PairCoefficients};
 use crate::bodies::Bodies;
@@ -386,28 +386,6 @@ impl NeighbourList {
     }
 }
 
-/// Where each body's run begins in a list of `len` items sorted by body
-/// (`body_of(p)`, ascending): into `out`, bodies + 1 entries, so that body
-/// k's items are `out[k]..out[k + 1]` (empty for a body with none). One
-/// scan with the position in a register (summing counts in place waited
-/// on each store). Listed pairs by A and boundary contacts by sphere.
-pub(super) fn run_starts(
-    bodies: usize,
-    len: usize,
-    body_of: impl Fn(usize) -> u32,
-    out: &mut Vec<u32>,
-) {
-    debug_assert!((1..len).all(|p| body_of(p - 1) <= body_of(p)));
-    out.clear();
-    let mut at = 0;
-    out.extend((0..=bodies as u32).map(|k| {
-        while at < len && body_of(at) < k {
-            at += 1;
-        }
-        at as u32
-    }));
-}
-
 /// The history of the contact of key `key` in `histories` (sorted by
 /// key), or the default where it has none.
 pub(super) fn history_in(histories: &[(u64, ContactHistory)], key: u64) -> ContactHistory {
@@ -429,43 +407,6 @@ pub(super) fn wall_histories(
     let mut held = HeldHistories::new(wall_history);
     for (c, out) in walls.iter().zip(out) {
         *out = (c.key, held.find(c.key).unwrap_or_default());
-    }
-}
-
-/// The histories of a sorted (key, history) slice, found for keys asked
-/// mostly in ascending order (the boundary contacts of a sub-step, the
-/// listed faces at a rebuild or an import): each ask walks on from where
-/// the last stopped; the first, and one whose key is smaller than the
-/// last, searches afresh.
-pub(super) struct HeldHistories<'a> {
-    held: &'a [(u64, ContactHistory)],
-    at: usize,
-    last: Option<u64>,
-}
-
-impl<'a> HeldHistories<'a> {
-    /// Finds in `held` (sorted by key).
-    pub(super) fn new(held: &'a [(u64, ContactHistory)]) -> Self {
-        Self {
-            held,
-            at: 0,
-            last: None,
-        }
-    }
-
-    /// The history held for `key`, if any.
-    pub(super) fn find(&mut self, key: u64) -> Option<ContactHistory> {
-        if self.last.is_none_or(|last| key < last) {
-            self.at = self.held.partition_point(|&(k, _)| k < key);
-        }
-        self.last = Some(key);
-        while self.at < self.held.len() && self.held[self.at].0 < key {
-            self.at += 1;
-        }
-        match self.held.get(self.at) {
-            Some(&(k, h)) if k == key => Some(h),
-            _ => None,
-        }
     }
 }
 

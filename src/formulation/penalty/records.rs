@@ -40,10 +40,9 @@ use glam::DVec3;
 
 use super::loads::{contact_loads, Context, PairConstants};
 use super::normal::{self, NormalModel};
-use super::{
-    neighbours, stable_time_step, ContactHistory, PenaltySettings, PenaltyWorkspace, RollingModel,
-    SpinModel,
-};
+use super::step::stable_time_step;
+use super::workspace::PenaltyWorkspace;
+use super::{neighbours, ContactHistory, PenaltySettings, RollingModel, SpinModel};
 use crate::collision::{self, ContactGeom, NO_BODY};
 use crate::contact_forces::ContactForces;
 use crate::world::World;

@@ -44,7 +44,7 @@
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
-use super::slide::cap;
+use super::slide::{cap, carry};
 
 /// One body's rolling history at a contact.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -151,23 +151,6 @@ impl RollSprings {
             caps: (p.mu_s * scale, p.mu_k * scale),
             limit: 2.0 * p.eta_r * p.mu_s * load * inv_total,
         })
-    }
-}
-
-/// A deflection carried into the tangent plane of unit normal `n`, its
-/// length kept (module docs; as [`super::slide`] carries S).
-#[inline]
-pub(super) fn carry(deflection: DVec3, n: DVec3) -> DVec3 {
-    let len2 = deflection.length_squared();
-    if len2 == 0.0 {
-        return DVec3::ZERO;
-    }
-    let carried = deflection - n * deflection.dot(n);
-    let c2 = carried.length_squared();
-    if c2 > 0.0 {
-        carried * (len2 / c2).sqrt()
-    } else {
-        DVec3::ZERO
     }
 }
 

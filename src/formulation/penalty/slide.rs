@@ -57,6 +57,24 @@ pub(super) fn cap(len2: f64, slipping: bool, static_cap: f64, kinetic_cap: f64) 
     }
 }
 
+/// A deflection carried into the tangent plane of unit normal `n`, its
+/// length kept (step 1 of the module docs; the rolling and spinning springs
+/// carry theirs the same way).
+#[inline]
+pub(super) fn carry(deflection: DVec3, n: DVec3) -> DVec3 {
+    let len2 = deflection.length_squared();
+    if len2 == 0.0 {
+        return DVec3::ZERO;
+    }
+    let carried = deflection - n * deflection.dot(n);
+    let c2 = carried.length_squared();
+    if c2 > 0.0 {
+        carried * (len2 / c2).sqrt()
+    } else {
+        DVec3::ZERO
+    }
+}
+
 /// One contact's sliding history.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SlideHistory {
@@ -113,7 +131,7 @@ pub fn slide(
     // P(u): ΔS/Δt, the damper's rate.
     let rate = rel - normal * rel.dot(normal);
     let step = rate * dt;
-    let s = super::roll_spin::carry(h.deflection, normal) + step;
+    let s = carry(h.deflection, normal) + step;
     let k = p.stiffness;
     let reach = load * p.inv_stiffness;
     let (scale, slipping) = cap(

@@ -6,7 +6,8 @@
 use glam::DVec3;
 
 use super::loads::Loads;
-use super::{neighbours, PenaltyWorkspace};
+use super::neighbours;
+use super::workspace::PenaltyWorkspace;
 use crate::world::World;
 
 /// The list driver's boundary contacts of the sub-step into the sums of

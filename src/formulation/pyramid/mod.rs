@@ -80,16 +80,16 @@
 //! error rather than left to crawl. The formulation has sliding friction
 //! only (scene validation refuses rolling and spinning friction).
 
+mod step;
+
+pub use step::{histories, solve_step};
+
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use serde::{Deserialize, Serialize};
 
-use std::collections::HashMap;
-
-use crate::bodies::Bodies;
 use crate::lcp::{lemke, LemkeOutcome};
 use crate::problem::explicit::ExplicitDelassus;
 use crate::problem::{stabilisation, ContactProblem};
-use crate::world::WarmImpulse;
 
 /// The largest LCP (n + 2K unknowns) a step may pose: about 0.1 s of
 /// Lemke pivots here at this size.
@@ -188,29 +188,6 @@ pub struct ContactHistory {
     pub impulse: [f64; 3],
     /// The slip (u·v_rel, w·v_rel) at the start of this step.
     pub slip: [f64; 2],
-}
-
-/// Each contact's history at the start of a step: its previous impulse
-/// (kept in `warm` by pair key, as warm starts are) seen in this step's
-/// frame, and its slip at the bodies' current velocities.
-pub fn histories(
-    problem: &ContactProblem,
-    warm: &HashMap<u64, WarmImpulse>,
-    bodies: &Bodies,
-) -> Vec<ContactHistory> {
-    (0..problem.n_contacts())
-        .map(|i| {
-            let [n, u, w] = problem.frame[i];
-            let impulse = warm.get(&problem.key[i]).map_or([0.0; 3], |p| {
-                [p.force.dot(n), p.force.dot(u), p.force.dot(w)]
-            });
-            let t = problem.twist(i, &bodies.vel, &bodies.omega);
-            ContactHistory {
-                impulse,
-                slip: [t[1], t[2]],
-            }
-        })
-        .collect()
 }
 
 /// Why a pyramid step could not be solved.
