@@ -65,7 +65,7 @@ fn settled_pile() -> (repose::world::World, Stepper) {
 
 fn cpu(c: &mut Criterion) {
     let (mut world, stepper) = settled_pile();
-    let problem = stepper.last_problem.clone();
+    let problem = stepper.last_problem().clone();
     let nc = problem.n_contacts();
     let iters = 100;
     eprintln!(

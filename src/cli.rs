@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use repose::analysis::{Axis, HeapMethod};
 use repose::run::BackendChoice;
 use repose::scene::{ColourBy, LookAlong};
-use repose::solver::SolverMethod;
+use repose::solver::{ResidualMeasure, SolverMethod};
 
 /// What every run of a sweep or a calibration takes alike (`repose run`
 /// has the same options, with its own help).
@@ -20,7 +20,7 @@ pub(crate) struct EveryRun {
     pub(crate) set: Vec<String>,
     /// Solver method of every run (overrides the scene's `solver.method`).
     #[arg(long, value_enum)]
-    pub(crate) solver: Option<SolverMethod>,
+    pub(crate) solver: Option<MethodArg>,
     /// A second method for the steps the first leaves unconverged, in
     /// every run (overrides the scene's `solver.fallback`; `none` turns it
     /// off). CPU backend.
@@ -87,7 +87,7 @@ pub(crate) enum Command {
         backend: Option<BackendChoice>,
         /// Solver method (overrides the scene's `solver.method`).
         #[arg(long, value_enum)]
-        solver: Option<SolverMethod>,
+        solver: Option<MethodArg>,
         /// A second method for the steps the first leaves above its
         /// tolerance, started from the first's answer; the better answer
         /// is kept (overrides the scene's `solver.fallback`; `none` turns it
@@ -290,8 +290,8 @@ pub(crate) enum Command {
         iterations: usize,
         /// The method timed: jacobi (every backend) or apgd (cpu: f64 APGD;
         /// cpu-f32 and gpu: the GPU's APGD).
-        #[arg(long, value_enum, default_value_t = SolverMethod::Jacobi)]
-        solver: SolverMethod,
+        #[arg(long, value_enum, default_value_t = MethodArg::Jacobi)]
+        solver: MethodArg,
         /// Instead of timing, solve from the settled warm start to this
         /// relative residual (weighted) with jacobi and with apgd, and print
         /// the iterations each needs (at most --cap).
@@ -383,8 +383,8 @@ pub(crate) enum Command {
         /// it dumped with `repose run --dump-problem`), or contact. With
         /// weighted or contact, "solved" is the solver's own test (`--json`
         /// gives its residual) and the error columns stay Siconos'.
-        #[arg(long, value_enum, default_value_t = repose::solver::ResidualMeasure::Siconos)]
-        measure: repose::solver::ResidualMeasure,
+        #[arg(long, value_enum, default_value_t = MeasureArg::Siconos)]
+        measure: MeasureArg,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -410,6 +410,81 @@ pub(crate) enum Command {
     /// output; a test fails when the two differ).
     #[command(hide = true)]
     MarkdownHelp,
+}
+
+/// `--solver`: the contact solver's methods as the command line offers
+/// them, each the [`SolverMethod`] of the same name (the solver's own
+/// enum stays free of the argument parser; its docs say the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MethodArg {
+    /// Projected Jacobi (Tasora & Anitescu 2013, eq. 46); runs on every
+    /// backend.
+    Jacobi,
+    /// Accelerated projected gradient descent with adaptive step and restart
+    /// (on the gpu and cpu-f32 backends with a fixed step and a restart when
+    /// the residual grew between two checks: docs/gpu-design.md). The
+    /// default: what docs/solvers.md recommends for a new scene.
+    Apgd,
+    /// Projected block Gauss–Seidel (Acary & Bourrier 2021, §5.2), CPU only.
+    Pgs,
+    /// Projected fixed point with self-adaptive step (Acary & Bourrier
+    /// 2021, eq. 64), CPU only.
+    FixedPoint,
+    /// Extra-gradient with self-adaptive step (Acary & Bourrier 2021,
+    /// eq. 65), CPU only.
+    ExtraGradient,
+    /// Primal–dual interior point on the conic QP (De Saxcé: the shift
+    /// updated at every Newton step; clarabel as its fallback), CPU only.
+    InteriorPoint,
+    /// Semismooth Newton on all contacts at once (the natural map, or
+    /// Alart–Curnier's under De Saxcé's law; one sparse LU a step), CPU
+    /// only.
+    Newton,
+}
+
+impl From<MethodArg> for SolverMethod {
+    fn from(m: MethodArg) -> Self {
+        match m {
+            MethodArg::Jacobi => SolverMethod::Jacobi,
+            MethodArg::Apgd => SolverMethod::Apgd,
+            MethodArg::Pgs => SolverMethod::Pgs,
+            MethodArg::FixedPoint => SolverMethod::FixedPoint,
+            MethodArg::ExtraGradient => SolverMethod::ExtraGradient,
+            MethodArg::InteriorPoint => SolverMethod::InteriorPoint,
+            MethodArg::Newton => SolverMethod::Newton,
+        }
+    }
+}
+
+/// `--measure`: the residual measures as the command line offers them,
+/// each the [`ResidualMeasure`] of the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MeasureArg {
+    /// ‖γ − Π(γ − C ŷ)‖ / max(‖γ‖, ‖C ŷ‖) with C the contacts' effective
+    /// masses: impulses against impulses, so one
+    /// contact left holding a stale impulse is not hidden by fast contacts
+    /// elsewhere. A run's default, on every backend (the GPU's residual pass
+    /// and the cpu-f32 mirror weight by the same b_f).
+    Weighted,
+    /// ‖γ − Π(γ − ŷ)‖ / max(‖γ‖, ‖Nγ + r‖), unweighted. It adds impulses
+    /// to velocities, so a scene with fast contacts can pass it with a
+    /// stale impulse left in.
+    Contact,
+    /// max(‖r‖, ‖γ‖, ‖Nγ + r‖), the measure of Siconos' test suite
+    /// (`tests/data/siconos/README.md`), so that figures compare. The GPU
+    /// and cpu-f32 backends, whose records do not hold ‖r‖, use
+    /// the unweighted `contact` measure when asked for this one.
+    Siconos,
+}
+
+impl From<MeasureArg> for ResidualMeasure {
+    fn from(m: MeasureArg) -> Self {
+        match m {
+            MeasureArg::Weighted => ResidualMeasure::Weighted,
+            MeasureArg::Contact => ResidualMeasure::Contact,
+            MeasureArg::Siconos => ResidualMeasure::Siconos,
+        }
+    }
 }
 
 /// What `repose bench` times.

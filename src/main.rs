@@ -141,7 +141,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     },
                 )?
             } else {
-                let mut overrides = scene_overrides(&set, solver, fallback.as_deref())?;
+                let mut overrides =
+                    scene_overrides(&set, solver.map(SolverMethod::from), fallback.as_deref())?;
                 if contacts {
                     overrides.push(("output.contacts".into(), "true".into()));
                 }
@@ -455,15 +456,24 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let mut r =
-                repose::bench::bench_solver(&mut b, &problem, &gamma, iterations, 5, solver)?;
+            let mut r = repose::bench::bench_solver(
+                &mut b,
+                &problem,
+                &gamma,
+                iterations,
+                5,
+                solver.into(),
+            )?;
             if matches!(b, Backend::Gpu(_)) && problem.n_contacts() > 20_000 {
                 log::info!(
                     "timing one iteration on {} too…",
                     repose::bench::SMALL_SCENE
                 );
                 r.small = Some(repose::bench::small_fixed_cost(
-                    &mut b, iterations, 5, solver,
+                    &mut b,
+                    iterations,
+                    5,
+                    solver.into(),
                 )?);
             }
             if json {
@@ -498,7 +508,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                         .map_err(|e| anyhow::anyhow!("{file}: step {k} of {n}: {e}"))?;
                 }
                 (
-                    existence::from_contact_problem(&st.last_problem),
+                    existence::from_contact_problem(st.last_problem()),
                     format!("{file}, step {n}"),
                 )
             } else if input.extension().is_some_and(|e| e == "dat") {
@@ -636,6 +646,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             // run it twice): say so once, here.
             let fallback =
                 fallback.filter(|&f| !matches!(solver, SolveMethod::Iterative(m) if m == f));
+            let measure = repose::solver::ResidualMeasure::from(measure);
             if measure != repose::solver::ResidualMeasure::Siconos
                 && matches!(solver, SolveMethod::Lemke { .. })
             {
@@ -800,7 +811,11 @@ fn scene_overrides(
 
 /// The overrides of a sweep's or calibration's [`EveryRun`] options.
 fn every_run_overrides(e: &EveryRun) -> anyhow::Result<Vec<(String, String)>> {
-    scene_overrides(&e.set, e.solver, e.fallback.as_deref())
+    scene_overrides(
+        &e.set,
+        e.solver.map(SolverMethod::from),
+        e.fallback.as_deref(),
+    )
 }
 
 /// The method a `--fallback`-style option names (`SolverMethod::name`), or

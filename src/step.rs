@@ -1,10 +1,13 @@
 //! One time step as a sequence of named stages, each timed. The inlets
-//! emit, then the world's formulation takes the step ([`crate::formulation`],
-//! one `match` in [`Stepper::step`]): the complementarity formulation's
-//! stages are below; the penalty formulation's sub-steps (collide ─► forces
-//! ─► integrate) are in [`crate::formulation::penalty`]; the pyramid LCP
-//! shares the complementarity formulation's first and last stages and puts
-//! its own in the middle ([`crate::formulation::pyramid`]):
+//! emit, then the world's formulation takes the step with one `match` in
+//! [`Stepper::step`], each formulation in its own module
+//! ([`crate::formulation`]): the complementarity formulation's step is
+//! prepare → solve → finish ([`crate::formulation::complementarity`]'s
+//! `RigidStep`; its stages below), the penalty formulation's sub-steps
+//! (collide ─► forces ─► integrate) are in [`crate::formulation::penalty`],
+//! and the pyramid LCP shares the complementarity formulation's first and
+//! last stages and puts its own in the middle
+//! ([`crate::formulation::pyramid`]):
 //!
 //! ```text
 //! emit ─► forces ─► collide ─► assemble ─► lcp (pose, Lemke) ─► wall_loads ─► store_warm ─► integrate
@@ -51,75 +54,19 @@
 use std::time::Duration;
 
 use crate::contact_forces::ContactForces;
-use crate::formulation::complementarity::{self as rigid, FinishBuffers};
+use crate::formulation::complementarity::RigidStep;
 use crate::formulation::penalty::{self, PenaltyWorkspace};
-use crate::formulation::pyramid::{self, PyramidSettings};
+use crate::formulation::pyramid;
 use crate::formulation::Formulation;
-use crate::gpu::jacobi::{BatchEntry, GpuJacobi};
-use crate::gpu::{GpuContext, GpuError};
-use crate::problem::{BodyDelassus, ContactProblem, Vec6};
-use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
-use crate::solver::packed::PackedProblem;
+use crate::gpu::jacobi::BatchEntry;
+use crate::gpu::GpuError;
+use crate::problem::{ContactProblem, Vec6};
 use crate::solver::SolveStats;
-use crate::solver::{self, Workspace};
-use crate::wall_loads::{wall_loads, WallLoad};
+use crate::wall_loads::WallLoad;
 use crate::world::World;
 
-pub use crate::formulation::stage::{NonFiniteError, StageTimers, StepError, StepReport};
-
-/// Which solver runs the `solve` stage.
-pub enum Backend {
-    /// The f64 CPU reference (projected Jacobi, matrix-free, rayon).
-    Cpu,
-    /// The f32 CPU mirror of the GPU solver (same records, same operations).
-    CpuF32,
-    /// The WGSL solver on a GPU adapter (hardware or lavapipe).
-    Gpu(Box<GpuState>),
-    /// A world of a batch on one GPU ([`crate::run::batch`]): its solve is
-    /// the batch's ([`Stepper::begin_batched`], [`Stepper::end_batched`]);
-    /// the description names the GPU.
-    Batched(String),
-}
-
-/// A GPU context with its solver.
-pub struct GpuState {
-    /// Device and queue.
-    pub ctx: GpuContext,
-    /// Pipelines and buffers.
-    pub solver: GpuJacobi,
-}
-
-impl Backend {
-    /// The GPU backend on a new context, or why not.
-    pub fn gpu(ctx: GpuContext) -> Result<Self, GpuError> {
-        let solver = GpuJacobi::new(&ctx)?;
-        Ok(Backend::Gpu(Box::new(GpuState { ctx, solver })))
-    }
-
-    /// "cpu", "cpu-f32" or "gpu (adapter name, backend, type)".
-    pub fn describe(&self) -> String {
-        match self {
-            Backend::Cpu => "cpu".into(),
-            Backend::CpuF32 => "cpu-f32".into(),
-            Backend::Gpu(g) => format!("gpu ({})", g.ctx.describe()),
-            Backend::Batched(gpu) => gpu.clone(),
-        }
-    }
-
-    /// What the GPU solver has done so far (counts, bytes, host times);
-    /// `None` on the CPU backends.
-    pub fn gpu_counters(&self) -> Option<crate::gpu::profile::GpuCounters> {
-        match self {
-            Backend::Gpu(g) => Some(g.solver.counters()),
-            _ => None,
-        }
-    }
-
-    /// Whether the solver computes in f32.
-    pub fn is_f32(&self) -> bool {
-        !matches!(self, Backend::Cpu)
-    }
-}
+pub use crate::formulation::complementarity::{Backend, GpuState};
+pub use crate::formulation::stage::{NonFiniteError, Stage, StageTimers, StepError, StepReport};
 
 /// Advances worlds one step at a time, keeping buffers and timers between steps.
 pub struct Stepper {
@@ -127,23 +74,8 @@ pub struct Stepper {
     pub timers: StageTimers,
     /// The solver backend.
     pub backend: Backend,
-    ws: Workspace,
-    ws32: JacobiF32Workspace,
-    gamma: Vec<Vec6>,
-    gamma32: Vec<[f32; 6]>,
-    /// The new velocities of a step, checked before they replace the bodies'.
-    finish_bufs: FinishBuffers,
-    /// A batched step between [`Self::begin_batched`] and
-    /// [`Self::end_batched`]: its problem and its packed records.
-    pending: Option<(ContactProblem, PackedProblem)>,
-    /// The last step's contact problem (for analysis and tests).
-    pub last_problem: ContactProblem,
-    /// Whether `gamma` holds the impulses of `last_problem` (at first both
-    /// empty): false from the moment a rigid step starts writing `gamma`
-    /// until it has finished, so
-    /// that after a failed step (rolled back, or stopped in its solve) the
-    /// records are not made of one step's problem and another's impulses.
-    records_valid: bool,
+    /// The rigid formulations' steps (complementarity, pyramid LCP).
+    rigid: RigidStep,
     /// The last step's load on every boundary ([`crate::wall_loads`]; the
     /// penalty formulation's from its sub-steps,
     /// [`penalty::wall_loads`]), in scene order.
@@ -184,14 +116,7 @@ impl Stepper {
         Stepper {
             timers: StageTimers::default(),
             backend,
-            ws: Workspace::default(),
-            ws32: JacobiF32Workspace::default(),
-            gamma: Vec::new(),
-            gamma32: Vec::new(),
-            finish_bufs: FinishBuffers::default(),
-            pending: None,
-            last_problem: ContactProblem::default(),
-            records_valid: true,
+            rigid: RigidStep::default(),
             last_wall_loads: Vec::new(),
             serial_below: SERIAL_BELOW,
             pools: [None, None],
@@ -207,7 +132,12 @@ impl Stepper {
 
     /// The impulses of the last step's contacts, in their contact frames.
     pub fn last_impulses(&self) -> &[Vec6] {
-        &self.gamma
+        self.rigid.impulses()
+    }
+
+    /// The last step's contact problem (empty after a penalty step).
+    pub fn last_problem(&self) -> &ContactProblem {
+        &self.rigid.last_problem
     }
 
     /// The loads of the last step's contacts ([`ContactForces`]), for
@@ -223,9 +153,7 @@ impl Stepper {
         if let Formulation::Penalty(settings) = &world.formulation {
             return penalty::records::contact_forces(world, settings).ok();
         }
-        let p = &self.last_problem;
-        (self.records_valid && self.gamma.len() == p.n_contacts())
-            .then(|| ContactForces::from_impulses(p, &self.gamma, &world.bodies, world.time_step))
+        self.rigid.contact_forces(world)
     }
 
     /// Advances the world by one time step. On a [`NonFiniteError`] the
@@ -267,9 +195,14 @@ impl Stepper {
     /// the world goes to its formulation ([`crate::formulation`]).
     fn step_here(&mut self, world: &mut World) -> Result<StepReport, StepError> {
         self.emit(world)?;
-        self.records_valid = false;
+        self.rigid.begin();
         match &world.formulation {
-            Formulation::Complementarity => self.complementarity(world),
+            Formulation::Complementarity => self.rigid.step(
+                world,
+                &mut self.backend,
+                &mut self.last_wall_loads,
+                &mut self.timers,
+            ),
             Formulation::Penalty(settings) => {
                 let settings = settings.clone();
                 let (h, t0) = (world.time_step, world.time);
@@ -279,7 +212,13 @@ impl Stepper {
             }
             Formulation::PyramidLcp(settings) => {
                 let settings = settings.clone();
-                self.pyramid(world, &settings)
+                pyramid::step(
+                    world,
+                    &settings,
+                    &mut self.rigid,
+                    &mut self.last_wall_loads,
+                    &mut self.timers,
+                )
             }
         }
     }
@@ -292,7 +231,7 @@ impl Stepper {
         if !world.inlets.is_empty() {
             let envelope = world.envelope();
             let t_end = world.time + h;
-            self.timers.time("emit", || {
+            self.timers.time(Stage::Emit, || {
                 crate::inlet::emit_all(
                     &mut world.inlets,
                     &mut world.bodies,
@@ -313,170 +252,41 @@ impl Stepper {
         Ok(())
     }
 
-    /// One step of the complementarity formulation
-    /// ([`crate::formulation::complementarity`]).
-    fn complementarity(&mut self, world: &mut World) -> Result<StepReport, StepError> {
-        let problem = rigid::pose(world, &mut self.timers)?;
-        rigid::warm_start(world, &problem, &mut self.gamma, &mut self.timers);
-        let timers = &mut self.timers;
-        let (gamma, gamma32) = (&mut self.gamma, &mut self.gamma32);
-        let (ws, ws32) = (&mut self.ws, &mut self.ws32);
-        let backend = &mut self.backend;
-        let settings = &world.solver;
-        let step_index = world.step_index;
-        let stats = timers.time("solve", || -> Result<_, StepError> {
-            if let Backend::Cpu = backend {
-                let mut op = BodyDelassus::new(&problem);
-                return Ok(solver::solve(&mut op, gamma, settings, ws));
-            }
-            rigid::check_f32(world, &problem, &backend.describe())?;
-            let mut packed = rigid::pack_f32(&problem, gamma, gamma32);
-            let stats = match backend {
-                Backend::Gpu(g) => g
-                    .solver
-                    .solve(&g.ctx, &mut packed, gamma32, settings)
-                    .map_err(|error| StepError::Gpu {
-                        step: step_index,
-                        error,
-                    })?,
-                Backend::Batched(_) => {
-                    return Err(StepError::Gpu {
-                        step: step_index,
-                        error: GpuError::Batch(
-                            "a batched world is stepped by its batch, not alone".into(),
-                        ),
-                    })
-                }
-                _ => jacobi_f32::solve(&mut packed, &problem.csr_slots, gamma32, settings, ws32),
-            };
-            rigid::unpack_f32(gamma32, gamma);
-            Ok(stats)
-        })?;
-        self.finish(world, problem, stats)
-    }
-
     /// The first half of a step of a world in a GPU batch
-    /// ([`crate::run::batch`]): emit, pose, warm start and pack, as the
-    /// world alone would; the packed problem waits in the stepper for the
-    /// batch's solve ([`Self::batch_entry`]) and [`Self::end_batched`].
+    /// ([`crate::run::batch`]): emit, then the complementarity step's
+    /// prepare, as the world alone would; the prepared step waits in the
+    /// stepper for the batch's solve ([`Self::batch_entry`]) and
+    /// [`Self::end_batched`].
     pub fn begin_batched(&mut self, world: &mut World) -> Result<(), StepError> {
-        self.pending = None;
         // `emit` refuses other formulations on any backend but the f64 CPU.
         self.emit(world)?;
-        self.records_valid = false;
-        let problem = rigid::pose(world, &mut self.timers)?;
-        rigid::warm_start(world, &problem, &mut self.gamma, &mut self.timers);
-        let (gamma, gamma32) = (&self.gamma, &mut self.gamma32);
-        let packed = self.timers.time("solve", || {
-            rigid::check_f32(world, &problem, &self.backend.describe())?;
-            Ok::<_, StepError>(rigid::pack_f32(&problem, gamma, gamma32))
-        })?;
-        self.pending = Some((problem, packed));
-        Ok(())
+        self.rigid.begin();
+        self.rigid.prepare(world, &self.backend, &mut self.timers)
     }
 
     /// This world's part of the batch's solve, after [`Self::begin_batched`].
     pub fn batch_entry<'a>(&'a mut self, world: &'a World) -> Option<BatchEntry<'a>> {
-        let (_, packed) = self.pending.as_mut()?;
-        Some(BatchEntry {
-            problem: packed,
-            gamma: &mut self.gamma32,
-            settings: &world.solver,
-        })
+        self.rigid.batch_entry(world)
     }
 
     /// The second half of a batched step: the batch's result for this
     /// world (or its error), `seconds` of the batch's solve added to this
-    /// world's `solve` stage; then unpack, keep the impulses and integrate,
-    /// as the world alone would.
+    /// world's `solve` stage; then the complementarity step's finish, as
+    /// the world alone would.
     pub fn end_batched(
         &mut self,
         world: &mut World,
         result: Result<SolveStats, GpuError>,
         seconds: f64,
     ) -> Result<StepReport, StepError> {
-        let Some((problem, _packed)) = self.pending.take() else {
-            return Err(StepError::Gpu {
-                step: world.step_index,
-                error: GpuError::Batch("end_batched without begin_batched".into()),
-            });
-        };
-        *self.timers.total.entry("solve").or_default() += Duration::from_secs_f64(seconds);
-        let stats = result.map_err(|error| StepError::Gpu {
-            step: world.step_index,
-            error,
-        })?;
-        let (gamma, gamma32) = (&mut self.gamma, &self.gamma32);
         self.timers
-            .time("solve", || rigid::unpack_f32(gamma32, gamma));
-        let report = self.finish(world, problem, stats)?;
+            .add(Stage::Solve, Duration::from_secs_f64(seconds));
+        let step = world.step_index;
+        let solved = result.map_err(|error| StepError::Gpu { step, error });
+        let report =
+            self.rigid
+                .finish(world, solved, &mut self.last_wall_loads, &mut self.timers)?;
         self.last_contacts = report.contacts;
-        Ok(report)
-    }
-
-    /// One step of the pyramid LCP of Peiret et al. 2017
-    /// ([`crate::formulation::pyramid`]): the same contacts and problem as
-    /// the complementarity formulation, then its `lcp` stage (pose the
-    /// reduced LCP from the problem and each contact's previous impulse and
-    /// slip, solve it by Lemke's method) in place of warm_start and solve.
-    fn pyramid(
-        &mut self,
-        world: &mut World,
-        settings: &PyramidSettings,
-    ) -> Result<StepReport, StepError> {
-        let problem = rigid::pose(world, &mut self.timers)?;
-        let step = world.step_index + 1;
-        let (impulses, lcp_size, pivots) = self
-            .timers
-            .time("lcp", || pyramid::solve_step(&problem, world, settings))
-            .map_err(|error| StepError::Pyramid { step, error })?;
-        self.gamma.clear();
-        self.gamma
-            .extend(impulses.iter().map(|p| [p[0], p[1], p[2], 0.0, 0.0, 0.0]));
-        // Lemke's answer is exact up to rounding: the step meets any
-        // tolerance; its "iterations" are the pivots.
-        let stats = SolveStats {
-            iterations: pivots,
-            residual_abs: 0.0,
-            residual_rel: 0.0,
-            converged: true,
-            fallback_iterations: None,
-            fallback_seconds: 0.0,
-            timed_out: false,
-        };
-        log::trace!("step {step}: pyramid LCP of {lcp_size} unknowns, {pivots} pivots");
-        self.finish(world, problem, stats)
-    }
-
-    /// The end of a step of a rigid formulation
-    /// ([`rigid::finish`]); the problem is kept as the last one.
-    fn finish(
-        &mut self,
-        world: &mut World,
-        problem: ContactProblem,
-        stats: SolveStats,
-    ) -> Result<StepReport, StepError> {
-        let gamma = &self.gamma;
-        self.last_wall_loads = self.timers.time("wall_loads", || {
-            wall_loads(
-                &problem,
-                gamma,
-                &world.bodies,
-                &world.boundaries,
-                world.time_step,
-                world.time,
-            )
-        });
-        let report = rigid::finish(
-            world,
-            &problem,
-            &self.gamma,
-            stats,
-            &mut self.finish_bufs,
-            &mut self.timers,
-        )?;
-        self.last_problem = problem;
-        self.records_valid = true;
         Ok(report)
     }
 }

@@ -124,8 +124,8 @@ fn scene_s(
     let mut out = Vec::new();
     for k in 1..=steps {
         st.step(&mut w).expect("step");
-        if k % every == 0 && st.last_problem.n_contacts() > 0 {
-            let p = repose::existence::from_contact_problem(&st.last_problem);
+        if k % every == 0 && st.last_problem().n_contacts() > 0 {
+            let p = repose::existence::from_contact_problem(st.last_problem());
             let r = check(&p);
             out.push((k, p.n_contacts(), r.s));
         }

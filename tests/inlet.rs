@@ -50,7 +50,7 @@ fn emitted_count_is_floor_of_rate_times_time_until_count() {
         );
     }
     assert!(
-        st.timers.total.contains_key("emit"),
+        st.timers.get(repose::step::Stage::Emit).is_some(),
         "the emit stage is timed"
     );
 }

@@ -164,7 +164,7 @@ fn frictionless_contact_problems_agree_with_the_iterative_solvers() {
     for _ in 0..300 {
         st.step(&mut w).expect("a step");
     }
-    let problem = st.last_problem.clone();
+    let problem = st.last_problem().clone();
     let n = problem.n_contacts();
     assert!(n > 20, "only {n} contacts");
     let op = BodyDelassus::new(&problem);

@@ -187,7 +187,7 @@ fn sliding_cube_step(
     // One more step poses the problem the next LCP is built from.
     let before = w.clone();
     stepper.step(&mut w).expect("step");
-    (before, stepper.last_problem.clone())
+    (before, stepper.last_problem().clone())
 }
 
 /// Peiret et al. 2017: without phantom inertia "the LCP becomes rank-deficient".

@@ -434,7 +434,7 @@ fn box_rests_in_a_cylinder(by: By) {
                 x0 = w.bodies.pos[0];
             }
             if k >= 100 {
-                let p = &st.last_problem;
+                let p = st.last_problem();
                 assert_eq!(
                     p.n_contacts(),
                     4,
@@ -554,7 +554,7 @@ fn box_leaves_an_open_tube_over_its_rim() {
         } else if c.x - rb > 0.5 {
             clear.push((w.time, w.bodies.vel[0].z));
         }
-        if c.x > 0.5 + hx && st.last_problem.n_contacts() > 0 {
+        if c.x > 0.5 + hx && st.last_problem().n_contacts() > 0 {
             on_rim += 1;
         }
     });
@@ -782,7 +782,7 @@ fn pour(spheres: bool, rho_sigma: f64) -> Poured {
         },
     )
     .unwrap_or_else(|e| panic!("heap: {e}"));
-    let deepest = st.last_problem.gap.iter().fold(0.0f64, |a, &g| a.max(-g));
+    let deepest = st.last_problem().gap.iter().fold(0.0f64, |a, &g| a.max(-g));
     Poured {
         angle: (heap.angle_deg, heap.angle_stderr_deg),
         settled,

@@ -286,7 +286,7 @@ fn the_walls_contact_count_is_of_loaded_contacts_under_every_formulation() {
         let mut stepper = Stepper::new();
         stepper.step(&mut world).unwrap();
         if formulation == "Complementarity" {
-            let posed = stepper.last_problem.n_contacts();
+            let posed = stepper.last_problem().n_contacts();
             assert_eq!(
                 posed, 2,
                 "both spheres are within the envelope of the floor"

@@ -158,14 +158,14 @@ pub fn prepare(scene: &Path, settle_steps: usize) -> Result<(ContactProblem, Vec
         st.step(&mut world)
             .context("settling the benchmark scene")?;
     }
-    if st.last_problem.n_contacts() == 0 {
+    if st.last_problem().n_contacts() == 0 {
         anyhow::bail!(
             "{}: no contacts after {} settling step(s): nothing for the solver bench to time",
             path.display(),
             settle_steps.max(1)
         );
     }
-    Ok((st.last_problem.clone(), st.last_impulses().to_vec()))
+    Ok((st.last_problem().clone(), st.last_impulses().to_vec()))
 }
 
 /// Bytes moved per contact-iteration by the f32 layout (WGSL `jacobi.wgsl`):

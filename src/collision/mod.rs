@@ -32,9 +32,11 @@ use rayon::prelude::*;
 
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, Face, Shape, SurfacePoint};
-use crate::shape::{self, BodyShape, PointContact, Side};
+use crate::shape::BodyShape;
+use shapes::{PointContact, Side};
 
 pub mod mesh;
+pub mod shapes;
 pub mod walls;
 
 use walls::plate_slab;
@@ -133,7 +135,7 @@ fn shape_pair(bodies: &Bodies, a: usize, b: usize, envelope: f64, found: &mut Ve
         Some(s) => Side::Shape(s),
         None => Side::Ball(bodies.radius[i]),
     };
-    let points = shape::contacts(
+    let points = shapes::contacts(
         side(a),
         bodies.pos[a],
         bodies.rot[a],

@@ -4,8 +4,8 @@
 //!
 //! | boundary | surfaces (ids as for spheres, [`crate::boundary`]) | how |
 //! |---|---|---|
-//! | `Plane`, `Box` | each planar face whose extent holds the body's centre | a half-space ([`shape::halfspace_contacts`]): several points where the geometry has them |
-//! | `Mesh` | the triangles near the body | parry's manifolds against its mesh, internal edges corrected ([`shape::mesh_contacts`]) |
+//! | `Plane`, `Box` | each planar face whose extent holds the body's centre | a half-space ([`shapes::halfspace_contacts`]): several points where the geometry has them |
+//! | `Mesh` | the triangles near the body | parry's manifolds against its mesh, internal edges corrected ([`shapes::mesh_contacts`]) |
 //! | `Plate` | the plate as a slab 1 % of its smaller half extent thick | parry's narrowphase against a box ([`plate_slab`]) |
 //! | `Cylinder`, curved wall (0) | while the centre is inside the tube | the tangent plane at the centre's radial direction, then each point's true radial gap (below) |
 //! | `Cylinder`, closed caps (1, 2) | while the centre is within the radius | half-spaces |
@@ -29,8 +29,9 @@
 
 use glam::{DQuat, DVec3};
 
+use super::shapes::{self, PointContact, Side};
 use crate::boundary::{cylinder_coords, Boundary, Caps, Face, Shape as Wall};
-use crate::shape::{self, BodyShape, PointContact, Shape, Side};
+use crate::shape::{BodyShape, Shape};
 
 /// A plate as bodies of other shapes meet it: a slab whose top face is the
 /// plate, 1 % of its smaller half extent thick (a plate has no thickness;
@@ -66,12 +67,12 @@ pub fn body_wall_points(
 ) -> Vec<(u32, Vec<PointContact>)> {
     let mut out = Vec::new();
     if let Wall::Mesh { surface, rot } = &b.shape {
-        let points = shape::mesh_contacts(s, x, q, surface.parry(), b.origin, *rot, envelope);
+        let points = shapes::mesh_contacts(s, x, q, surface.parry(), b.origin, *rot, envelope);
         out.push((0, points));
         return out;
     }
     if let Some((slab, centre)) = slab {
-        let points = shape::contacts(
+        let points = shapes::contacts(
             Side::Shape(s),
             x,
             q,
@@ -104,7 +105,7 @@ pub fn body_wall_points(
         if f.applies(x) {
             out.push((
                 *id,
-                shape::halfspace_contacts(s, x, q, f.point, f.normal, envelope),
+                shapes::halfspace_contacts(s, x, q, f.point, f.normal, envelope),
             ));
         }
     }
@@ -138,7 +139,7 @@ impl Tube {
         if rho < r && rho + rb > r - envelope && a - rb <= l && a + rb >= -l {
             let point = self.origin + ax * a + e * r;
             let widened = envelope + 2.0 * rb * rb / r;
-            let points = shape::halfspace_contacts(s, x, q, point, -e, widened)
+            let points = shapes::halfspace_contacts(s, x, q, point, -e, widened)
                 .into_iter()
                 .filter_map(|c| self.on_wall(c, envelope))
                 .collect();
@@ -147,11 +148,11 @@ impl Tube {
         if rho <= r {
             if bottom_closed {
                 let p = self.origin - ax * l;
-                out.push((1, shape::halfspace_contacts(s, x, q, p, ax, envelope)));
+                out.push((1, shapes::halfspace_contacts(s, x, q, p, ax, envelope)));
             }
             if top_closed {
                 let p = self.origin + ax * l;
-                out.push((2, shape::halfspace_contacts(s, x, q, p, -ax, envelope)));
+                out.push((2, shapes::halfspace_contacts(s, x, q, p, -ax, envelope)));
             }
         }
         // Rims of open ends: the body reaches past the end, near the circle.
@@ -210,7 +211,7 @@ impl Tube {
             radius: eps,
             half_height: rb,
         });
-        shape::contacts(
+        shapes::contacts(
             Side::Shape(s),
             x,
             q,

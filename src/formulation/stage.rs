@@ -11,27 +11,85 @@ use crate::formulation::pyramid::PyramidError;
 use crate::gpu::GpuError;
 use crate::solver::{SolveStats, SolverMethod};
 
-/// Accumulated wall-clock time per stage.
+/// The stages of a step, each with its timer (as Box2D's solver stages):
+/// their names are the keys of `summary.json`'s `stage_seconds`
+/// ([`Stage::name`]). Which stages a step runs, and in what order, is its
+/// formulation's ([`crate::step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// Particle inlets append the spheres due.
+    Emit,
+    /// Free velocities (and the gyroscopic step of shapes); the penalty
+    /// formulation's contact loads.
+    Forces,
+    /// Broadphase and narrowphase.
+    Collide,
+    /// The contact problem.
+    Assemble,
+    /// The previous step's impulses in the new frames.
+    WarmStart,
+    /// The pyramid LCP posed and solved by Lemke's method.
+    Lcp,
+    /// The cone complementarity problem solved (with the f32 packing).
+    Solve,
+    /// Each boundary's load over the step.
+    WallLoads,
+    /// This step's impulses kept for the next.
+    StoreWarm,
+    /// New velocities, positions and orientations.
+    Integrate,
+}
+
+impl Stage {
+    /// The stage's name in reports: `emit`, `forces`, `collide`,
+    /// `assemble`, `warm_start`, `lcp`, `solve`, `wall_loads`,
+    /// `store_warm`, `integrate`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Emit => "emit",
+            Stage::Forces => "forces",
+            Stage::Collide => "collide",
+            Stage::Assemble => "assemble",
+            Stage::WarmStart => "warm_start",
+            Stage::Lcp => "lcp",
+            Stage::Solve => "solve",
+            Stage::WallLoads => "wall_loads",
+            Stage::StoreWarm => "store_warm",
+            Stage::Integrate => "integrate",
+        }
+    }
+}
+
+/// Accumulated wall-clock time per stage (only stages that ran have one).
 #[derive(Clone, Debug, Default)]
 pub struct StageTimers {
-    /// Stage name → total time.
-    pub total: BTreeMap<&'static str, Duration>,
+    total: BTreeMap<Stage, Duration>,
 }
 
 impl StageTimers {
     /// Runs `f`, adding its duration to `stage`.
-    pub fn time<T>(&mut self, stage: &'static str, f: impl FnOnce() -> T) -> T {
+    pub fn time<T>(&mut self, stage: Stage, f: impl FnOnce() -> T) -> T {
         let t0 = Instant::now();
         let out = f();
-        *self.total.entry(stage).or_default() += t0.elapsed();
+        self.add(stage, t0.elapsed());
         out
     }
 
-    /// Seconds per stage, for reports.
+    /// Adds `d` to `stage` (time spent elsewhere for it: a batch's solve).
+    pub fn add(&mut self, stage: Stage, d: Duration) {
+        *self.total.entry(stage).or_default() += d;
+    }
+
+    /// The time of `stage` so far; `None` if it never ran.
+    pub fn get(&self, stage: Stage) -> Option<Duration> {
+        self.total.get(&stage).copied()
+    }
+
+    /// Seconds per stage that ran, by name, for reports.
     pub fn seconds(&self) -> BTreeMap<String, f64> {
         self.total
             .iter()
-            .map(|(k, v)| (k.to_string(), v.as_secs_f64()))
+            .map(|(k, v)| (k.name().to_string(), v.as_secs_f64()))
             .collect()
     }
 }

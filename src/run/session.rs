@@ -367,7 +367,7 @@ impl Session<'_> {
         // energy serves them and the settling detector.
         let ke = world.bodies.kinetic_energy();
         let crossed = match (&step, &bad) {
-            (Ok(_), None) => self.bounds.check(world, ke, &self.stepper.last_problem),
+            (Ok(_), None) => self.bounds.check(world, ke, self.stepper.last_problem()),
             _ => None,
         };
         match step {
@@ -397,7 +397,7 @@ impl Session<'_> {
             Ok(rep) => {
                 if ls.dump_steps.contains(&k) {
                     let path = out.join(format!("problem_step{k:06}.dat"));
-                    crate::output::write_contact_problem(&path, &self.stepper.last_problem)
+                    crate::output::write_contact_problem(&path, self.stepper.last_problem())
                         .with_context(|| format!("cannot write the problem of step {k}"))?;
                     log::info!(
                         "step {k}: wrote its problem ({} contacts) to {}",
@@ -458,9 +458,9 @@ impl Session<'_> {
             ls.stopped = d.update(world.time, ke) && ls.stop_when_settled;
         }
         if let Some(every) = scene.analysis.existence_every {
-            if k % every == 0 && self.stepper.last_problem.n_contacts() > 0 {
+            if k % every == 0 && self.stepper.last_problem().n_contacts() > 0 {
                 let t = Instant::now();
-                record_existence(&mut self.summary, k, every, &self.stepper.last_problem);
+                record_existence(&mut self.summary, k, every, self.stepper.last_problem());
                 self.summary
                     .add_stage_seconds("existence", t.elapsed().as_secs_f64());
             }

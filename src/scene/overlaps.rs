@@ -48,11 +48,11 @@ fn bodies_overlap(p: &PlacedSphere, q: &PlacedSphere) -> bool {
     }
     let ((sp, xp, qp), (sq, xq, qq)) = (side_of(p), side_of(q));
     let tol = 1e-9 * (p.init.radius + q.init.radius);
-    crate::shape::contacts(
-        crate::shape::Side::Shape(&sp),
+    crate::collision::shapes::contacts(
+        crate::collision::shapes::Side::Shape(&sp),
         xp,
         qp,
-        crate::shape::Side::Shape(&sq),
+        crate::collision::shapes::Side::Shape(&sq),
         xq,
         qq,
         0.0,

@@ -148,9 +148,7 @@ use crate::material::ConeCoeffs;
 use crate::problem::explicit::gershgorin_scales;
 use crate::problem::{Delassus, Vec6};
 
-/// The depth of the Anderson acceleration: `solver.anderson`'s default and
-/// the depth the measurements in the module docs used.
-pub const ANDERSON_DEPTH: usize = 5;
+pub use super::settings::ANDERSON_DEPTH;
 /// The largest depth a scene may ask for (each step of depth keeps two
 /// copies of the impulses).
 pub const ANDERSON_MAX: usize = 20;

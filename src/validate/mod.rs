@@ -242,7 +242,7 @@ fn single(s: SphereInit, floor: Boundary, mat: Material, h: f64) -> World {
 
 /// Total contact force that boundaries exert on bodies, from the last step.
 fn wall_force(st: &Stepper, h: f64) -> DVec3 {
-    let p = &st.last_problem;
+    let p = st.last_problem();
     let g = st.last_impulses();
     (0..p.n_contacts())
         .filter(|&i| p.body_b[i] == NO_BODY)
@@ -337,7 +337,7 @@ fn rest_on_floor(
 /// tolerance is [`F32_TOLERANCE`], this is about 5e-5 of the weight; in
 /// f64 at 1e-10 it is far below the check's precision.)
 fn resting_force_tolerance(st: &Stepper, w: &World, weight: f64) -> f64 {
-    let p = &st.last_problem;
+    let p = st.last_problem();
     let mut scales = Vec::new();
     crate::problem::Delassus::jacobi_scales(&crate::problem::BodyDelassus::new(p), &mut scales);
     let b_f = scales.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);

@@ -107,7 +107,7 @@ pub fn first_problem(mut world: World) -> ContactProblem {
     world.solver.max_iterations = 1;
     let mut st = Stepper::new();
     st.step(&mut world).unwrap();
-    st.last_problem
+    st.last_problem().clone()
 }
 
 /// The contact problem of the first step of [`pile_world`]`(n, rho, sigma)`.

@@ -13,7 +13,7 @@ use super::workspace::PenaltyWorkspace;
 use super::{lanes, neighbours, ContactHistory, PenaltySettings, RollingModel};
 use crate::bodies::SPHERE;
 use crate::collision::{self, ContactGeom, NO_BODY};
-use crate::formulation::stage::{NonFiniteError, StageTimers, StepError, StepReport};
+use crate::formulation::stage::{NonFiniteError, Stage, StageTimers, StepError, StepReport};
 use crate::world::World;
 
 /// The largest stable sub-step (module docs) for the world's bodies and
@@ -110,7 +110,7 @@ pub fn step(
         if listed {
             let list = &mut ws.neighbours;
             timers
-                .time("collide", || -> Result<(), collision::Crowded> {
+                .time(Stage::Collide, || -> Result<(), collision::Crowded> {
                     list.refresh(&world.bodies, &world.boundaries, settings.skin, time, moved)?;
                     if list.synced != Some(world.step_index) {
                         list.import(&world.contact_history);
@@ -121,20 +121,20 @@ pub fn step(
                 .map_err(crowded)?;
             // The boundaries' loads are summed in the forces stage: a
             // stage of their own would cost its timer every sub-step.
-            contacts_last = timers.time("forces", || {
+            contacts_last = timers.time(Stage::Forces, || {
                 let n = listed_forces(world, ws, settings, dt, time);
                 listed_wall_impulses(world, ws, dt);
                 n
             });
-            moved = Some(timers.time("integrate", || listed_integrate(world, ws, dt, time)));
+            moved = Some(timers.time(Stage::Integrate, || listed_integrate(world, ws, dt, time)));
         } else {
             let contacts = timers
-                .time("collide", || {
+                .time(Stage::Collide, || {
                     collision::detect(&world.bodies, &world.boundaries, 0.0, time)
                 })
                 .map_err(crowded)?;
             contacts_last = contacts.len();
-            timers.time("forces", || {
+            timers.time(Stage::Forces, || {
                 forces(world, ws, settings, &contacts, dt);
                 let found = contacts.iter().zip(&ws.loads);
                 let found = found
@@ -143,7 +143,7 @@ pub fn step(
                 let (acc, count) = (&mut ws.wall_impulse, &mut ws.wall_count);
                 wall_impulses(acc, count, &world.bodies, &world.boundaries, dt, found);
             });
-            timers.time("integrate", || integrate(world, ws, dt, time));
+            timers.time(Stage::Integrate, || integrate(world, ws, dt, time));
         }
         world.time = time + dt;
     }
@@ -151,7 +151,7 @@ pub fn step(
     world.step_index += 1;
     if listed {
         let list = &mut ws.neighbours;
-        timers.time("forces", || list.export(&mut world.contact_history));
+        timers.time(Stage::Forces, || list.export(&mut world.contact_history));
         list.synced = Some(world.step_index);
     } else {
         ws.neighbours.synced = None;

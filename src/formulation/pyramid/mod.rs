@@ -82,7 +82,7 @@
 
 mod step;
 
-pub use step::{histories, solve_step};
+pub use step::{histories, step};
 
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use serde::{Deserialize, Serialize};

@@ -1,13 +1,24 @@
-//! The pyramid LCP's stage of a step (`lcp` in [`crate::step`]): each
-//! contact's history from the world's state (its previous impulse, kept
-//! with the warm starts, and its slip), then the reduced LCP posed and
-//! solved by Lemke's method ([`super::PyramidLcp`]).
+//! A step of the pyramid LCP of Peiret et al. 2017: the same contacts and
+//! problem as the complementarity formulation ([`pose`]), then its `lcp`
+//! stage in place of warm_start and solve — each contact's history from
+//! the world's state (its previous impulse, kept with the warm starts, and
+//! its slip), the reduced LCP posed and solved by Lemke's method
+//! ([`super::PyramidLcp`]) — then the complementarity formulation's finish
+//! ([`RigidStep::finish_with`]).
+//!
+//! ```text
+//! forces ─► collide ─► assemble ─► lcp (pose, Lemke) ─► wall_loads ─► store_warm ─► integrate
+//! ```
 
 use std::collections::HashMap;
 
 use super::{ContactHistory, PyramidError, PyramidLcp, PyramidSettings};
 use crate::bodies::Bodies;
+use crate::formulation::complementarity::{pose, RigidStep};
+use crate::formulation::stage::{Stage, StageTimers, StepError, StepReport};
 use crate::problem::ContactProblem;
+use crate::solver::SolveStats;
+use crate::wall_loads::WallLoad;
 use crate::world::{WarmImpulse, World};
 
 /// Each contact's history at the start of a step: its previous impulse
@@ -37,7 +48,7 @@ pub fn histories(
 /// the histories, the reduced LCP of Peiret et al. 2017 and its solution
 /// by Lemke's method. Returns each contact's impulse (p_n, p_u, p_w), the
 /// LCP's size and the pivots taken.
-pub fn solve_step(
+fn solve_step(
     problem: &ContactProblem,
     world: &World,
     settings: &PyramidSettings,
@@ -52,4 +63,34 @@ pub fn solve_step(
     )?;
     let (p, pivots) = lcp.solve()?;
     Ok((p, lcp.size(), pivots))
+}
+
+/// One step of `world` under the pyramid LCP (module docs); `loads` gets
+/// each boundary's load over the step.
+pub fn step(
+    world: &mut World,
+    settings: &PyramidSettings,
+    rigid: &mut RigidStep,
+    loads: &mut Vec<WallLoad>,
+    timers: &mut StageTimers,
+) -> Result<StepReport, StepError> {
+    let problem = pose(world, timers)?;
+    let step = world.step_index + 1;
+    let (impulses, lcp_size, pivots) = timers
+        .time(Stage::Lcp, || solve_step(&problem, world, settings))
+        .map_err(|error| StepError::Pyramid { step, error })?;
+    // Lemke's answer is exact up to rounding: the step meets any
+    // tolerance; its "iterations" are the pivots.
+    let stats = SolveStats {
+        iterations: pivots,
+        residual_abs: 0.0,
+        residual_rel: 0.0,
+        converged: true,
+        fallback_iterations: None,
+        fallback_seconds: 0.0,
+        timed_out: false,
+    };
+    log::trace!("step {step}: pyramid LCP of {lcp_size} unknowns, {pivots} pivots");
+    let sliding = impulses.iter().map(|p| [p[0], p[1], p[2], 0.0, 0.0, 0.0]);
+    rigid.finish_with(world, problem, sliding, stats, loads, timers)
 }

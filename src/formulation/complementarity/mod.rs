@@ -22,16 +22,23 @@
 //! | `store_warm` | this step's impulses in world coordinates, for the next | [`finish`] |
 //! | `integrate` | v⁺ = v_free + M⁻¹ D γ in f64 from the final γ (on every backend), then positions and orientations | [`finish`] |
 //!
-//! The stages before and after the solve are each world's own; a batch of
-//! worlds on one GPU ([`crate::run::batch`]) runs [`pose`], [`warm_start`]
-//! and [`pack_f32`] per world, one shared solve, then [`unpack_f32`] and
-//! [`finish`] per world — the same functions a world alone runs, so a
-//! batched world's step is the world's step.
+//! The step runs as prepare → solve → finish ([`RigidStep`], in `step.rs`):
+//! the stages before and after the solve are each world's own, and the
+//! solve is the world's alone on its [`Backend`] (in `backend.rs`) or, for
+//! a batch of worlds on one GPU ([`crate::run::batch`]), the batch's one
+//! solve between the same prepare and finish — so a batched world's step
+//! is the world's step.
+
+mod backend;
+mod step;
+
+pub use backend::{Backend, GpuState};
+pub use step::RigidStep;
 
 use glam::DVec3;
 
 use crate::collision;
-use crate::formulation::stage::{NonFiniteError, StageTimers, StepError, StepReport};
+use crate::formulation::stage::{NonFiniteError, Stage, StageTimers, StepError, StepReport};
 use crate::integrate;
 use crate::problem::{ContactProblem, Vec6};
 use crate::solver::packed::{pack, PackedProblem};
@@ -42,19 +49,19 @@ use crate::world::{WarmImpulse, World};
 /// contacts, and the contact problem.
 pub fn pose(world: &World, timers: &mut StageTimers) -> Result<ContactProblem, StepError> {
     let h = world.time_step;
-    let (v_free, w_free) = timers.time("forces", || {
+    let (v_free, w_free) = timers.time(Stage::Forces, || {
         integrate::free_velocities(&world.bodies, world.gravity, h)
     });
     let envelope = world.envelope();
     let contacts = timers
-        .time("collide", || {
+        .time(Stage::Collide, || {
             collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
         })
         .map_err(|error| StepError::Crowded {
             step: world.step_index + 1,
             error,
         })?;
-    Ok(timers.time("assemble", || {
+    Ok(timers.time(Stage::Assemble, || {
         let mut p = ContactProblem::assemble(
             &world.bodies,
             &contacts,
@@ -78,7 +85,7 @@ pub fn warm_start(
     gamma: &mut Vec<Vec6>,
     timers: &mut StageTimers,
 ) {
-    timers.time("warm_start", || {
+    timers.time(Stage::WarmStart, || {
         gamma.clear();
         gamma.extend((0..problem.n_contacts()).map(|i| {
             if !world.solver.warm_start {
@@ -177,7 +184,7 @@ pub fn finish(
     timers: &mut StageTimers,
 ) -> Result<StepReport, StepError> {
     let h = world.time_step;
-    timers.time("store_warm", || {
+    timers.time(Stage::StoreWarm, || {
         world.warm.clear();
         for (i, g) in gamma.iter().enumerate() {
             let [n, u, w] = problem.frame[i];
@@ -193,7 +200,7 @@ pub fn finish(
     let step = world.step_index;
     let time = world.time;
     let FinishBuffers { new_vel, new_omega } = buffers;
-    timers.time("integrate", || -> Result<(), NonFiniteError> {
+    timers.time(Stage::Integrate, || -> Result<(), NonFiniteError> {
         let b = &mut world.bodies;
         // Compute and check the new velocities aside, so that a failing
         // step leaves the bodies at the last good state.
