@@ -230,6 +230,18 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         );
         return c.issues;
     }
+    check_run(&mut c, scene);
+    check_solver(&mut c, scene);
+    check_contact_and_output(&mut c, scene);
+    check_analysis_and_formulation(&mut c, scene);
+    check_materials(&mut c, scene);
+    check_sources(&mut c, scene);
+    check_boundaries(&mut c, scene);
+    c.issues
+}
+
+/// The rules of the scene's name, its time step and duration, gravity.
+fn check_run(c: &mut Checker, scene: &Scene) {
     let name = &scene.name;
     if name.is_empty() {
         c.push("name", "must not be empty");
@@ -259,7 +271,10 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         }
     }
     c.vec_finite("gravity", scene.gravity);
+}
 
+/// The rules of the `solver` section.
+fn check_solver(c: &mut Checker, scene: &Scene) {
     let s = &scene.solver;
     if s.max_iterations == 0 {
         c.push("solver.max_iterations", "must be ≥ 1 (got 0)");
@@ -299,7 +314,10 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             );
         }
     }
+}
 
+/// The rules of the `contact` and `output` sections.
+fn check_contact_and_output(c: &mut Checker, scene: &Scene) {
     if let Some(e) = scene.contact.envelope {
         c.non_negative("contact.envelope", e);
     }
@@ -345,6 +363,10 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             );
         }
     }
+}
+
+/// The rules of the `analysis` section and the formulation's settings.
+fn check_analysis_and_formulation(c: &mut Checker, scene: &Scene) {
     for (field, reason) in scene.analysis.problems() {
         c.push(format!("analysis.{field}"), reason);
     }
@@ -369,6 +391,10 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             }
         }
     }
+}
+
+/// The rules of the materials.
+fn check_materials(c: &mut Checker, scene: &Scene) {
     if scene.materials.is_empty() {
         c.push("materials", "the scene needs at least one material");
     }
@@ -416,7 +442,10 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
         c.non_negative(&format!("{p}.roll_eta"), m.roll_eta);
         c.non_negative(&format!("{p}.spin_eta"), m.spin_eta);
     }
+}
 
+/// The rules of the sphere sources (`spheres`), their sizes, shapes and counts.
+fn check_sources(c: &mut Checker, scene: &Scene) {
     if scene.spheres.is_empty() {
         c.push(
             "spheres",
@@ -613,7 +642,10 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             break;
         }
     }
+}
 
+/// The rules of the boundaries, their materials, geometry and names.
+fn check_boundaries(c: &mut Checker, scene: &Scene) {
     let mut names: HashMap<String, usize> = HashMap::new();
     for (i, b) in scene.boundaries.iter().enumerate() {
         let p = format!("boundaries[{i}]");
@@ -701,7 +733,6 @@ fn check_fields(scene: &Scene) -> Vec<Issue> {
             );
         }
     }
-    c.issues
 }
 
 /// The shape a source makes its bodies of (`None`: plain spheres).

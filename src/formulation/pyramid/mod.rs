@@ -183,7 +183,7 @@ impl PyramidSettings {
 
 /// What a contact brings from the previous step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ContactHistory {
+pub struct LcpHistory {
     /// The previous impulse (p_n, p_u, p_w) in this step's contact frame.
     pub impulse: [f64; 3],
     /// The slip (u·v_rel, w·v_rel) at the start of this step.
@@ -292,7 +292,7 @@ impl PyramidLcp {
     /// spinning rows are left out), with each contact's `history`.
     pub fn build(
         problem: &ContactProblem,
-        history: &[ContactHistory],
+        history: &[LcpHistory],
         s: &PyramidSettings,
         h: f64,
         max_recovery_speed: f64,

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::{ContactHistory, PyramidError, PyramidLcp, PyramidSettings};
+use super::{LcpHistory, PyramidError, PyramidLcp, PyramidSettings};
 use crate::bodies::Bodies;
 use crate::formulation::complementarity::{pose, RigidStep};
 use crate::formulation::stage::{Stage, StageTimers, StepError, StepReport};
@@ -28,7 +28,7 @@ pub fn histories(
     problem: &ContactProblem,
     warm: &HashMap<u64, WarmImpulse>,
     bodies: &Bodies,
-) -> Vec<ContactHistory> {
+) -> Vec<LcpHistory> {
     (0..problem.n_contacts())
         .map(|i| {
             let [n, u, w] = problem.frame[i];
@@ -36,7 +36,7 @@ pub fn histories(
                 [p.force.dot(n), p.force.dot(u), p.force.dot(w)]
             });
             let t = problem.twist(i, &bodies.vel, &bodies.omega);
-            ContactHistory {
+            LcpHistory {
                 impulse,
                 slip: [t[1], t[2]],
             }
