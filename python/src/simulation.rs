@@ -51,14 +51,16 @@ pub(crate) fn scene_of(
 ) -> PyResult<repose::scene::Scene> {
     let mut set = overrides(set)?;
     if let Some(m) = solver {
-        let method =
-            <repose::solver::SolverMethod as clap::ValueEnum>::from_str(m, true).map_err(|_| {
+        use repose::solver::SolverMethod;
+        let method = SolverMethod::ALL
+            .into_iter()
+            .find(|x| x.name().eq_ignore_ascii_case(m))
+            .ok_or_else(|| {
                 pyo3::exceptions::PyValueError::new_err(format!(
                     "solver {m:?}: expected one of {}",
-                    <repose::solver::SolverMethod as clap::ValueEnum>::value_variants()
+                    SolverMethod::ALL
                         .iter()
-                        .filter_map(clap::ValueEnum::to_possible_value)
-                        .map(|p| format!("{:?}", p.get_name()))
+                        .map(|x| format!("{:?}", x.name()))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ))
