@@ -11,6 +11,7 @@
 //! Each file's own code is read, its `#[cfg(test)]` part left out (a
 //! physics test may load a scene to have a world to step).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The physics layer: what a step needs and nothing else.
@@ -258,4 +259,406 @@ fn an_import_of_the_application_from_the_physics_is_named_by_file_and_line() {
         "a test module may"
     );
     assert!(violations("src/state.rs", "// crate::scene in a comment\n").is_empty());
+}
+
+// ---------------------------------------------------------------------
+// No import circles between files.
+//
+// An arrow runs from file A to file B when A's code names an item by a
+// path (`crate::…`, `super::…`, `self::…`, or a module a `use` brought into
+// scope) that lives in B: the path's longest prefix that is a module with a
+// file of its own. A module's face (its `mod.rs`) naming its own
+// submodules' items is the module handing them on, not an arrow: Rust's
+// way of giving a folder one front door. Every other loop of arrows is a
+// circle, and the test fails naming its files and the lines that tie them.
+
+/// A file's module path: `src/a/b.rs` and `src/a/b/mod.rs` are `a::b`.
+fn module_path(rel: &str) -> Vec<String> {
+    let rest = rel.strip_prefix("src/").unwrap_or(rel);
+    let rest = rest.strip_suffix(".rs").unwrap_or(rest);
+    let mut segs: Vec<String> = rest.split('/').map(str::to_string).collect();
+    if segs.last().is_some_and(|s| s == "mod" || s == "lib") {
+        segs.pop();
+    }
+    segs
+}
+
+/// One path named in a file's code, the module path it starts from already
+/// applied (`super` and `self` taken away), with its line and, for a `use`
+/// of a module, the name it binds.
+#[derive(Debug)]
+struct Named {
+    line: usize,
+    segments: Vec<String>,
+    binds: Option<String>,
+}
+
+fn skip_spaces(chars: &[char], mut i: usize) -> usize {
+    while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+        i += 1;
+    }
+    i
+}
+
+fn ident_at(chars: &[char], i: usize) -> (String, usize) {
+    let mut j = i;
+    while chars
+        .get(j)
+        .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+    {
+        j += 1;
+    }
+    (chars[i..j].iter().collect(), j)
+}
+
+/// Reads one path or use tree at `i` (`a::b::{c, d::{self, E}}`, `a::*`,
+/// `a as b`) below `prefix`; pushes every path it names with the name it
+/// binds. Returns where it stopped.
+fn read_tree(
+    chars: &[char],
+    mut i: usize,
+    prefix: &[String],
+    out: &mut Vec<(Vec<String>, Option<String>)>,
+) -> usize {
+    let mut path = prefix.to_vec();
+    loop {
+        i = skip_spaces(chars, i);
+        match chars.get(i) {
+            Some('{') => {
+                i += 1;
+                loop {
+                    i = skip_spaces(chars, i);
+                    match chars.get(i) {
+                        None => return i,
+                        Some('}') => return i + 1,
+                        Some(',') => i += 1,
+                        Some(_) => {
+                            let before = i;
+                            i = read_tree(chars, i, &path, out);
+                            if i == before {
+                                i += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            Some('*') => {
+                out.push((path, None));
+                return i + 1;
+            }
+            _ => {}
+        }
+        let (seg, j) = ident_at(chars, i);
+        if seg.is_empty() {
+            out.push((path, None));
+            return i;
+        }
+        i = j;
+        let k = skip_spaces(chars, i);
+        if chars.get(k) == Some(&':') && chars.get(k + 1) == Some(&':') {
+            if seg != "self" {
+                path.push(seg);
+            }
+            i = k + 2;
+            continue;
+        }
+        let mut binds = if seg == "self" {
+            path.last().cloned()
+        } else {
+            path.push(seg.clone());
+            Some(seg)
+        };
+        let (word, after) = ident_at(chars, k);
+        if word == "as" {
+            let at = skip_spaces(chars, after);
+            let (alias, end) = ident_at(chars, at);
+            binds = Some(alias);
+            i = end;
+        }
+        out.push((path, binds));
+        return i;
+    }
+}
+
+/// Whether a path may start at `at`: not inside a longer name or path.
+fn starts_path(chars: &[char], at: usize) -> bool {
+    at == 0 || !chars[at - 1].is_alphanumeric() && chars[at - 1] != '_' && chars[at - 1] != ':'
+}
+
+/// Every path the code of the file `rel` names from `crate`, `super` or
+/// `self`, or from one of `modules` (names a `use` bound to modules).
+fn named_paths(rel: &str, text: &str, modules: &BTreeMap<String, Vec<String>>) -> Vec<Named> {
+    let here = module_path(rel);
+    let mut code = String::new();
+    let mut line_of = Vec::new();
+    for (line, l) in code_lines(text) {
+        let l = l.split("//").next().unwrap_or("");
+        for _ in l.chars().chain(std::iter::once('\n')) {
+            line_of.push(line);
+        }
+        code.push_str(l);
+        code.push('\n');
+    }
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !starts_path(&chars, i) || !(chars[i].is_alphabetic() || chars[i] == '_') {
+            i += 1;
+            continue;
+        }
+        let (word, j) = ident_at(&chars, i);
+        let k = skip_spaces(&chars, j);
+        let continues = chars.get(k) == Some(&':') && chars.get(k + 1) == Some(&':');
+        let start: Option<Vec<String>> = match word.as_str() {
+            _ if !continues => None,
+            "crate" => Some(Vec::new()),
+            "self" => Some(here.clone()),
+            "super" => {
+                let mut m = here.clone();
+                m.pop();
+                let mut at = k + 2;
+                loop {
+                    let (w, e) = ident_at(&chars, skip_spaces(&chars, at));
+                    let n = skip_spaces(&chars, e);
+                    if w == "super" && chars.get(n) == Some(&':') && chars.get(n + 1) == Some(&':')
+                    {
+                        m.pop();
+                        at = n + 2;
+                    } else {
+                        break;
+                    }
+                }
+                let mut trees = Vec::new();
+                let end = read_tree(&chars, at, &m, &mut trees);
+                for (segments, binds) in trees {
+                    out.push(Named {
+                        line: line_of[i],
+                        segments,
+                        binds,
+                    });
+                }
+                i = end.max(j);
+                continue;
+            }
+            w => modules.get(w).cloned(),
+        };
+        match start {
+            Some(prefix) => {
+                let mut trees = Vec::new();
+                let end = read_tree(&chars, k + 2, &prefix, &mut trees);
+                for (segments, binds) in trees {
+                    out.push(Named {
+                        line: line_of[i],
+                        segments,
+                        binds,
+                    });
+                }
+                i = end.max(j);
+            }
+            None => i = j,
+        }
+    }
+    out
+}
+
+/// The file a module path's items live in: its longest prefix that is a
+/// module with a file, and whether the whole path is that module.
+fn file_of(segments: &[String], files: &BTreeSet<String>) -> Option<(String, bool)> {
+    for k in (0..=segments.len()).rev() {
+        let base = segments[..k].join("/");
+        let candidates = if k == 0 {
+            vec!["src/lib.rs".to_string()]
+        } else {
+            vec![format!("src/{base}.rs"), format!("src/{base}/mod.rs")]
+        };
+        for c in candidates {
+            if files.contains(&c) {
+                return Some((c, k == segments.len()));
+            }
+        }
+    }
+    None
+}
+
+/// One arrow: `from` names an item of `to` at `line`.
+#[derive(Debug, Clone)]
+struct Arrow {
+    from: String,
+    line: usize,
+    to: String,
+    path: String,
+}
+
+/// The arrows between the library's files (`(path, text)` pairs), the
+/// faces' arrows to their own submodules left out (see above).
+fn arrows(sources: &[(String, String)]) -> Vec<Arrow> {
+    let files: BTreeSet<String> = sources.iter().map(|(r, _)| r.clone()).collect();
+    let mut out = Vec::new();
+    for (rel, text) in sources {
+        // First the modules this file's `use`s bind, then every path.
+        let mut modules = BTreeMap::new();
+        for n in named_paths(rel, text, &BTreeMap::new()) {
+            if let (Some(name), Some((_, true))) = (&n.binds, file_of(&n.segments, &files)) {
+                modules.insert(name.clone(), n.segments.clone());
+            }
+        }
+        let here = module_path(rel);
+        let is_face = rel.ends_with("/mod.rs") || rel.ends_with("lib.rs");
+        for n in named_paths(rel, text, &modules) {
+            let Some((to, _)) = file_of(&n.segments, &files) else {
+                continue;
+            };
+            let below_face = is_face && module_path(&to).starts_with(&here);
+            if &to != rel && !below_face {
+                out.push(Arrow {
+                    from: rel.clone(),
+                    line: n.line,
+                    to,
+                    path: n.segments.join("::"),
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.from, a.line, &a.to, &a.path).cmp(&(&b.from, b.line, &b.to, &b.path)));
+    out.dedup_by(|a, b| (&a.from, a.line, &a.to, &a.path) == (&b.from, b.line, &b.to, &b.path));
+    out
+}
+
+/// The import circles among `sources`: each a set of two or more files that
+/// reach each other through arrows (strongly connected components), with
+/// the arrows among them, as lines of text.
+fn circles(sources: &[(String, String)]) -> Vec<String> {
+    let all = arrows(sources);
+    let names: Vec<&String> = sources.iter().map(|(r, _)| r).collect();
+    let index: BTreeMap<&String, usize> = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let mut next = vec![BTreeSet::new(); names.len()];
+    for a in &all {
+        next[index[&a.from]].insert(index[&a.to]);
+    }
+    let reach = |from: usize| {
+        let mut seen = vec![false; names.len()];
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            for &m in &next[n] {
+                if !seen[m] {
+                    seen[m] = true;
+                    stack.push(m);
+                }
+            }
+        }
+        seen
+    };
+    let reaches: Vec<Vec<bool>> = (0..names.len()).map(reach).collect();
+    let mut placed = vec![false; names.len()];
+    let mut out = Vec::new();
+    for a in 0..names.len() {
+        if placed[a] {
+            continue;
+        }
+        let group: Vec<usize> = (0..names.len())
+            .filter(|&b| b == a || reaches[a][b] && reaches[b][a])
+            .collect();
+        if group.len() < 2 {
+            continue;
+        }
+        for &b in &group {
+            placed[b] = true;
+        }
+        let members: BTreeSet<&String> = group.iter().map(|&b| names[b]).collect();
+        let ties: Vec<String> = all
+            .iter()
+            .filter(|x| members.contains(&x.from) && members.contains(&x.to))
+            .map(|x| format!("  {}:{} -> {} ({})", x.from, x.line, x.to, x.path))
+            .collect();
+        out.push(format!(
+            "circle of {}:\n{}",
+            members.into_iter().cloned().collect::<Vec<_>>().join(", "),
+            ties.join("\n")
+        ));
+    }
+    out
+}
+
+/// The library's files: everything under `src/` but the binary's own
+/// (`main.rs`, the command line's `cli`).
+fn library_sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(&p).unwrap();
+            (rel, text)
+        })
+        .filter(|(rel, _)| {
+            rel != "src/main.rs" && rel != "src/cli.rs" && !rel.starts_with("src/cli/")
+        })
+        .collect()
+}
+
+#[test]
+fn no_two_files_import_each_other_directly_or_through_others() {
+    let sources = library_sources();
+    let found = circles(&sources);
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+    // The reading sees the arrows that are there: the step names the
+    // world, a solver method a function of the contact problem's, a face's
+    // child its face's items.
+    let all = arrows(&sources);
+    for (from, to) in [
+        ("src/step.rs", "src/world.rs"),
+        ("src/solver/pgs.rs", "src/problem/explicit.rs"),
+        (
+            "src/formulation/penalty/step.rs",
+            "src/formulation/penalty/mod.rs",
+        ),
+    ] {
+        assert!(
+            all.iter().any(|a| a.from == from && a.to == to),
+            "no arrow {from} -> {to} was read"
+        );
+    }
+}
+
+/// The check names each circle's files and the lines that tie them, through
+/// grouped, relative and module-bound paths; a face naming its own
+/// submodules' items is no circle.
+#[test]
+fn an_import_circle_is_named_by_its_files_and_lines() {
+    let src = |rel: &str, text: &str| (rel.to_string(), text.to_string());
+    let sources = vec![
+        src(
+            "src/lib.rs",
+            "pub mod a;\npub mod b;\npub mod c;\npub mod d;\n",
+        ),
+        src("src/a.rs", "use crate::{b::Thing, d};\npub struct A;\n"),
+        src("src/b.rs", "pub struct Thing;\nfn f() { crate::c::g(); }\n"),
+        src("src/c.rs", "use crate::a;\n\npub fn g() -> a::A { a::A }\n"),
+        src(
+            "src/d/mod.rs",
+            "mod e;\npub use self::e::E;\npub struct D;\n",
+        ),
+        src("src/d/e.rs", "use super::D;\npub struct E(D);\n"),
+    ];
+    let found = circles(&sources);
+    assert_eq!(
+        found,
+        ["circle of src/a.rs, src/b.rs, src/c.rs:\n  \
+          src/a.rs:1 -> src/b.rs (b::Thing)\n  \
+          src/b.rs:2 -> src/c.rs (c::g)\n  \
+          src/c.rs:1 -> src/a.rs (a)\n  \
+          src/c.rs:3 -> src/a.rs (a::A)"],
+        "{found:#?}"
+    );
+    let mut acyclic = sources.clone();
+    acyclic[3] = src("src/c.rs", "pub fn g() {}\n");
+    assert!(circles(&acyclic).is_empty(), "{:#?}", circles(&acyclic));
 }
