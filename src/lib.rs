@@ -9,8 +9,8 @@
 //! the [`step`]. It uses nothing above it. **The application** is built on
 //! it: scenes, runs and their checkpoints, outputs, pictures, analyses,
 //! studies (sweep, calibrate), the tools (solve, measure, compare, bench,
-//! validate) and signals; the command line (`src/main.rs`) parses and hands
-//! over to these.
+//! validate) and signals; the command line (`src/main.rs`, one file a
+//! command in `src/cli/`) parses and hands over to these.
 
 // The physics.
 pub mod bodies;

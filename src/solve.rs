@@ -295,6 +295,68 @@ pub fn method_label(method: SolverMethod, fallback: Option<SolverMethod>) -> Str
     }
 }
 
+/// Every problem under `dir` ([`problem_files`]), each by every method
+/// alone (with `options`' settings), then by `chain`'s method with its
+/// fallback when one is given, then by Lemke's method where it applies (a
+/// 3-D Coulomb problem small enough for a dense tableau, with `directions`
+/// directions): the rows of `repose solve --all`. A file that cannot be
+/// read is a row of its own and the others go on; a directory that cannot
+/// be listed or holds no `.dat` file is an error that names it.
+pub fn solve_all(
+    dir: &Path,
+    chain: Option<(SolverMethod, SolverMethod)>,
+    directions: usize,
+    options: &SolveOptions,
+) -> Result<Vec<SolveReport>, String> {
+    let files = problem_files(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+    if files.is_empty() {
+        return Err(format!("{}: no .dat files found", dir.display()));
+    }
+    let mut rows = Vec::new();
+    for f in files {
+        let name = problem_name(dir, &f);
+        let p = match SiconosProblem::read(&f) {
+            Ok(p) => p,
+            Err(e) => {
+                log::warn!("{name}: cannot read: {e}");
+                rows.push(SolveReport::unreadable(&name, e.to_string()));
+                continue;
+            }
+        };
+        let alone = SolverMethod::ALL.iter().map(|&m| (m, None));
+        for (method, fallback) in alone.chain(chain.map(|(m, f)| (m, Some(f)))) {
+            let o = SolveOptions {
+                method,
+                fallback,
+                ..options.clone()
+            };
+            let r = solve_problem(&p, &name, &o);
+            log::info!(
+                "{name}: {}: {} iterations, {:.3} s, relative error {:.2e}",
+                r.solver,
+                r.iterations,
+                r.seconds,
+                r.error_rel
+            );
+            rows.push(r);
+        }
+        if lemke_refuses(&p, directions).is_none() {
+            rows.push(solve_lemke(&p, &name, directions, options.tolerance));
+        }
+    }
+    Ok(rows)
+}
+
+/// The problems of `rows` that no row solved, in the rows' order.
+pub fn unsolved(rows: &[SolveReport]) -> Vec<&str> {
+    let mut problems: Vec<&str> = rows.iter().map(|r| r.problem.as_str()).collect();
+    problems.dedup();
+    problems
+        .into_iter()
+        .filter(|p| !rows.iter().any(|r| r.problem == *p && r.converged))
+        .collect()
+}
+
 /// The `.dat` files under `dir` (recursively), sorted by path.
 pub fn problem_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();

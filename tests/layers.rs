@@ -9,7 +9,9 @@
 //! that passes.
 //!
 //! Each file's own code is read, its `#[cfg(test)]` part left out (a
-//! physics test may load a scene to have a world to step).
+//! physics test may load a scene to have a world to step). The same reading
+//! holds the second rule of the house: no import circles between files
+//! (second half of this file).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
