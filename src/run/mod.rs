@@ -33,10 +33,7 @@ use anyhow::{Context, Result};
 use crate::analysis::{DrumFrame, DrumSampler, SettleDetector};
 use crate::bodies::Bodies;
 use crate::boundary::{Boundary, Shape};
-use crate::output::csv::TrackWriter;
 use crate::output::summary::{read_summary, StopReason, Summary};
-use crate::output::vtk::PvdSeries;
-use crate::output::walls_csv::WallsWriter;
 use crate::scene::Scene;
 use crate::step::{Backend, Stepper};
 
@@ -44,6 +41,7 @@ mod backend;
 pub mod batch;
 pub mod checkpoint;
 mod guards;
+mod outputs;
 mod report;
 mod session;
 
@@ -53,44 +51,8 @@ pub use backend::{
 use checkpoint::{read_checkpoint, CheckpointClock, StartOptions, CHECKPOINT_FILE};
 pub use guards::tunnelling_risk;
 use guards::{prepare_output_dir, DivergenceBounds};
+use outputs::Outputs;
 use session::Session;
-
-/// The `walls.csv` of a run of `world` into `dir`, when it has
-/// boundaries: a new file, or for a run resumed after step `resumed` the
-/// earlier one taken up ([`WallsWriter::resume`]).
-fn walls_writer(
-    world: &crate::world::World,
-    dir: &Path,
-    resumed: Option<u64>,
-) -> std::io::Result<Option<WallsWriter>> {
-    if world.boundaries.is_empty() {
-        return Ok(None);
-    }
-    let names: Vec<String> = world.boundaries.iter().map(|b| b.name.clone()).collect();
-    let path = dir.join("walls.csv");
-    match resumed {
-        None => WallsWriter::create(path, &names).map(Some),
-        Some(step) => WallsWriter::resume(path, &names, step).map(Some),
-    }
-}
-
-/// The contacts' series of a run into `out` when the scene asks for it
-/// (`output.contacts`, which validation refuses under the penalty
-/// formulation) and frames are written.
-fn contact_series(scene: &Scene, no_frames: bool, out: &Path) -> Result<Option<PvdSeries>> {
-    if !scene.output.contacts {
-        return Ok(None);
-    }
-    if no_frames {
-        log::warn!(
-            "output.contacts: no contacts are written with --no-frames (they are written with the frames)"
-        );
-        return Ok(None);
-    }
-    PvdSeries::new_prefixed(out, CONTACTS, CONTACTS)
-        .context("cannot start the series of the contacts")
-        .map(Some)
-}
 
 /// How to run a scene.
 #[derive(Clone, Debug, Default)]
@@ -222,37 +184,7 @@ fn start_session<'a>(
     std::fs::write(out.join("scene.ron"), &scene_ron)
         .with_context(|| format!("cannot write {}", out.join("scene.ron").display()))?;
 
-    let frames = if opts.no_frames {
-        None
-    } else {
-        Some(PvdSeries::new(&out, "frames").context("cannot start the frame series")?)
-    };
-    let surfaces = if opts.no_frames || !world.bodies.has_shapes() {
-        None
-    } else {
-        Some(
-            PvdSeries::new_prefixed(&out, SURFACES, SURFACES)
-                .context("cannot start the series of the bodies' surfaces")?,
-        )
-    };
-    let walls = if opts.no_frames || !session::has_meshes(&world.boundaries) {
-        None
-    } else {
-        Some(
-            PvdSeries::new_prefixed(&out, WALLS, WALLS)
-                .context("cannot start the series of the mesh boundaries")?,
-        )
-    };
-    let contacts = contact_series(scene, opts.no_frames, &out)?;
-    let track = if scene.output.track.is_empty() {
-        None
-    } else {
-        Some(TrackWriter::create(
-            out.join("track.csv"),
-            &scene.output.track,
-        )?)
-    };
-    let wall_loads = walls_writer(&world, &out, None)?;
+    let outputs = Outputs::create(scene, &world, &out, opts.no_frames)?;
     // A turning drum's bed never comes to rest: settling does not apply to
     // a scene that measures a drum (its closing lines give the dynamic
     // angle instead).
@@ -297,13 +229,7 @@ fn start_session<'a>(
         world,
         stepper: Stepper::with_backend(backend),
         summary,
-        frames,
-        surfaces,
-        walls,
-        contacts,
-        bulk: scene.analysis.bulk.map(|_| Vec::new()),
-        track,
-        wall_loads,
+        outputs,
         settle,
         drum,
         discharge: scene
@@ -316,9 +242,7 @@ fn start_session<'a>(
         last_checkpoint: None,
     };
     session.write_frame()?;
-    if let Some(t) = &mut session.track {
-        t.record(session.world.time, &session.world.bodies)?;
-    }
+    session.outputs.record_track(&session.world)?;
     if session.clock.is_some() {
         session.checkpoint()?;
     }
@@ -433,79 +357,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         world.bodies.len(),
         ck_path.display()
     );
-    // The surfaces' series has a frame beside each frame of the points'.
-    let surfaces = match &ck.frames {
-        Some(f) if world.bodies.has_shapes() => {
-            let named = f
-                .iter()
-                .map(|(t, name)| (*t, name.replacen("frame", SURFACES, 1)))
-                .collect();
-            Some(
-                PvdSeries::reopen_prefixed(dir, SURFACES, SURFACES, named)
-                    .context("--resume: cannot take up the series of the bodies' surfaces")?,
-            )
-        }
-        _ => None,
-    };
-    // The walls' series: beside each frame when a mesh moves, else the first.
-    let walls = match &ck.frames {
-        Some(f) if session::has_meshes(&world.boundaries) => {
-            let keep = if session::meshes_move(&world.boundaries) {
-                f.len()
-            } else {
-                f.len().min(1)
-            };
-            let named = f[..keep]
-                .iter()
-                .map(|(t, name)| (*t, name.replacen("frame", WALLS, 1)))
-                .collect();
-            Some(
-                PvdSeries::reopen_prefixed(dir, WALLS, WALLS, named)
-                    .context("--resume: cannot take up the series of the mesh boundaries")?,
-            )
-        }
-        _ => None,
-    };
-    // The contacts' series has a frame beside each frame of the points'.
-    let contacts = match &ck.frames {
-        Some(f) if scene.output.contacts => {
-            let named = f
-                .iter()
-                .map(|(t, name)| (*t, name.replacen("frame", CONTACTS, 1)))
-                .collect();
-            Some(
-                PvdSeries::reopen_prefixed(dir, CONTACTS, CONTACTS, named)
-                    .context("--resume: cannot take up the series of the contacts")?,
-            )
-        }
-        _ => None,
-    };
-    let frames = match ck.frames {
-        Some(f) => Some(
-            PvdSeries::reopen(dir, "frames", f)
-                .context("--resume: cannot take up the frame series")?,
-        ),
-        None => None,
-    };
-    let track = match ck.track_len {
-        Some(len) => Some(
-            TrackWriter::reopen(dir.join("track.csv"), &scene.output.track, len)
-                .context("--resume: cannot take up track.csv")?,
-        ),
-        None => None,
-    };
-    let wall_loads = walls_writer(&world, dir, Some(world.step_index))
-        .context("--resume: cannot take up walls.csv")?;
-    // The bulk measures of the frames up to the checkpoint.
-    let bulk = match scene.analysis.bulk {
-        Some(_) => {
-            let t = world.time;
-            let rows = crate::analysis::read_bulk_csv(&dir.join("bulk.csv"))
-                .map_err(|e| anyhow::anyhow!("--resume: cannot take up bulk.csv: {e}"))?;
-            Some(rows.into_iter().filter(|r| r.time <= t).collect())
-        }
-        None => None,
-    };
+    let outputs = Outputs::reopen(&scene, &world, dir, ck.frames, ck.track_len)?;
     let session = Session {
         bounds,
         scene: &scene,
@@ -520,13 +372,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         stepper: Stepper::with_backend(backend),
         wall_before: summary.wall_time_s,
         summary,
-        frames,
-        surfaces,
-        walls,
-        contacts,
-        bulk,
-        track,
-        wall_loads,
+        outputs,
         settle: ck.settle,
         drum: ck.drum,
         discharge: ck.discharge,

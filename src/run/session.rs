@@ -12,11 +12,8 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis::{DrumSampler, SettleDetector};
-use crate::output::contacts::{write_contacts_csv, write_contacts_vtu};
-use crate::output::csv::{write_final_csv, TrackWriter};
+use crate::output::csv::write_final_csv;
 use crate::output::summary::{write_json, StopReason, Summary};
-use crate::output::vtk::{write_surfaces_vtu, write_walls_vtu, PvdSeries};
-use crate::output::walls_csv::WallsWriter;
 use crate::scene::Scene;
 use crate::state::State;
 use crate::step::Stepper;
@@ -26,6 +23,7 @@ use super::checkpoint::{
     write_checkpoint, Checkpoint, CheckpointClock, StartOptions, CHECKPOINT_FILE,
 };
 use super::guards::{non_finite, DivergenceBounds};
+use super::outputs::Outputs;
 use super::report::{record_analysis, record_discharge, record_dynamic_angle, write_picture};
 
 /// Seconds between progress log lines when no terminal shows the bar.
@@ -79,25 +77,8 @@ pub(super) struct Session<'a> {
     pub stepper: Stepper,
     /// The summary so far.
     pub summary: Summary,
-    /// The frame series, when frames are written.
-    pub frames: Option<PvdSeries>,
-    /// The surfaces of the bodies that are not spheres (`bodies.pvd`), one
-    /// frame with each of `frames`, when frames are written and the scene
-    /// has such bodies.
-    pub surfaces: Option<PvdSeries>,
-    /// The mesh boundaries (`walls.pvd`), when frames are written and the
-    /// scene has meshes: a frame beside each frame when a mesh moves, else
-    /// only the first.
-    pub walls: Option<PvdSeries>,
-    /// The contacts (`contacts.pvd`, a `.vtu` and a `.csv` beside each
-    /// frame), when the scene asks for them and frames are written.
-    pub contacts: Option<PvdSeries>,
-    /// The bulk measures so far (`bulk.csv`), when the scene asks for them.
-    pub bulk: Option<Vec<crate::analysis::BulkSample>>,
-    /// `track.csv`, when bodies are tracked.
-    pub track: Option<TrackWriter>,
-    /// `walls.csv`, when the scene has boundaries.
-    pub wall_loads: Option<WallsWriter>,
+    /// The run's output files but its final ones ([`Outputs`]).
+    pub outputs: Outputs,
     /// The settling detector, when detection is on.
     pub settle: Option<SettleDetector>,
     /// The drum sampler, when the scene measures a drum.
@@ -117,37 +98,12 @@ pub(super) struct Session<'a> {
     pub last_checkpoint: Option<u64>,
 }
 
-/// Whether a mesh boundary moves or turns (then its series has a frame
-/// beside every frame; otherwise only the first).
-pub fn meshes_move(boundaries: &[crate::boundary::Boundary]) -> bool {
-    boundaries
-        .iter()
-        .any(|b| matches!(b.shape, crate::boundary::Shape::Mesh { .. }) && !b.geometry_still())
-}
-
-/// Whether the scene has mesh boundaries.
-pub fn has_meshes(boundaries: &[crate::boundary::Boundary]) -> bool {
-    boundaries
-        .iter()
-        .any(|b| matches!(b.shape, crate::boundary::Shape::Mesh { .. }))
-}
-
 impl Session<'_> {
     /// Writes `checkpoint.bin` for the state now (after step
     /// `world.step_index`, its frame and track rows written).
     pub fn checkpoint(&mut self) -> Result<()> {
         let t = Instant::now();
-        if let Some(w) = &mut self.wall_loads {
-            w.flush()
-                .context("cannot flush walls.csv for a checkpoint")?;
-        }
-        let track_len = match &mut self.track {
-            Some(tr) => Some(
-                tr.flushed_len()
-                    .context("cannot flush track.csv for a checkpoint")?,
-            ),
-            None => None,
-        };
+        let track_len = self.outputs.flush()?;
         let mut summary = self.summary.clone();
         for (k, v) in self.stepper.timers.seconds() {
             summary.add_stage_seconds(&k, v);
@@ -169,7 +125,7 @@ impl Session<'_> {
             discharge: self.discharge.clone(),
             summary_json: serde_json::to_string(&summary)
                 .context("cannot encode the summary for a checkpoint")?,
-            frames: self.frames.as_ref().map(|f| f.frames().to_vec()),
+            frames: self.outputs.frames_written(),
             track_len,
         };
         let bytes = write_checkpoint(&self.out.join(CHECKPOINT_FILE), &ck)?;
@@ -190,63 +146,8 @@ impl Session<'_> {
     /// (the columns of `final.csv`); and the bodies' surfaces
     /// (`bodies_NNNNN.vtu`) when the scene has bodies that are not spheres.
     pub fn write_frame(&mut self) -> Result<()> {
-        if let Some(s) = &mut self.walls {
-            let (walls, time) = (&self.world.boundaries, self.world.time);
-            if s.is_empty() || meshes_move(walls) {
-                s.add_frame_by(time, |path| write_walls_vtu(path, walls, time))
-                    .context("cannot write a frame of the mesh boundaries")?;
-            }
-        }
-        if let Some(s) = &mut self.surfaces {
-            let (bodies, time) = (&self.world.bodies, self.world.time);
-            s.add_frame_by(time, |path| write_surfaces_vtu(path, bodies, time))
-                .context("cannot write a frame of the bodies' surfaces")?;
-        }
-        // The last step's contact loads, once, for what reads them.
-        let forces = (self.bulk.is_some() || self.contacts.is_some()).then(|| {
-            self.stepper.contact_forces(&self.world).unwrap_or_else(|| {
-                log::warn!(
-                    "t = {:.4} s: the contacts could not be recovered (a failed step); this frame's contact records are empty",
-                    self.world.time
-                );
-                Default::default()
-            })
-        });
-        let (world, time) = (&self.world, self.world.time);
-        if let (Some(rows), Some(region), Some(c)) =
-            (&mut self.bulk, &self.scene.analysis.bulk, &forces)
-        {
-            let s = crate::analysis::measure_bulk(region, &world.bodies, c, time);
-            rows.push(s);
-            let path = self.out.join("bulk.csv");
-            crate::analysis::write_bulk_csv(&path, rows)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            self.summary
-                .extra
-                .insert("bulk".into(), serde_json::to_value(s).unwrap_or_default());
-        }
-        if let (Some(series), Some(c)) = (&mut self.contacts, &forces) {
-            let names: Vec<String> = world.boundaries.iter().map(|b| b.name.clone()).collect();
-            let vtu = series
-                .add_frame_by(time, |path| {
-                    write_contacts_vtu(path, c, &world.bodies, time)
-                })
-                .context("cannot write a frame of the contacts")?;
-            let csv = vtu.with_extension("csv");
-            write_contacts_csv(&csv, c, &names)
-                .with_context(|| format!("cannot write {}", csv.display()))?;
-        }
-        if let Some(f) = &mut self.frames {
-            let vtu = f
-                .add_frame(&self.world.bodies, self.world.time)
-                .context("cannot write a frame")?;
-            if self.scene.output.csv_frames {
-                let csv = vtu.with_extension("csv");
-                write_final_csv(&csv, &self.world.bodies)
-                    .with_context(|| format!("cannot write {}", csv.display()))?;
-            }
-        }
-        Ok(())
+        self.outputs
+            .record_frame(self.scene, &self.world, &self.stepper, &mut self.summary)
     }
 
     /// Steps the world to the scene's duration (or until it settles, fails,
@@ -478,16 +379,8 @@ impl Session<'_> {
             self.write_frame()?;
             ls.framed = self.world.step_index;
         }
-        if let Some(t) = &mut self.track {
-            t.record(self.world.time, &self.world.bodies)?;
-        }
-        if let Some(w) = &mut self.wall_loads {
-            w.record(
-                self.world.step_index,
-                self.world.time,
-                &self.stepper.last_wall_loads,
-            )?;
-        }
+        self.outputs
+            .record_step(&self.world, &self.stepper.last_wall_loads)?;
         self.summary
             .add_stage_seconds("output", t_out.elapsed().as_secs_f64());
         ls.bar.inc(1);
@@ -552,12 +445,7 @@ impl Session<'_> {
         let out = self.out.clone();
         let world = &self.world;
         let summary = &mut self.summary;
-        if let Some(t) = self.track.take() {
-            t.finish()?;
-        }
-        if let Some(mut w) = self.wall_loads.take() {
-            w.flush()?;
-        }
+        self.outputs.finish()?;
         write_final_csv(out.join("final.csv"), &world.bodies)
             .with_context(|| format!("cannot write {}", out.join("final.csv").display()))?;
         // Inlets grow the body count during the run: report the final count.
