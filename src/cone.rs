@@ -89,7 +89,7 @@
 //!
 //! * [`project_scaled`]: projection in the metric B⁻¹ with B = diag(b_f·I₃, b_t·I₃),
 //!   used by the projected Jacobi step with one weight for force rows and one
-//!   for torque rows (DESIGN.md, "Solvers").
+//!   for torque rows (docs/solvers.md).
 //! * [`project_coulomb`], [`project_rolling`]: the 3-D Coulomb cone and the
 //!   5-D rolling cone of Acary & Bourrier 2021 (Prop. 5.2), written out
 //!   separately (not via [`project`]) so that tests can check the two
@@ -287,7 +287,7 @@ pub fn is_in_dual(x: &Vec6, c: &ConeCoeffs) -> bool {
 }
 
 /// Projection in the diagonal metric diag(1/b_f ×3, 1/b_t ×3), b_f, b_t > 0:
-/// argmin_{y∈C} (y−x)ᵀ B⁻¹ (y−x). Implemented as in DESIGN.md: z = (x_f/√b_f, x_t/√b_t),
+/// argmin_{y∈C} (y−x)ᵀ B⁻¹ (y−x). Implemented by scaling: z = (x_f/√b_f, x_t/√b_t),
 /// project z onto the cone with (μ, ρ√(b_f/b_t), σ√(b_f/b_t)), map back y = (√b_f z_f, √b_t z_t).
 ///
 /// Here the force rows are x_f = (γ_n, γ_u, γ_w) and the torque rows

@@ -1,4 +1,4 @@
-//! The angle-of-repose measurement and settling detection (DESIGN §5) on
+//! The angle-of-repose measurement and settling detection (docs/scene-format.md, `analysis`) on
 //! inputs whose answer is known by construction: spheres stacked as cones
 //! and wedges of given angle, a flat layer, synthetic energy histories, and
 //! the inputs that must be refused.

@@ -1,5 +1,5 @@
 //! Analyses of a simulated pile: when it has settled, and its angle of
-//! repose (DESIGN §5).
+//! repose (docs/scene-format.md, `analysis`).
 //!
 //! # Settling
 //!

@@ -1,7 +1,7 @@
 //! Solver benchmarks shared by `repose bench` and `cargo bench`: the
 //! contact-iterations per second of a backend on a scene's contact problem,
 //! next to the memory-copy bandwidth of the same device and the share of it
-//! the solver achieves (DESIGN §6: the Jacobi iteration is bandwidth-bound).
+//! the solver achieves (the Jacobi iteration is bandwidth-bound: docs/gpu.md).
 //!
 //! Timing: on a GPU with timestamp queries, the device's own time of the
 //! iteration pass of a 2K-iteration solve (no tolerance, so exactly that

@@ -1,5 +1,5 @@
 //! Contact formulations: which model of contact a scene's steps use, the
-//! one seam between them (DESIGN §7). A scene picks one with
+//! one seam between them. A scene picks one with
 //! `formulation: …`; every formulation shares the scene, bodies, boundaries,
 //! inlets, collision, outputs and analysis, and [`crate::step::Stepper`]
 //! hands the world to the chosen one's own module with one `match`.

@@ -1,6 +1,6 @@
 //! A memory-copy kernel (pairs with `shaders/copy.wgsl`) that measures the
 //! device's achievable memory bandwidth, the yardstick of the Jacobi kernels
-//! (DESIGN §6: they are bandwidth-bound).
+//! (they are bandwidth-bound: docs/gpu.md).
 
 use std::time::Instant;
 

@@ -1,5 +1,5 @@
 //! Many runs stepped together on one GPU: a sweep's points and seeds in
-//! one solve per step (DESIGN §3, "many worlds in one solve").
+//! one solve per step (docs/gpu.md, batched runs).
 //!
 //! Each run is a `Session` of its own — its world, stepper, outputs,
 //! settling detector, checkpoints — exactly as when it runs alone; only
