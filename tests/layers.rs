@@ -412,10 +412,11 @@ fn named_paths(rel: &str, text: &str, modules: &BTreeMap<String, Vec<String>>) -
         let (word, j) = ident_at(&chars, i);
         let k = skip_spaces(&chars, j);
         let continues = chars.get(k) == Some(&':') && chars.get(k + 1) == Some(&':');
-        let start: Option<Vec<String>> = match word.as_str() {
+        // Where the path's tree starts: its module and the index after `::`.
+        let start: Option<(Vec<String>, usize)> = match word.as_str() {
             _ if !continues => None,
-            "crate" => Some(Vec::new()),
-            "self" => Some(here.clone()),
+            "crate" => Some((Vec::new(), k + 2)),
+            "self" => Some((here.clone(), k + 2)),
             "super" => {
                 let mut m = here.clone();
                 m.pop();
@@ -431,24 +432,14 @@ fn named_paths(rel: &str, text: &str, modules: &BTreeMap<String, Vec<String>>) -
                         break;
                     }
                 }
-                let mut trees = Vec::new();
-                let end = read_tree(&chars, at, &m, &mut trees);
-                for (segments, binds) in trees {
-                    out.push(Named {
-                        line: line_of[i],
-                        segments,
-                        binds,
-                    });
-                }
-                i = end.max(j);
-                continue;
+                Some((m, at))
             }
-            w => modules.get(w).cloned(),
+            w => modules.get(w).cloned().map(|m| (m, k + 2)),
         };
         match start {
-            Some(prefix) => {
+            Some((prefix, at)) => {
                 let mut trees = Vec::new();
-                let end = read_tree(&chars, k + 2, &prefix, &mut trees);
+                let end = read_tree(&chars, at, &prefix, &mut trees);
                 for (segments, binds) in trees {
                     out.push(Named {
                         line: line_of[i],

@@ -111,52 +111,40 @@ impl Outputs {
         frames: Option<Vec<(f64, String)>>,
         track_len: Option<u64>,
     ) -> Result<Self> {
-        // The surfaces' series has a frame beside each frame of the points'.
-        let surfaces = match &frames {
-            Some(f) if world.bodies.has_shapes() => {
-                let named = f
-                    .iter()
-                    .map(|(t, name)| (*t, name.replacen("frame", SURFACES, 1)))
-                    .collect();
-                Some(
-                    PvdSeries::reopen_prefixed(dir, SURFACES, SURFACES, named)
-                        .context("--resume: cannot take up the series of the bodies' surfaces")?,
-                )
-            }
-            _ => None,
+        // A series beside the points' takes up its first `keep` frames,
+        // named after theirs.
+        let beside = |base: &str, keep: usize, what: &str| -> Result<Option<PvdSeries>> {
+            let Some(f) = &frames else {
+                return Ok(None);
+            };
+            let named = f[..keep.min(f.len())]
+                .iter()
+                .map(|(t, name)| (*t, name.replacen("frame", base, 1)))
+                .collect();
+            PvdSeries::reopen_prefixed(dir, base, base, named)
+                .with_context(|| format!("--resume: cannot take up the series of {what}"))
+                .map(Some)
         };
-        // The walls' series: beside each frame when a mesh moves, else the first.
-        let walls = match &frames {
-            Some(f) if has_meshes(&world.boundaries) => {
-                let keep = if meshes_move(&world.boundaries) {
-                    f.len()
-                } else {
-                    f.len().min(1)
-                };
-                let named = f[..keep]
-                    .iter()
-                    .map(|(t, name)| (*t, name.replacen("frame", WALLS, 1)))
-                    .collect();
-                Some(
-                    PvdSeries::reopen_prefixed(dir, WALLS, WALLS, named)
-                        .context("--resume: cannot take up the series of the mesh boundaries")?,
-                )
-            }
-            _ => None,
+        let all = usize::MAX;
+        // The surfaces' and the contacts' series have a frame beside each
+        // frame of the points'; the walls' too when a mesh moves, else only
+        // the first.
+        let surfaces = if world.bodies.has_shapes() {
+            beside(SURFACES, all, "the bodies' surfaces")?
+        } else {
+            None
         };
-        // The contacts' series has a frame beside each frame of the points'.
-        let contacts = match &frames {
-            Some(f) if scene.output.contacts => {
-                let named = f
-                    .iter()
-                    .map(|(t, name)| (*t, name.replacen("frame", CONTACTS, 1)))
-                    .collect();
-                Some(
-                    PvdSeries::reopen_prefixed(dir, CONTACTS, CONTACTS, named)
-                        .context("--resume: cannot take up the series of the contacts")?,
-                )
-            }
-            _ => None,
+        let walls = if !has_meshes(&world.boundaries) {
+            None
+        } else if meshes_move(&world.boundaries) {
+            beside(WALLS, all, "the mesh boundaries")?
+        } else {
+            beside(WALLS, 1, "the mesh boundaries")?
+        };
+        let contacts = if scene.output.contacts {
+            beside(CONTACTS, all, "the contacts")?
+        } else {
+            None
         };
         let frames = match frames {
             Some(f) => Some(
