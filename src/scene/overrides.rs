@@ -19,6 +19,12 @@
 //! new variant's fields taking their defaults: `formulation=Penalty` (a
 //! penalty formulation with default settings), `formulation=Complementarity`,
 //! `solver.method=Apgd`. Naming the variant it already is keeps its fields.
+//! A variant may also be written with fields, as a scene file writes it:
+//! `formulation=Penalty(normal: Hertz, skin: 0.2)` is the variant with its
+//! fields' defaults (whatever it was before), then each field set as its own
+//! override (`formulation.normal=Hertz`, `formulation.skin=0.2`), so a
+//! field's value is any value an override takes, a variant with fields
+//! included.
 
 use serde_json::Value;
 
@@ -60,15 +66,67 @@ pub fn apply_override(scene: &Scene, path: &str, value: &str) -> Result<Scene, S
     };
     let tree = serde_json::to_value(scene)
         .map_err(|e| fail(format!("cannot represent the scene for overriding: {e}")))?;
+    // A variant with fields; should it fail, the value may still be plain
+    // text that looks like one (a name with brackets), and only if that
+    // fails too does the variant's error stand.
+    let with_fields = || -> Result<Option<Scene>, SceneError> {
+        let Some((name, fields)) = variant_with_fields(value).map_err(fail)? else {
+            return Ok(None);
+        };
+        // The variant as written, the fields it leaves out at their defaults.
+        if let Some(body) = ron_to_json(value) {
+            let mut whole = tree.clone();
+            if set_in_tree(&mut whole, path, name, Variant::Fresh).is_ok()
+                && replace_leaf(&mut whole, path, body)
+            {
+                if let Ok(mut out) = serde_json::from_value::<Scene>(whole) {
+                    out.file = scene.file.clone();
+                    return Ok(Some(out));
+                }
+            }
+        }
+        // Else field by field, so that the error names the field it is
+        // about: the variant with its fields' defaults, then each field.
+        let mut fresh = tree.clone();
+        set_in_tree(&mut fresh, path, name, Variant::Fresh).map_err(fail)?;
+        let mut out: Scene = serde_json::from_value(fresh)
+            .map_err(|e| fail(format!("as `{name}` with its fields' defaults: {e}")))?;
+        out.file = scene.file.clone();
+        for (field, v) in fields {
+            out = apply_override(&out, &format!("{}.{field}", path.trim()), v)?;
+        }
+        Ok(Some(out))
+    };
+    let variant_error = match with_fields() {
+        Ok(Some(out)) => return Ok(out),
+        Ok(None) => None,
+        Err(e) => Some(e),
+    };
+    let plain = plain_override(scene, tree, path, value, &fail);
+    match (plain, variant_error) {
+        (Err(_), Some(e)) => Err(e),
+        (plain, _) => plain,
+    }
+}
+
+/// [`apply_override`] of a value that is not a variant with fields, on the
+/// scene's `tree`.
+fn plain_override(
+    scene: &Scene,
+    tree: Value,
+    path: &str,
+    value: &str,
+    fail: &dyn Fn(String) -> SceneError,
+) -> Result<Scene, SceneError> {
     let mut unit = tree.clone();
-    set_in_tree(&mut unit, path, value, false).map_err(fail)?;
+    set_in_tree(&mut unit, path, value, Variant::Unit).map_err(fail)?;
     let mut out: Scene = match serde_json::from_value(unit) {
         Ok(s) => s,
         // A variant name: a unit variant failed; try it with its fields'
         // defaults (`Penalty` → `Penalty(…)`).
         Err(e) if is_variant_name(value) => {
             let mut with_fields = tree;
-            set_in_tree(&mut with_fields, path, value, true).map_err(fail)?;
+            set_in_tree(&mut with_fields, path, value, Variant::Defaults).map_err(fail)?;
             serde_json::from_value(with_fields).map_err(|e2| {
                 let (e, e2) = (e.to_string(), e2.to_string());
                 fail(if e == e2 {
@@ -152,9 +210,171 @@ fn is_variant_name(raw: &str) -> bool {
         && raw.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Sets the leaf at `path` to `raw`; with `fields`, to the variant `raw`
-/// with an empty body (its fields' defaults).
-fn set_in_tree(tree: &mut Value, path: &str, raw: &str, fields: bool) -> Result<(), String> {
+/// How a variant's name sets an enum ([`set_in_tree`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Variant {
+    /// As a unit variant (`"Name"`); the variant it already is stays as it is.
+    Unit,
+    /// With an empty body (its fields' defaults); the variant it already is
+    /// stays as it is.
+    Defaults,
+    /// With an empty body, whatever the variant was.
+    Fresh,
+}
+
+/// A variant's name and its fields' (name, value) texts.
+type VariantText<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
+/// `Name(field: value, …)`, a variant with fields as a scene file writes it
+/// (not `Some(…)`): its name and its fields' texts, split at the commas
+/// outside brackets and quotes. `None` for any other value; an error for a
+/// field that is not `name: value`.
+fn variant_with_fields(raw: &str) -> Result<Option<VariantText<'_>>, String> {
+    let raw = raw.trim();
+    let Some(open) = raw.find('(') else {
+        return Ok(None);
+    };
+    let name = raw[..open].trim();
+    if !is_variant_name(name) || name == "Some" || !raw.ends_with(')') {
+        return Ok(None);
+    }
+    let inner = &raw[open + 1..raw.len() - 1];
+    let mut fields = Vec::new();
+    for part in split_top(inner, ',') {
+        let (field, value) = part
+            .split_once(':')
+            .map(|(f, v)| (f.trim(), v.trim()))
+            .filter(|(f, v)| {
+                !f.is_empty() && !v.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_')
+            })
+            .ok_or_else(|| {
+                format!("in `{name}(…)`, `{part}` is not a field: write each as `name: value`")
+            })?;
+        fields.push((field, value));
+    }
+    Ok(Some((name, fields)))
+}
+
+/// Replaces the value at `path` of `tree` (after [`set_in_tree`] put a
+/// variant there) by `value`; whether the path led anywhere.
+fn replace_leaf(tree: &mut Value, path: &str, value: Value) -> bool {
+    let Ok(segs) = segments(path) else {
+        return false;
+    };
+    let mut node = tree;
+    for seg in &segs {
+        if let Some((k, _)) = variant_body(node).filter(|(k, _)| *k != seg) {
+            let k = k.clone();
+            node = node.get_mut(&k).expect("variant key present");
+        }
+        let next = match node {
+            Value::Object(obj) => obj.get_mut(seg),
+            Value::Array(items) => {
+                let n = items.len();
+                let i = match seg.as_str() {
+                    "x" if n == 3 => Some(0),
+                    "y" if n == 3 => Some(1),
+                    "z" if n == 3 => Some(2),
+                    s => s.parse::<usize>().ok(),
+                };
+                i.and_then(move |i| items.get_mut(i))
+            }
+            _ => None,
+        };
+        match next {
+            Some(n) => node = n,
+            None => return false,
+        }
+    }
+    *node = value;
+    true
+}
+
+/// The parts of `text` between the `sep` characters outside brackets and
+/// quotes, trimmed, empty ones (a trailing comma's) left out.
+fn split_top(text: &str, sep: char) -> Vec<&str> {
+    let (mut parts, mut depth, mut quoted, mut from) = (Vec::new(), 0i32, false, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '(' | '[' | '{' if !quoted => depth += 1,
+            ')' | ']' | '}' if !quoted => depth -= 1,
+            c if c == sep && !quoted && depth == 0 => {
+                parts.push(&text[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[from..]);
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// A value as a scene file writes it, in serde's data model as the tree
+/// holds it (module docs): a number, `true`/`false`, `None`, `Some(x)`, a
+/// quoted string, a tuple or list, a unit variant `Name`, a variant with
+/// fields `Name(a: x, …)` or one value `Name(x)`. `None` for text that is
+/// none of these.
+fn ron_to_json(text: &str) -> Option<Value> {
+    let text = text.trim();
+    match text {
+        "true" => return Some(Value::Bool(true)),
+        "false" => return Some(Value::Bool(false)),
+        "None" => return Some(Value::Null),
+        _ => {}
+    }
+    if let Ok(v @ (Value::Number(_) | Value::String(_))) = serde_json::from_str::<Value>(text) {
+        return Some(v);
+    }
+    if is_variant_name(text) {
+        return Some(Value::String(text.to_string()));
+    }
+    let items = |inner: &str| -> Option<Value> {
+        split_top(inner, ',')
+            .into_iter()
+            .map(ron_to_json)
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array)
+    };
+    if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        return items(inner);
+    }
+    let open = text.find('(')?;
+    let inner = text.strip_suffix(')')?.get(open + 1..)?;
+    let name = text[..open].trim();
+    if name.is_empty() {
+        return items(inner);
+    }
+    if !is_variant_name(name) {
+        return None;
+    }
+    let parts = split_top(inner, ',');
+    let fields: Option<serde_json::Map<String, Value>> = parts
+        .iter()
+        .map(|p| {
+            let (k, v) = p.split_once(':')?;
+            let k = k.trim();
+            (!k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(())?;
+            Some((k.to_string(), ron_to_json(v)?))
+        })
+        .collect();
+    let body = match fields {
+        Some(map) => Value::Object(map),
+        None if parts.len() == 1 => ron_to_json(parts[0])?,
+        None => return None,
+    };
+    if name == "Some" {
+        return Some(body);
+    }
+    Some(serde_json::json!({ name: body }))
+}
+
+/// Sets the leaf at `path` to `raw`; a variant's name as `variant` says.
+fn set_in_tree(tree: &mut Value, path: &str, raw: &str, variant: Variant) -> Result<(), String> {
     let segs = segments(path)?;
     let mut node = tree;
     let mut walked = String::new();
@@ -219,10 +439,10 @@ fn set_in_tree(tree: &mut Value, path: &str, raw: &str, fields: bool) -> Result<
     // `None` is the empty optional (module docs), not a variant's name.
     if raw != "None" && is_variant_name(raw) && (variant_body(node).is_some() || node.is_string()) {
         // Switching an enum's variant (module docs).
-        if variant_body(node).is_some_and(|(k, _)| k == raw) {
+        if variant != Variant::Fresh && variant_body(node).is_some_and(|(k, _)| k == raw) {
             return Ok(());
         }
-        *node = if fields {
+        *node = if variant != Variant::Unit {
             serde_json::json!({ raw: {} })
         } else {
             Value::String(raw.to_string())

@@ -335,6 +335,49 @@ fn overrides_switch_an_enum_to_a_named_variant() {
     assert!(err.contains("missing field `stiffness`"), "{err}");
 }
 
+/// A variant written with fields, as a scene file writes it, is the variant
+/// with its fields' defaults (whatever it held before), then each field set
+/// as an override of its own, nested variants with fields included; a
+/// part that is not `name: value`, or a field's bad value, is an error that
+/// names it; text that only looks like a variant stays text.
+#[test]
+fn overrides_set_a_variant_with_fields_as_a_scene_file_writes_it() {
+    use crate::formulation::penalty::{NormalModel, PenaltySettings};
+    use crate::formulation::Formulation;
+    let s = scene("Sphere(pos: (0, 0, 0.5), radius: 0.1)", "");
+    let got = set(
+        &s,
+        "formulation",
+        "Penalty(normal: Hooke(stiffness: 1e4), skin: Some(0.002),)",
+    )
+    .unwrap();
+    let hooke = PenaltySettings {
+        normal: NormalModel::Hooke { stiffness: 1e4 },
+        skin: Some(0.002),
+        ..Default::default()
+    };
+    assert_eq!(got.formulation, Formulation::Penalty(hooke));
+    let again = set(&got, "formulation", "Penalty(skin: Some(0.003))").unwrap();
+    let skin_only = PenaltySettings {
+        skin: Some(0.003),
+        ..Default::default()
+    };
+    assert_eq!(again.formulation, Formulation::Penalty(skin_only));
+    let err = set(&s, "formulation", "Penalty(normal: Bogus)")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("formulation.normal") && err.contains("unknown variant `Bogus`"),
+        "{err}"
+    );
+    let err = set(&s, "formulation", "Penalty(Hertz)")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`Hertz` is not a field"), "{err}");
+    let named = set(&s, "name", "Pile(2)").unwrap();
+    assert_eq!(named.name, "Pile(2)");
+}
+
 #[test]
 fn override_none_clears_an_optional_field() {
     let s = scene("Sphere(pos: (0, 0, 0), radius: 0.1, mass: 1.0)", "");
