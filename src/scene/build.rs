@@ -6,7 +6,7 @@ use glam::DVec3;
 
 use super::error::{Issue, SceneError};
 use super::schema::{BoundarySpec, MeshSpec, Scene, SphereSource};
-use super::{generate, validate};
+use super::{check, generate};
 use crate::bodies::{Bodies, SphereInit};
 use crate::boundary::{Boundary, Shape};
 use crate::inlet::{Inlet, InletSettings};
@@ -28,7 +28,7 @@ impl Scene {
     }
 
     fn build_with(&self, warn: bool) -> Result<World, SceneError> {
-        let placed = validate::check(self, warn)?;
+        let placed = check::check(self, warn)?;
         let mut bodies = Bodies::default();
         for p in &placed {
             match &p.body {

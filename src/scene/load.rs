@@ -6,11 +6,11 @@
 
 use std::path::Path;
 
+use super::check;
 use super::error::SceneError;
 use super::generate::PlacedSphere;
 use super::overrides::apply_override;
 use super::schema::{BoundarySpec, Scene, SphereSource, SCENE_VERSION};
-use super::validate;
 
 /// A hint for a syntax error just after `Some(`: with `implicit_some` an
 /// optional field takes its value directly, and RON then reads `Some` as a
@@ -140,7 +140,7 @@ impl Scene {
             Err(e) => {
                 // A file of another version may fail for another reason
                 // (a field this build does not know): say the version first.
-                if let Some(v) = validate::peek_version(&opts, text) {
+                if let Some(v) = check::peek_version(&opts, text) {
                     if v != SCENE_VERSION as f64 {
                         return Err(version_error(file_label, v));
                     }
@@ -175,7 +175,7 @@ impl Scene {
         if scene.version != SCENE_VERSION {
             return Err(version_error(file_label, scene.version as f64));
         }
-        let issues = validate::non_finite_numbers(&opts, text);
+        let issues = check::non_finite_numbers(&opts, text);
         if !issues.is_empty() {
             return Err(SceneError::Invalid {
                 file: file_label.to_string(),
@@ -206,13 +206,13 @@ impl Scene {
     /// Checks every rule of the format, runs the generators and checks the
     /// spheres against the boundaries; `Ok` means [`Scene::build`] succeeds.
     pub fn validate(&self) -> Result<(), SceneError> {
-        validate::check(self, false).map(|_| ())
+        check::check(self, false).map(|_| ())
     }
 
     /// The spheres this scene generates, in body-id order, each with its
     /// source (validates first).
     pub fn spheres(&self) -> Result<Vec<PlacedSphere>, SceneError> {
-        validate::check(self, false)
+        check::check(self, false)
     }
 
     /// The scene as RON text that [`Scene::from_str`] reads back to an

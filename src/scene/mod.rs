@@ -39,6 +39,7 @@
 //! files below the schema import it directly, never this module.
 
 mod build;
+mod check;
 mod error;
 mod from_file;
 mod generate;
@@ -47,7 +48,6 @@ mod overlaps;
 mod overrides;
 pub mod quaternion;
 pub mod schema;
-mod validate;
 
 /// The seeded random numbers of the generators (re-exported: they live
 /// below the scene, [`crate::rng`], so that inlets need not import it).

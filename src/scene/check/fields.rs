@@ -1,15 +1,17 @@
-//! Validation: every rule of the format, each violation reported as an
-//! [`Issue`] with the field path and the offending value.
+//! The rules of every field of a scene that can be checked without
+//! generating its spheres, section by section (the run, the solver, contact
+//! and output, analysis and formulation, materials, sphere sources,
+//! boundaries), each violation an [`Issue`] with the field's path and the
+//! offending value.
 
 use std::collections::HashMap;
 
 use glam::DVec3;
 
-use super::error::{Issue, SceneError};
-use super::generate::{self, PlacedSphere};
-use super::overlaps;
-use super::schema::{BoundarySpec, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
 use crate::inlet::InletRegion;
+use crate::scene::error::Issue;
+use crate::scene::generate;
+use crate::scene::schema::{BoundarySpec, Scene, SphereSource, MAX_SPHERES, SCENE_VERSION};
 
 /// Most steps a scene may ask for (`duration / time_step`): past this a
 /// typo (1e300 s, h = 1e-300 s) is refused at load instead of running for
@@ -22,7 +24,8 @@ struct Checker {
     n_materials: usize,
 }
 
-fn fmt_vec(v: DVec3) -> String {
+/// A vector as the scene file writes it.
+pub(super) fn fmt_vec(v: DVec3) -> String {
     format!("({}, {}, {})", v.x, v.y, v.z)
 }
 
@@ -214,7 +217,7 @@ impl Checker {
 }
 
 /// Everything that can be checked without generating spheres.
-fn check_fields(scene: &Scene) -> Vec<Issue> {
+pub(super) fn check_fields(scene: &Scene) -> Vec<Issue> {
     let mut c = Checker {
         issues: Vec::new(),
         n_materials: scene.materials.len(),
@@ -745,246 +748,4 @@ fn source_shape(s: &SphereSource) -> Option<&crate::shape::Shape> {
         SphereSource::Inlet(i) => i.shape.as_ref(),
         SphereSource::FromFile(_) => None,
     }
-}
-
-/// Full validation: fields, then generation, then the spheres against the
-/// boundaries and the tracked ids. Returns the generated spheres. With
-/// `warn`, spheres that start overlapping a boundary or each other are
-/// logged (once per built world, not at every validation of the scene).
-pub(crate) fn check(scene: &Scene, warn: bool) -> Result<Vec<PlacedSphere>, SceneError> {
-    let invalid = |issues| SceneError::Invalid {
-        file: label(scene),
-        issues,
-    };
-    let issues = check_fields(scene);
-    if !issues.is_empty() {
-        return Err(invalid(issues));
-    }
-    let placed = generate::generate(scene).map_err(invalid)?;
-
-    let mut issues = Vec::new();
-    // An envelope past the largest radius makes distant pairs contacts: the
-    // problem grows with the envelope cubed (a 6.3 GB problem for 3,136
-    // spheres was seen), so it is refused before anything is allocated.
-    if let Some(e) = scene.contact.envelope {
-        let inlet_max = scene.spheres.iter().filter_map(|s| match s {
-            SphereSource::Inlet(i) => Some(
-                i.radius_max
-                    .unwrap_or(i.effective_radius())
-                    .max(i.effective_radius()),
-            ),
-            _ => None,
-        });
-        let r_max = placed
-            .iter()
-            .map(|p| p.init.radius)
-            .chain(inlet_max)
-            .fold(0.0f64, f64::max);
-        if r_max > 0.0 && e > r_max {
-            issues.push(Issue::new(
-                "contact.envelope",
-                format!(
-                    "{e} m is larger than the largest sphere radius ({r_max} m): every pair \
-                     closer than two radii plus {e} m would enter the contact problem, which grows \
-                     with the envelope cubed; use at most the radius (the default is 0.1 × it)"
-                ),
-            ));
-        }
-    }
-    if let Some(p) = placed.iter().find(|p| !p.init.pos.is_finite()) {
-        issues.push(Issue::new(
-            format!(
-                "spheres[{}] ({}) sphere {}",
-                p.source,
-                scene.spheres[p.source].kind(),
-                p.index
-            ),
-            format!(
-                "centre {} is not finite (origin or spacing too large)",
-                fmt_vec(p.init.pos)
-            ),
-        ));
-        return Err(invalid(issues));
-    }
-    let boundaries = scene.built_boundaries()?;
-    for (bi, b) in boundaries.iter().enumerate() {
-        // Per source: the first sphere outside, and how many more.
-        let mut outside: Vec<(usize, &PlacedSphere)> = Vec::new(); // (count, first)
-        let mut overlapping = 0usize;
-        if let crate::boundary::Shape::Cylinder { radius, .. } = b.shape {
-            if let Some(p) = placed.iter().find(|p| p.init.radius >= radius) {
-                issues.push(Issue::new(
-                    format!("boundaries[{bi}].radius"),
-                    format!(
-                        "cylinder {:?} of radius {radius} cannot hold spheres[{}] ({}) of {} {}",
-                        b.name,
-                        p.source,
-                        scene.spheres[p.source].kind(),
-                        if p.body.is_some() {
-                            "bounding radius"
-                        } else {
-                            "radius"
-                        },
-                        p.init.radius
-                    ),
-                ));
-                continue;
-            }
-        }
-        for p in &placed {
-            match b.clearance(p.init.pos) {
-                Some(d) if d >= 0.0 => {
-                    if d < p.init.radius && overlaps::body_crosses_boundary(p, b) {
-                        overlapping += 1;
-                    }
-                }
-                _ => match outside.last_mut() {
-                    Some((n, q)) if q.source == p.source => *n += 1,
-                    _ => outside.push((1, p)),
-                },
-            }
-        }
-        for (count, p) in outside {
-            let kind = scene.spheres[p.source].kind();
-            let who = if kind == "Sphere" {
-                format!("spheres[{}] ({kind})", p.source)
-            } else {
-                format!("spheres[{}] ({kind}) sphere {}", p.source, p.index)
-            };
-            let more = if count > 1 {
-                format!(" (and {} more spheres of this source)", count - 1)
-            } else {
-                String::new()
-            };
-            issues.push(Issue::new(
-                who,
-                format!(
-                    "centre {} is outside boundary {:?} (boundaries[{bi}]){more}",
-                    fmt_vec(p.init.pos),
-                    b.name
-                ),
-            ));
-        }
-        if warn && overlapping > 0 {
-            log::warn!(
-                "{}: {overlapping} spheres start overlapping boundary {:?}; contact will push them out",
-                label(scene),
-                b.name
-            );
-        }
-    }
-
-    // An inlet's region must hold its largest sphere somewhere clear of
-    // the boundaries (while they stand still; moving ones may make room
-    // later): else the inlet stops at its first such sphere.
-    if boundaries.iter().all(|b| b.geometry_still()) {
-        for (i, src) in scene.spheres.iter().enumerate() {
-            let SphereSource::Inlet(inl) = src else {
-                continue;
-            };
-            let r = inl.largest_radius();
-            if r > 0.0 && !crate::inlet::region_holds(&inl.region, &boundaries, r) {
-                issues.push(Issue::new(
-                    format!("spheres[{i}].region"),
-                    format!(
-                        "no place of the region, among {} tried, holds a sphere of radius {r} m (the largest this inlet emits) inside the boundaries and clear of them: the inlet would stop at its first such sphere; move or enlarge the region, or give smaller sizes",
-                        crate::inlet::REGION_CHECK_TRIES
-                    ),
-                ));
-            }
-        }
-    }
-
-    // Inlets add their spheres after the built ones: ids up to the total.
-    let total = placed.len().saturating_add(scene.inlet_count());
-    for (i, &id) in scene.output.track.iter().enumerate() {
-        if id >= total {
-            issues.push(Issue::new(
-                format!("output.track[{i}]"),
-                format!(
-                    "body id {id} is out of range (the scene has {total} sphere{}, ids 0..={})",
-                    if total == 1 { "" } else { "s" },
-                    total.saturating_sub(1)
-                ),
-            ));
-        }
-    }
-    if !issues.is_empty() {
-        return Err(invalid(issues));
-    }
-    if warn {
-        overlaps::warn_overlaps(scene, &placed, &label(scene));
-    }
-    Ok(placed)
-}
-
-fn label(scene: &Scene) -> String {
-    if scene.file.is_empty() {
-        "<scene>".to_string()
-    } else {
-        scene.file.clone()
-    }
-}
-
-/// The `version` field of a document that did not parse as a [`Scene`], if
-/// it can be read at all.
-pub(crate) fn peek_version(opts: &ron::Options, text: &str) -> Option<f64> {
-    let value: ron::Value = opts.from_str(text).ok()?;
-    let ron::Value::Map(map) = value else {
-        return None;
-    };
-    match map.get(&ron::Value::String("version".into()))? {
-        ron::Value::Number(n) => Some(n.into_f64()),
-        _ => None,
-    }
-}
-
-/// Every NaN or infinite number anywhere in the document, with its path
-/// (`spheres[3].pos[1]`). Runs on the text before overrides, which go
-/// through JSON where NaN cannot be represented.
-pub(crate) fn non_finite_numbers(opts: &ron::Options, text: &str) -> Vec<Issue> {
-    fn walk(v: &ron::Value, path: &mut String, out: &mut Vec<Issue>) {
-        match v {
-            ron::Value::Number(n) => {
-                let x = n.into_f64();
-                if !x.is_finite() {
-                    out.push(Issue::new(
-                        path.clone(),
-                        format!("must be a finite number (got {x})"),
-                    ));
-                }
-            }
-            ron::Value::Option(Some(inner)) => walk(inner, path, out),
-            ron::Value::Seq(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    let len = path.len();
-                    path.push_str(&format!("[{i}]"));
-                    walk(item, path, out);
-                    path.truncate(len);
-                }
-            }
-            ron::Value::Map(map) => {
-                for (k, item) in map.iter() {
-                    let len = path.len();
-                    let key = match k {
-                        ron::Value::String(s) => s.clone(),
-                        other => format!("{other:?}"),
-                    };
-                    if !path.is_empty() {
-                        path.push('.');
-                    }
-                    path.push_str(&key);
-                    walk(item, path, out);
-                    path.truncate(len);
-                }
-            }
-            _ => {}
-        }
-    }
-    let Ok(value) = opts.from_str::<ron::Value>(text) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    walk(&value, &mut String::new(), &mut out);
-    out
 }
