@@ -14,9 +14,13 @@
 //! world's state is left out of either, so the state a diverged run ends in
 //! and the state a checkpoint holds cannot disagree.
 //!
-//! Every part is kept in an order that does not depend on hashing (warm
+//! Every part is written in an order that does not depend on hashing (warm
 //! starts and contact histories sorted by contact key, boundaries and inlets
 //! in scene order), so equal states are equal values and give equal files.
+//! The warm starts are held as the world holds them, a map, and sorted only
+//! when written: the step loop copies the state before every step.
+
+use std::collections::HashMap;
 
 use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
@@ -40,8 +44,11 @@ pub struct State {
     /// Each boundary's orientation, in scene order: turning meshes turn
     /// (the identity for every other boundary).
     pub boundary_rotations: Vec<DQuat>,
-    /// Warm-start impulses by contact key, sorted by key.
-    pub warm: Vec<(u64, WarmImpulse)>,
+    /// Warm-start impulses by contact key, as the world keeps them (a map:
+    /// the step loop copies it every step to undo one, without sorting);
+    /// written to files as a list sorted by key ([`sorted_by_key`]).
+    #[serde(with = "sorted_by_key")]
+    pub warm: HashMap<u64, WarmImpulse>,
     /// The penalty formulation's contact histories by key, sorted by key.
     pub contact_history: Vec<(u64, ContactHistory)>,
     /// Each inlet's progress, in scene order.
@@ -68,9 +75,7 @@ impl State {
         self.boundary_rotations.clear();
         self.boundary_rotations
             .extend(world.boundaries.iter().map(|b| b.rotation()));
-        self.warm.clear();
-        self.warm.extend(world.warm.iter().map(|(&k, &v)| (k, v)));
-        self.warm.sort_unstable_by_key(|&(k, _)| k);
+        self.warm.clone_from(&world.warm);
         self.contact_history.clone_from(&world.contact_history);
         self.inlets.clear();
         self.inlets
@@ -142,12 +147,35 @@ impl State {
         world.bodies.clone_from(&self.bodies);
         world.time = self.time;
         world.step_index = self.step_index;
-        world.warm.clear();
-        world.warm.extend(self.warm.iter().copied());
+        world.warm.clone_from(&self.warm);
         world.contact_history.clone_from(&self.contact_history);
         // Sorted as the world keeps it (a state read from a file may not be).
         world.contact_history.sort_by_key(|&(k, _)| k);
         Ok(())
+    }
+}
+
+/// A map by contact key written as the list of its (key, value) pairs
+/// sorted by key, so that equal maps give equal files whatever the order
+/// of hashing (the bytes of a `Vec<(u64, V)>` of the same pairs).
+mod sorted_by_key {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, V: Serialize>(
+        map: &HashMap<u64, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut pairs: Vec<(&u64, &V)> = map.iter().collect();
+        pairs.sort_unstable_by_key(|&(k, _)| *k);
+        s.collect_seq(pairs)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(
+        d: D,
+    ) -> Result<HashMap<u64, V>, D::Error> {
+        Ok(Vec::<(u64, V)>::deserialize(d)?.into_iter().collect())
     }
 }
 

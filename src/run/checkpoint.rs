@@ -241,13 +241,13 @@ mod tests {
                 step_index: 300,
                 boundary_origins: vec![DVec3::new(0.0, 0.0, 0.1 + 0.2)],
                 boundary_rotations: vec![glam::DQuat::IDENTITY],
-                warm: vec![(
+                warm: std::collections::HashMap::from([(
                     42,
                     WarmImpulse {
                         force: DVec3::new(1e-9, 2.0, 3.0),
                         torque: DVec3::new(-1.0, 0.0, std::f64::consts::PI),
                     },
-                )],
+                )]),
                 contact_history: vec![(
                     7,
                     ContactHistory {
