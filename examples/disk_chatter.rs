@@ -1,5 +1,5 @@
 //! The README's chatter plot (Fang & Negrut 2020, §4.2, Fig. 10): the
-//! paper's disk (`scenes/seed003_disk.ron`: m = 5 kg, R = 0.2 m,
+//! paper's disk (`scenes/penalty_disk.ron`: m = 5 kg, R = 0.2 m,
 //! I = 0.1 kg m², η_r = 0.4, μ_s = 0.25, μ_k = 0.2, K_E = 10⁵ N/m) launched
 //! at 5 m/s comes to rest; afterwards, under the legacy constant rolling
 //! torque (App. A.2 eq. 8, μ_r = 0.1) its spin flips sign every step, under
@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use glam::DVec3;
 use repose::render::{plot_lines, write_png, PlotOptions, Series};
 
-/// (time, ω) after each 1 ms step of `scenes/seed003_disk.ron` (8 s)
+/// (time, ω) after each 1 ms step of `scenes/penalty_disk.ron` (8 s)
 /// under `rolling` (the run of `repose validate`'s `disk_at_rest` case).
 fn disk(rolling: &str) -> Vec<(f64, DVec3)> {
     repose::validate::penalty::disk(rolling, 8.0)

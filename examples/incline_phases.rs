@@ -1,6 +1,6 @@
 //! The README's phase diagram of Fang & Negrut 2020, §4.3 (Fig. 12) under
 //! repose's penalty formulation: the paper's sphere
-//! (`scenes/seed003_incline.ron`: R = 0.2 m, 5 kg, μ_s = 0.25,
+//! (`scenes/penalty_incline.ron`: R = 0.2 m, 5 kg, μ_s = 0.25,
 //! μ_k = 0.2, K_E = 10⁵ N/m, g = 9.8) released at rest on an incline of α
 //! with rolling resistance η_r, classified after 1 s (Table 2), drawn over
 //! App. D's borders tan α = 2 η_r μ_s, tan α = 3.5 μ_s − 5 η_r μ_k and
@@ -22,7 +22,7 @@ const MU_K: f64 = repose::validate::penalty::INCLINE_MU.1;
 const MOTIONS: [&str; 4] = ["stationary", "rolling", "sliding", "rolling + slip"];
 
 /// The motion (an index into [`MOTIONS`]) after 1 s of
-/// `scenes/seed003_incline.ron` at slope `alpha` and rolling resistance `eta`
+/// `scenes/penalty_incline.ron` at slope `alpha` and rolling resistance `eta`
 /// (the run of `repose validate`'s `incline_phases` case).
 fn motion(alpha: f64, eta: f64) -> usize {
     use repose::validate::penalty::{motion_on_incline, Motion};

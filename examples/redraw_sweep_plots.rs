@@ -1,5 +1,5 @@
 //! Redraws the README's sweep figures from their committed tables
-//! (`docs/figures/seed000_sweep.csv`, `seed001_sweep.csv`) with the current
+//! (`docs/figures/tasora2013_sweep.csv`, `acary2021_sweep.csv`) with the current
 //! plots: `cargo run --release --example redraw_sweep_plots -- docs/figures`.
 //! The sweeps themselves take hours (README, "The papers' angle-of-repose
 //! studies"); their `sweep.csv` holds everything the plots need.
@@ -57,19 +57,19 @@ fn main() {
         .unwrap_or_else(|| PathBuf::from("docs/figures"));
     redraw(
         &dir,
-        "seed000_sweep.csv",
-        "repose_seed000",
-        &[(SweepMetric::Angle, "seed000_sweep.png")],
+        "tasora2013_sweep.csv",
+        "repose_tasora2013",
+        &[(SweepMetric::Angle, "tasora2013_sweep.png")],
     );
     redraw(
         &dir,
-        "seed001_sweep.csv",
-        "repose_seed001",
+        "acary2021_sweep.csv",
+        "repose_acary2021",
         &[
-            (SweepMetric::HeightOverDiameter, "seed001_height.png"),
+            (SweepMetric::HeightOverDiameter, "acary2021_height.png"),
             (
                 SweepMetric::MeanRadiusOverDiameter,
-                "seed001_mean_radius.png",
+                "acary2021_mean_radius.png",
             ),
         ],
     );

@@ -9,8 +9,8 @@
 //!   5 m/s, ω_z = 2π s⁻¹, μ = 1, De Saxcé), sliding speed and spin at
 //!   h = 1 ms against a reference run at h = 0.1 ms.
 //!
-//! The scenes are `scenes/seed000_rolling_disk.ron` and
-//! `scenes/seed002_cube.ron`, shared with `tests/shapes.rs`, solved by APGD
+//! The scenes are `scenes/rolling_disk.ron` and
+//! `scenes/spinning_cube.ron`, shared with `tests/shapes.rs`, solved by APGD
 //! on the f64 CPU.
 //!
 //! ```text
@@ -67,7 +67,7 @@ fn save(dir: &Path, name: &str, series: &[Series], title: &str, x: &str, y: &str
 }
 
 fn rolling_disk(dir: &Path) {
-    let text = scene_text("seed000_rolling_disk.ron");
+    let text = scene_text("rolling_disk.ron");
     let mut w = world(&text);
     let a = 10.0 * 9.8 * 0.02 / (4.0 + 10.0);
     let (mut speed, mut dist) = (vec![(0.0, 1.0)], vec![(0.0, 0.0)]);
@@ -105,7 +105,7 @@ type Curves = (Vec<(f64, f64)>, Vec<(f64, f64)>);
 
 fn cube_at(h: f64) -> Curves {
     let text =
-        scene_text("seed002_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
+        scene_text("spinning_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
     let mut w = world(&text);
     let (mut v, mut s) = (vec![(0.0, 5.0)], vec![(0.0, std::f64::consts::TAU)]);
     run(&mut w, (1.0 / h).round() as usize, |w| {

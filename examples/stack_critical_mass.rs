@@ -1,5 +1,5 @@
 //! Fang & Negrut 2020, §4.6 (Fig. 15) under both formulations: the smallest
-//! mass of the top sphere of `scenes/seed003_stack.ron` (two 1 kg spheres of
+//! mass of the top sphere of `scenes/penalty_stack.ron` (two 1 kg spheres of
 //! R = 0.15 m on a floor with a 0.3 R gap, a third between and above them)
 //! at which the stack collapses, against the rolling resistance η_r
 //! (penalty: Fang & Negrut 2020's tracked roll springs; complementarity: the

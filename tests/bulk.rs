@@ -182,7 +182,7 @@ fn a_simple_cubic_lattice_has_six_loaded_contacts_per_interior_sphere() {
     );
 }
 
-/// `scenes/seed003_incline.ron` (a 5 kg sphere of radius 0.2 m, Hooke
+/// `scenes/penalty_incline.ron` (a 5 kg sphere of radius 0.2 m, Hooke
 /// k = 10⁶ N/m, K_E = 10⁵ N/m, μ_s = 0.25, η_r = 0.3) on a plane tilted
 /// by `alpha`, built and run for `steps` steps of 1 ms.
 fn sphere_on_incline(alpha: f64, steps: usize) -> (World, Stepper) {
@@ -190,7 +190,7 @@ fn sphere_on_incline(alpha: f64, steps: usize) -> (World, Stepper) {
     let pos = n * (0.2 - 5.0 * 9.8 * alpha.cos() / 1e6);
     let set = |k: &str, v: f64| (k.to_string(), format!("{v:e}"));
     let scene = Scene::load(
-        &cli::scene_path("seed003_incline.ron"),
+        &cli::scene_path("penalty_incline.ron"),
         &[
             set("spheres.0.pos.0", pos.x),
             set("spheres.0.pos.2", pos.z),
@@ -198,7 +198,7 @@ fn sphere_on_incline(alpha: f64, steps: usize) -> (World, Stepper) {
             set("boundaries.0.normal.2", n.z),
         ],
     )
-    .unwrap_or_else(|e| panic!("scenes/seed003_incline.ron: {e:#}"));
+    .unwrap_or_else(|e| panic!("scenes/penalty_incline.ron: {e:#}"));
     let mut world = scene.build_quietly().unwrap();
     let mut st = Stepper::new();
     for k in 0..steps {

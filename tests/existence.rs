@@ -134,7 +134,7 @@ fn scene_s(
 }
 
 /// Acary & Cadoux 2011, §4.4: spheres at rest in a fixed box, on a plate
-/// moving sideways and up (`repose_seed001.ron`'s plate given a velocity of
+/// moving sideways and up (`repose_acary2021.ron`'s plate given a velocity of
 /// (0.2, 0, 0.05) m/s, its pile poured), and in a turning drum (one external
 /// object in rigid motion each): the step problems that repose solves
 /// satisfy (A) at every checked step.
@@ -143,7 +143,7 @@ fn spheres_in_a_box_on_a_moving_plate_and_in_a_drum_always_have_a_solution() {
     for (scene, sets, steps, every) in [
         ("column.ron", vec![], 200, 20),
         (
-            "repose_seed001.ron",
+            "repose_acary2021.ron",
             vec![
                 ("boundaries.0.velocity.x", "0.2"),
                 ("boundaries.0.velocity.z", "0.05"),

@@ -287,7 +287,7 @@ fn penalty_benchmark_counts_bodies_times_sub_steps() {
     eprintln!("OBSERVED {r}");
 }
 
-/// Fang & Negrut 2020 §4.6 (Fig. 15), `scenes/seed003_stack.ron`: under the
+/// Fang & Negrut 2020 §4.6 (Fig. 15), `scenes/penalty_stack.ron`: under the
 /// penalty formulation the smallest top mass that collapses the three-sphere
 /// stack rises with the rolling resistance η_r while the bottom spheres roll
 /// out, then levels off once sliding at the floor, not rolling, gives way

@@ -24,13 +24,13 @@ fn scene_text(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// Table 1's cube (`scenes/seed002_cube.ron`) at step h under the pyramid
+/// Table 1's cube (`scenes/spinning_cube.ron`) at step h under the pyramid
 /// formulation with `settings`, or (None) under the scene's own: the
 /// complementarity formulation, De Saxcé's law, APGD to 1e-9.
 fn cube(h: f64, settings: Option<PyramidSettings>) -> World {
     let text =
-        scene_text("seed002_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
-    let mut scene = Scene::from_str(&text, "seed002_cube.ron", &[]).expect("scene");
+        scene_text("spinning_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
+    let mut scene = Scene::from_str(&text, "spinning_cube.ron", &[]).expect("scene");
     if let Some(s) = settings {
         scene.formulation = Formulation::PyramidLcp(s);
     }
@@ -294,13 +294,13 @@ fn lead_matrix_has_full_rank_with_phantom_inertia_only() {
 /// backends and systems too large for a dense solve are refused by name.
 #[test]
 fn refusals_name_the_field_or_the_limit() {
-    let text = scene_text("seed002_cube.ron");
+    let text = scene_text("spinning_cube.ron");
     let bad = |set: &[(&str, &str)]| {
         let o: Vec<(String, String)> = set
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect();
-        Scene::from_str(&text, "seed002_cube.ron", &o)
+        Scene::from_str(&text, "spinning_cube.ron", &o)
             .map(|_| ())
             .unwrap_err()
             .to_string()

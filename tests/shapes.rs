@@ -272,7 +272,7 @@ fn box_on_an_incline(by: By) {
 /// M g ρ R / (J + M R²) = 0.14 m/s², at rest after 7.14 s and 3.57 m
 /// (within 1 %).
 fn rolling_disk(by: By) {
-    let mut w = world(&scene_text("seed000_rolling_disk.ron"), by);
+    let mut w = world(&scene_text("rolling_disk.ron"), by);
     if by.is_f32() {
         // The disk's two rim points under rolling resistance: at 60
         // iterations 178 of the 900 steps miss the tolerance and the disk
@@ -634,7 +634,7 @@ by_methods! {
 fn cube_slides_and_spins_to_a_stop(by: By) {
     let run_at = |h: f64, by: By| -> (f64, f64, f64, DVec3) {
         let text =
-            scene_text("seed002_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
+            scene_text("spinning_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
         let mut w = world(&text, by);
         let (mut t_slide, mut t_spin) = (f64::NAN, f64::NAN);
         let steps = (1.5 / h).round() as usize;

@@ -880,7 +880,7 @@ fn a_sweep_run_again_reuses_finished_runs_and_redoes_the_rest() {
 fn committed_sweep_tables_of_the_older_layout_read_and_rewrite_whole() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
-    for name in ["seed000_sweep.csv", "seed001_sweep.csv"] {
+    for name in ["tasora2013_sweep.csv", "acary2021_sweep.csv"] {
         let path = root.join("docs/figures").join(name);
         let (paths, rows) = read_sweep_csv(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(rows

@@ -4,7 +4,7 @@
 //! where the right impulse is about zero. If the solver's stopping test
 //! accepts that start, the sphere is kicked up by its own impact speed
 //! (restitution 0 turned into 1). The test is the case that exposed it in
-//! repose_seed001: spheres rolling fast elsewhere (relative spins of
+//! repose_acary2021: spheres rolling fast elsewhere (relative spins of
 //! hundreds of rad/s in their rolling rows) while one sphere lands.
 
 use repose::gpu::context_for_tests;

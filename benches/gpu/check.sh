@@ -257,8 +257,8 @@ part_pile() {
     for p in materials.0.rolling=0.01 materials.0.spinning=0.01 "${SOLVER_SETS[@]}" "${PILE_EXTRA[@]}"; do
         sets+=(--set "$p")
     done
-    echo "--- repose run scenes/repose_seed000.ron --backend gpu --solver apgd ${sets[*]} --no-frames" >>"$PILE_LOG"
-    lim --foreground "$REPOSE" run scenes/repose_seed000.ron --backend gpu --solver apgd "${sets[@]}" \
+    echo "--- repose run scenes/repose_tasora2013.ron --backend gpu --solver apgd ${sets[*]} --no-frames" >>"$PILE_LOG"
+    lim --foreground "$REPOSE" run scenes/repose_tasora2013.ron --backend gpu --solver apgd "${sets[@]}" \
         --no-frames --out "$WORK/seed000" >>"$PILE_LOG" 2>&1
     r=$?
     echo "rc=$r" >>"$PILE_LOG"
@@ -280,8 +280,8 @@ part_sweep() {
     else
         args+=(--jobs "$SWEEP_JOBS")
     fi
-    echo "--- repose sweep scenes/repose_seed000.ron ${args[*]} --backend gpu" >>"$SWEEP_LOG"
-    lim --foreground "$REPOSE" sweep scenes/repose_seed000.ron "${args[@]}" --backend gpu \
+    echo "--- repose sweep scenes/repose_tasora2013.ron ${args[*]} --backend gpu" >>"$SWEEP_LOG"
+    lim --foreground "$REPOSE" sweep scenes/repose_tasora2013.ron "${args[@]}" --backend gpu \
         --out "$WORK/sweep" >>"$SWEEP_LOG" 2>&1
     r=$?
     echo "rc=$r" >>"$SWEEP_LOG"
@@ -322,7 +322,7 @@ done
     fi
     if [ -f "$PILE_LOG" ]; then
         echo "pile:"
-        grep -E '^(repose_seed000:|solver:|angle of repose|settled)|interrupted|^rc=' "$PILE_LOG" | cut -c1-240 | sed 's/^/  /'
+        grep -E '^(repose_tasora2013:|solver:|angle of repose|settled)|interrupted|^rc=' "$PILE_LOG" | cut -c1-240 | sed 's/^/  /'
     fi
     if [ -f "$SWEEP_LOG" ]; then
         echo "sweep: $(head -n 1 "$SWEEP_LOG" | sed 's/^--- //')"

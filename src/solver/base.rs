@@ -71,7 +71,7 @@ pub fn residual<D: Delassus + Sync + ?Sized>(op: &D, gamma: &[Vec6], y: &[Vec6])
 /// small (mass × velocity change, of order 1e-3 N·s for centimetre beads)
 /// the velocities set the scale: a contact left holding a stale warm-start
 /// impulse that kicks its sphere away at 1 m/s then passes a 1e-4 relative
-/// test, and the solver returns at iteration 0. Seen in repose_seed001:
+/// test, and the solver returns at iteration 0. Seen in repose_acary2021:
 /// spheres landing on the plate bounced off at their impact speed two
 /// steps running. With c_i, C ŷ is an impulse too (the one that would stop
 /// the contact's relative motion), and since γ = Π(γ − c ŷ) holds for any

@@ -121,7 +121,7 @@
 //! The Anderson figures above were measured with the plain local solve.
 //!
 //! **Where a sweep's time went, and the Newton local solve** (session 21,
-//! counted): the first 4 s of `scenes/repose_seed001.ron` with `--solver
+//! counted): the first 4 s of `scenes/repose_acary2021.ron` with `--solver
 //! pgs` (μ = 0.3, ρ = 10⁻³ m, 89 contacts, 6.6 sweeps a step): of 2.98
 //! million visits 0.54 million stick, 0.98 million separate, and 1.46
 //! million (49 %) went to the accelerated fixed point at 57 local

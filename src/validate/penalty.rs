@@ -9,7 +9,7 @@
 //!
 //! The scenes are written in the scene syntax users write
 //! (`formulation: Penalty(…)`); the incline and the disk are the
-//! repository's `scenes/seed003_incline.ron` and `scenes/seed003_disk.ron`,
+//! repository's `scenes/penalty_incline.ron` and `scenes/penalty_disk.ron`,
 //! built into the binary.
 
 use glam::DVec3;
@@ -19,8 +19,8 @@ use crate::scene::Scene;
 use crate::step::Stepper;
 use crate::world::World;
 
-const INCLINE: &str = include_str!("../../scenes/seed003_incline.ron");
-const DISK: &str = include_str!("../../scenes/seed003_disk.ron");
+const INCLINE: &str = include_str!("../../scenes/penalty_incline.ron");
+const DISK: &str = include_str!("../../scenes/penalty_disk.ron");
 
 /// A penalty case: runs its worlds on the CPU, returns its checks.
 pub type PenaltyCase = fn() -> Vec<Check>;
@@ -512,7 +512,7 @@ pub enum Motion {
     RollingWithSlip,
 }
 
-/// μ_s and μ_k of `scenes/seed003_incline.ron`.
+/// μ_s and μ_k of `scenes/penalty_incline.ron`.
 pub const INCLINE_MU: (f64, f64) = (0.25, 0.2);
 
 /// The borders of Fang & Negrut 2020, App. D, for the sphere released at
@@ -552,7 +552,7 @@ pub fn expected_motion(alpha: f64, eta: f64, dalpha: f64, deta: f64) -> (Motion,
     (motion, d.iter().copied().fold(f64::INFINITY, f64::min))
 }
 
-/// `scenes/seed003_incline.ron`: the paper's sphere released at rest on an
+/// `scenes/penalty_incline.ron`: the paper's sphere released at rest on an
 /// incline of `alpha` with rolling resistance `eta`, classified after 1 s.
 pub fn motion_on_incline(alpha: f64, eta: f64) -> Motion {
     let n = DVec3::new(-alpha.sin(), 0.0, alpha.cos());
@@ -561,7 +561,7 @@ pub fn motion_on_incline(alpha: f64, eta: f64) -> Motion {
     let set = |k: &str, v: f64| (k.to_string(), format!("{v:e}"));
     let scene = Scene::from_str(
         INCLINE,
-        "scenes/seed003_incline.ron",
+        "scenes/penalty_incline.ron",
         &[
             set("spheres.0.pos.0", pos.x),
             set("spheres.0.pos.2", pos.z),
@@ -570,7 +570,7 @@ pub fn motion_on_incline(alpha: f64, eta: f64) -> Motion {
             set("materials.0.roll_eta", eta),
         ],
     )
-    .unwrap_or_else(|e| panic!("scenes/seed003_incline.ron: {e:#}"));
+    .unwrap_or_else(|e| panic!("scenes/penalty_incline.ron: {e:#}"));
     let mut w = scene.build_quietly().expect("the incline scene builds");
     let mut st = Stepper::new();
     steps_of(&mut w, &mut st, 1000);
@@ -633,7 +633,7 @@ fn incline_phases() -> Vec<Check> {
     ]
 }
 
-/// `scenes/seed003_disk.ron` (the disk of Fang & Negrut 2020, §4.2,
+/// `scenes/penalty_disk.ron` (the disk of Fang & Negrut 2020, §4.2,
 /// launched at 5 m/s) with the `rolling` model given: (time, |v|, ω) after
 /// each 1 ms step for `seconds`.
 pub fn disk(rolling: &str, seconds: f64) -> Vec<(f64, f64, DVec3)> {
@@ -698,16 +698,16 @@ fn disk_at_rest() -> Vec<Check> {
     out
 }
 
-const STACK: &str = include_str!("../../scenes/seed003_stack.ron");
+const STACK: &str = include_str!("../../scenes/penalty_stack.ron");
 
-/// The stack of Fang & Negrut 2020, §4.6 (`scenes/seed003_stack.ron`): its
+/// The stack of Fang & Negrut 2020, §4.6 (`scenes/penalty_stack.ron`): its
 /// radius (m), its μ_s and the top sphere's start height (m).
 pub const STACK_R: f64 = 0.15;
 /// μ_s of the stack's spheres.
 pub const STACK_MU_S: f64 = 0.3;
 const STACK_TOP_Z: f64 = 0.39544602;
 
-/// Whether the stack of `scenes/seed003_stack.ron` with rolling resistance
+/// Whether the stack of `scenes/penalty_stack.ron` with rolling resistance
 /// η_r = `eta` (under `Complementarity`: ρ = 2 η_r μ_s R, the cap of the
 /// floor contact's roll torque in the penalty model) and a top sphere of
 /// `m_top` kg collapses within 3 s: the top sphere has dropped by more
@@ -725,8 +725,8 @@ pub fn stack_collapses(penalty: bool, eta: f64, m_top: f64) -> bool {
     if !penalty {
         sets.push(set("formulation", "Complementarity".into()));
     }
-    let scene = Scene::from_str(STACK, "scenes/seed003_stack.ron", &sets)
-        .unwrap_or_else(|e| panic!("scenes/seed003_stack.ron: {e:#}"));
+    let scene = Scene::from_str(STACK, "scenes/penalty_stack.ron", &sets)
+        .unwrap_or_else(|e| panic!("scenes/penalty_stack.ron: {e:#}"));
     let mut w = scene.build_quietly().expect("the stack scene builds");
     let mut st = Stepper::new();
     steps_of(&mut w, &mut st, 3000);
