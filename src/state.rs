@@ -46,7 +46,7 @@ pub struct State {
     pub boundary_rotations: Vec<DQuat>,
     /// Warm-start impulses by contact key, as the world keeps them (a map:
     /// the step loop copies it every step to undo one, without sorting);
-    /// written to files as a list sorted by key ([`sorted_by_key`]).
+    /// written to files as a list sorted by key (`sorted_by_key`).
     #[serde(with = "sorted_by_key")]
     pub warm: HashMap<u64, WarmImpulse>,
     /// The penalty formulation's contact histories by key, sorted by key.
