@@ -633,8 +633,8 @@ by_methods! {
 /// runs the same method on the f64 CPU).
 fn cube_slides_and_spins_to_a_stop(by: By) {
     let run_at = |h: f64, by: By| -> (f64, f64, f64, DVec3) {
-        let text =
-            scene_text("spinning_cube.ron").replace("time_step: 1e-3,", &format!("time_step: {h},"));
+        let text = scene_text("spinning_cube.ron")
+            .replace("time_step: 1e-3,", &format!("time_step: {h},"));
         let mut w = world(&text, by);
         let (mut t_slide, mut t_spin) = (f64::NAN, f64::NAN);
         let steps = (1.5 / h).round() as usize;
