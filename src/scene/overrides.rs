@@ -20,11 +20,12 @@
 //! penalty formulation with default settings), `formulation=Complementarity`,
 //! `solver.method=Apgd`. Naming the variant it already is keeps its fields.
 //! A variant may also be written with fields, as a scene file writes it:
-//! `formulation=Penalty(normal: Hertz, skin: 0.2)` is the variant with its
-//! fields' defaults (whatever it was before), then each field set as its own
-//! override (`formulation.normal=Hertz`, `formulation.skin=0.2`), so a
-//! field's value is any value an override takes, a variant with fields
-//! included.
+//! `formulation=Penalty(normal: Hooke(stiffness: 1e5), skin: Some(0.2))` is
+//! that variant, the fields it leaves out at their defaults (whatever it
+//! held before). Where the whole value does not read, it is applied field
+//! by field — the variant with its fields' defaults, then
+//! `formulation.normal=…`, `formulation.skin=…` as overrides of their own —
+//! so that the error names the field it is about.
 
 use serde_json::Value;
 
@@ -76,12 +77,13 @@ pub fn apply_override(scene: &Scene, path: &str, value: &str) -> Result<Scene, S
         // The variant as written, the fields it leaves out at their defaults.
         if let Some(body) = ron_to_json(value) {
             let mut whole = tree.clone();
-            if set_in_tree(&mut whole, path, name, Variant::Fresh).is_ok()
-                && replace_leaf(&mut whole, path, body)
-            {
-                if let Ok(mut out) = serde_json::from_value::<Scene>(whole) {
-                    out.file = scene.file.clone();
-                    return Ok(Some(out));
+            if let Ok((node, _)) = walk(&mut whole, path) {
+                if variant_body(node).is_some() || node.is_string() {
+                    *node = body;
+                    if let Ok(mut out) = serde_json::from_value::<Scene>(whole) {
+                        out.file = scene.file.clone();
+                        return Ok(Some(out));
+                    }
                 }
             }
         }
@@ -255,41 +257,6 @@ fn variant_with_fields(raw: &str) -> Result<Option<VariantText<'_>>, String> {
     Ok(Some((name, fields)))
 }
 
-/// Replaces the value at `path` of `tree` (after [`set_in_tree`] put a
-/// variant there) by `value`; whether the path led anywhere.
-fn replace_leaf(tree: &mut Value, path: &str, value: Value) -> bool {
-    let Ok(segs) = segments(path) else {
-        return false;
-    };
-    let mut node = tree;
-    for seg in &segs {
-        if let Some((k, _)) = variant_body(node).filter(|(k, _)| *k != seg) {
-            let k = k.clone();
-            node = node.get_mut(&k).expect("variant key present");
-        }
-        let next = match node {
-            Value::Object(obj) => obj.get_mut(seg),
-            Value::Array(items) => {
-                let n = items.len();
-                let i = match seg.as_str() {
-                    "x" if n == 3 => Some(0),
-                    "y" if n == 3 => Some(1),
-                    "z" if n == 3 => Some(2),
-                    s => s.parse::<usize>().ok(),
-                };
-                i.and_then(move |i| items.get_mut(i))
-            }
-            _ => None,
-        };
-        match next {
-            Some(n) => node = n,
-            None => return false,
-        }
-    }
-    *node = value;
-    true
-}
-
 /// The parts of `text` between the `sep` characters outside brackets and
 /// quotes, trimmed, empty ones (a trailing comma's) left out.
 fn split_top(text: &str, sep: char) -> Vec<&str> {
@@ -346,35 +313,28 @@ fn ron_to_json(text: &str) -> Option<Value> {
     let open = text.find('(')?;
     let inner = text.strip_suffix(')')?.get(open + 1..)?;
     let name = text[..open].trim();
-    if name.is_empty() {
-        return items(inner);
+    match name {
+        "" => return items(inner),
+        "Some" => return ron_to_json(inner),
+        _ => {}
     }
-    if !is_variant_name(name) {
-        return None;
-    }
-    let parts = split_top(inner, ',');
-    let fields: Option<serde_json::Map<String, Value>> = parts
-        .iter()
-        .map(|p| {
-            let (k, v) = p.split_once(':')?;
-            let k = k.trim();
-            (!k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(())?;
-            Some((k.to_string(), ron_to_json(v)?))
-        })
-        .collect();
-    let body = match fields {
-        Some(map) => Value::Object(map),
-        None if parts.len() == 1 => ron_to_json(parts[0])?,
-        None => return None,
+    let body = match variant_with_fields(text) {
+        Ok(Some((_, fields))) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| Some((k.to_string(), ron_to_json(v)?)))
+                .collect::<Option<_>>()?,
+        ),
+        // One value, not a field: `Name(x)`.
+        Err(_) if is_variant_name(name) && split_top(inner, ',').len() == 1 => ron_to_json(inner)?,
+        _ => return None,
     };
-    if name == "Some" {
-        return Some(body);
-    }
     Some(serde_json::json!({ name: body }))
 }
 
-/// Sets the leaf at `path` to `raw`; a variant's name as `variant` says.
-fn set_in_tree(tree: &mut Value, path: &str, raw: &str, variant: Variant) -> Result<(), String> {
+/// The node at `path` of `tree` (passing through enum variants the path
+/// does not name) and the path walked, or why the path leads nowhere.
+fn walk<'t>(tree: &'t mut Value, path: &str) -> Result<(&'t mut Value, String), String> {
     let segs = segments(path)?;
     let mut node = tree;
     let mut walked = String::new();
@@ -435,6 +395,12 @@ fn set_in_tree(tree: &mut Value, path: &str, raw: &str, variant: Variant) -> Res
         }
         walked.push_str(seg);
     }
+    Ok((node, walked))
+}
+
+/// Sets the leaf at `path` to `raw`; a variant's name as `variant` says.
+fn set_in_tree(tree: &mut Value, path: &str, raw: &str, variant: Variant) -> Result<(), String> {
+    let (node, walked) = walk(tree, path)?;
 
     // `None` is the empty optional (module docs), not a variant's name.
     if raw != "None" && is_variant_name(raw) && (variant_body(node).is_some() || node.is_string()) {
