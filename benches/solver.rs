@@ -70,7 +70,7 @@ fn cpu(c: &mut Criterion) {
     let iters = 100;
     eprintln!(
         "bench pile: {} spheres, {} contacts",
-        world.bodies.len(),
+        world.state.bodies.len(),
         nc
     );
 
@@ -86,12 +86,19 @@ fn cpu(c: &mut Criterion) {
             jacobi::solve(&mut op, &mut gamma, &s, &mut ws)
         })
     });
-    g.throughput(Throughput::Elements(world.bodies.len() as u64));
+    g.throughput(Throughput::Elements(world.state.bodies.len() as u64));
     let env = world.envelope();
     g.bench_function("collide", |b| {
-        b.iter(|| collision::detect(&world.bodies, &world.boundaries, env, world.time))
+        b.iter(|| {
+            collision::detect(
+                &world.state.bodies,
+                &world.model.boundaries,
+                env,
+                world.state.time,
+            )
+        })
     });
-    world.solver = s.clone();
+    world.model.solver = s.clone();
     let mut timed = Stepper::new();
     g.throughput(Throughput::Elements(1));
     g.bench_function("step_100_iterations", |b| {
@@ -227,20 +234,30 @@ fn mesh_box(n: u32) -> repose::boundary::Boundary {
 fn mesh(c: &mut Criterion) {
     let (world, _) = settled_pile();
     let walls = mesh_box(224);
-    let envelope = 0.1 * world.bodies.radius.iter().cloned().fold(0.0, f64::max);
-    let n = world.bodies.len() as u64;
+    let envelope = 0.1
+        * world
+            .state
+            .bodies
+            .radius
+            .iter()
+            .cloned()
+            .fold(0.0, f64::max);
+    let n = world.state.bodies.len() as u64;
     let mut g = c.benchmark_group("mesh");
     g.throughput(Throughput::Elements(n));
     g.bench_function("walls_box", |b| {
-        b.iter(|| collision::sphere_boundary(&world.bodies, &world.boundaries, envelope, 0.0))
+        b.iter(|| {
+            collision::sphere_boundary(&world.state.bodies, &world.model.boundaries, envelope, 0.0)
+        })
     });
     let meshes = [walls];
     g.bench_function("walls_mesh_box", |b| {
-        b.iter(|| collision::sphere_boundary(&world.bodies, &meshes, envelope, 0.0))
+        b.iter(|| collision::sphere_boundary(&world.state.bodies, &meshes, envelope, 0.0))
     });
     g.finish();
-    let a = collision::sphere_boundary(&world.bodies, &world.boundaries, envelope, 0.0).len();
-    let m = collision::sphere_boundary(&world.bodies, &meshes, envelope, 0.0).len();
+    let a = collision::sphere_boundary(&world.state.bodies, &world.model.boundaries, envelope, 0.0)
+        .len();
+    let m = collision::sphere_boundary(&world.state.bodies, &meshes, envelope, 0.0).len();
     eprintln!("sphere–wall contacts: analytic box {a}, mesh box {m}");
 }
 

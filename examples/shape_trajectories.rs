@@ -72,8 +72,8 @@ fn rolling_disk(dir: &Path) {
     let a = 10.0 * 9.8 * 0.02 / (4.0 + 10.0);
     let (mut speed, mut dist) = (vec![(0.0, 1.0)], vec![(0.0, 0.0)]);
     run(&mut w, 900, |w| {
-        speed.push((w.time, w.bodies.vel[0].x));
-        dist.push((w.time, w.bodies.pos[0].x));
+        speed.push((w.state.time, w.state.bodies.vel[0].x));
+        dist.push((w.state.time, w.state.bodies.pos[0].x));
     });
     let stop = 1.0 / a;
     let exact_v = |t: f64| (1.0 - a * t).max(0.0);
@@ -109,8 +109,8 @@ fn cube_at(h: f64) -> Curves {
     let mut w = world(&text);
     let (mut v, mut s) = (vec![(0.0, 5.0)], vec![(0.0, std::f64::consts::TAU)]);
     run(&mut w, (1.0 / h).round() as usize, |w| {
-        v.push((w.time, w.bodies.vel[0].length()));
-        s.push((w.time, w.bodies.omega[0].z.abs()));
+        v.push((w.state.time, w.state.bodies.vel[0].length()));
+        s.push((w.state.time, w.state.bodies.omega[0].z.abs()));
     });
     (v, s)
 }

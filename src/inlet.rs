@@ -98,22 +98,9 @@ impl InletRegion {
     }
 }
 
-/// An inlet as the simulation runs it: its settings and its state.
-#[derive(Clone, Debug)]
-pub struct Inlet {
-    /// What the scene gave (`radius_max` ≥ `radius`).
-    pub settings: InletSettings,
-    /// Spheres emitted so far.
-    pub emitted: usize,
-    rng: Rng,
-    deferred_steps: u32,
-    warned: bool,
-    /// The step end of the last call to [`Inlet::emit`]: a second call for
-    /// the same step does nothing (deferred spheres wait for the next step).
-    last_t_end: f64,
-}
-
-/// The state of an [`Inlet`] beyond its settings: what a checkpoint keeps.
+/// Where an inlet is in its emission: the changing part of an inlet, kept
+/// in the [`State`](crate::state::State) beside the bodies it emitted; its
+/// settings are the model's ([`InletSettings`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InletProgress {
     /// Spheres emitted so far.
@@ -128,7 +115,7 @@ pub struct InletProgress {
     pub last_t_end: f64,
 }
 
-/// The settings of an [`Inlet`] (what a scene gives).
+/// The settings of an inlet (what a scene gives; `radius_max` ≥ `radius`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct InletSettings {
     /// Name for logs.
@@ -166,66 +153,45 @@ pub struct InletSettings {
     pub start_time: f64,
 }
 
-impl Inlet {
-    /// A fresh inlet (nothing emitted yet).
-    pub fn new(mut s: InletSettings) -> Self {
-        s.radius_max = s.radius_max.max(s.radius);
-        Inlet {
-            rng: Rng::new(s.seed),
-            settings: s,
+impl InletProgress {
+    /// An inlet's progress before it starts: nothing emitted, its stream
+    /// at the settings' seed.
+    pub fn new(s: &InletSettings) -> Self {
+        InletProgress {
             emitted: 0,
+            rng: Rng::new(s.seed),
             deferred_steps: 0,
             warned: false,
             last_t_end: f64::NEG_INFINITY,
         }
     }
 
-    /// What the inlet has done so far, for a checkpoint.
-    pub fn progress(&self) -> InletProgress {
-        InletProgress {
-            emitted: self.emitted,
-            rng: self.rng.clone(),
-            deferred_steps: self.deferred_steps,
-            warned: self.warned,
-            last_t_end: self.last_t_end,
-        }
-    }
-
-    /// Puts back what [`Inlet::progress`] took, so that the inlet goes on
-    /// exactly as it would have (same draws, same deferrals).
-    pub fn restore(&mut self, p: InletProgress) {
-        self.emitted = p.emitted;
-        self.rng = p.rng;
-        self.deferred_steps = p.deferred_steps;
-        self.warned = p.warned;
-        self.last_t_end = p.last_t_end;
-    }
-
-    /// How many spheres are due by simulated time `t`:
+    /// How many spheres of the inlet `s` are due by simulated time `t`:
     /// min(count, ⌊rate · (t − start_time)⌋), 0 before `start_time`.
-    pub fn due_by(&self, t: f64) -> usize {
-        let elapsed = t - self.settings.start_time;
+    pub fn due_by(s: &InletSettings, t: f64) -> usize {
+        let elapsed = t - s.start_time;
         if elapsed < 0.0 {
             return 0;
         }
-        let n = self.settings.rate * elapsed;
+        let n = s.rate * elapsed;
         // Slack for the rounding of t = Σ h: 0.25 · 4000 · 1e-3 may come out
         // as 0.999…; never more than one part in 10⁹.
         let n = (n + 1e-9 * n.max(1.0)).floor();
-        (n as usize).min(self.settings.count)
+        (n as usize).min(s.count)
     }
 
-    /// Whether every sphere has been emitted.
-    pub fn finished(&self) -> bool {
-        self.emitted >= self.settings.count
+    /// Whether every sphere of the inlet `s` has been emitted.
+    pub fn finished(&self, s: &InletSettings) -> bool {
+        self.emitted >= s.count
     }
 
-    /// Emits the spheres due by time `t_end` (the end of the coming step)
-    /// into `bodies`; returns how many. `envelope` is the contact envelope
+    /// Emits the spheres of the inlet `s` due by time `t_end` (the end of
+    /// the coming step) into `bodies`; returns how many. `envelope` is the contact envelope
     /// (only for the search radius). Once per step: a second call with the
     /// same `t_end` emits nothing.
     pub fn emit(
         &mut self,
+        s: &InletSettings,
         bodies: &mut Bodies,
         boundaries: &[Boundary],
         t_end: f64,
@@ -235,15 +201,15 @@ impl Inlet {
             return 0;
         }
         self.last_t_end = t_end;
-        let due = self.due_by(t_end);
+        let due = Self::due_by(s, t_end);
         if due <= self.emitted {
             return 0;
         }
         // Neighbour search: the bodies near the region in a spatial hash
         // whose cell is the largest possible contact distance.
-        let r_max = bodies.max_radius().max(self.settings.radius_max);
+        let r_max = bodies.max_radius().max(s.radius_max);
         let reach = 2.0 * r_max + envelope.max(0.0);
-        let (lo, hi) = self.settings.region.bounds();
+        let (lo, hi) = s.region.bounds();
         let (lo, hi) = (lo - DVec3::splat(reach), hi + DVec3::splat(reach));
         let mut hash = crate::placement::SpatialHash::new(2.0 * r_max);
         for (i, p) in bodies.pos.iter().enumerate() {
@@ -253,17 +219,16 @@ impl Inlet {
         }
         let mut placed = 0;
         while self.emitted < due {
-            let r = if let Some(d) = &self.settings.sizes {
+            let r = if let Some(d) = &s.sizes {
                 d.sample(&mut self.rng)
-            } else if self.settings.radius_max > self.settings.radius {
-                self.rng
-                    .uniform(self.settings.radius, self.settings.radius_max)
+            } else if s.radius_max > s.radius {
+                self.rng.uniform(s.radius, s.radius_max)
             } else {
-                self.settings.radius
+                s.radius
             };
             let mut found = None;
             for _ in 0..INLET_TRIES {
-                let x = self.settings.region.sample(&mut self.rng);
+                let x = s.region.sample(&mut self.rng);
                 let hits_sphere = hash.any_near(x, |j| {
                     let rr = r + bodies.radius[j];
                     x.distance_squared(bodies.pos[j]) < rr * rr
@@ -277,7 +242,7 @@ impl Inlet {
                 log::debug!(
                     "inlet {}: no free place for sphere {} after {INLET_TRIES} tries; \
                      deferring {} spheres to the next step",
-                    self.settings.name,
+                    s.name,
                     self.emitted,
                     due - self.emitted
                 );
@@ -288,28 +253,28 @@ impl Inlet {
                         "inlet {} falls behind its rate of {} spheres/s: the region is \
                          crowded ({} of {} due spheres emitted by t = {t_end:.4} s); \
                          enlarge the region, lower the rate or give the spheres more velocity",
-                        self.settings.name,
-                        self.settings.rate,
+                        s.name,
+                        s.rate,
                         self.emitted,
                         due
                     );
                 }
                 return placed;
             };
-            let j = self.settings.velocity_jitter;
+            let j = s.velocity_jitter;
             let vel = if j > 0.0 {
-                self.settings.velocity
+                s.velocity
                     + DVec3::new(
                         self.rng.uniform(-j, j),
                         self.rng.uniform(-j, j),
                         self.rng.uniform(-j, j),
                     )
             } else {
-                self.settings.velocity
+                s.velocity
             };
-            let id = match &self.settings.shape {
+            let id = match &s.shape {
                 Some(proto) => {
-                    let turn = if self.settings.random_orientation {
+                    let turn = if s.random_orientation {
                         self.rng.rotation()
                     } else {
                         glam::DQuat::IDENTITY
@@ -321,7 +286,7 @@ impl Inlet {
                     })
                 }
                 None => {
-                    let mass = SphereInit::solid_mass(r, self.settings.density);
+                    let mass = SphereInit::solid_mass(r, s.density);
                     bodies.push(&SphereInit {
                         pos,
                         radius: r,
@@ -329,7 +294,7 @@ impl Inlet {
                         inertia: SphereInit::solid_inertia(mass, r),
                         vel,
                         omega: DVec3::ZERO,
-                        material: self.settings.material,
+                        material: s.material,
                     })
                 }
             };
@@ -369,17 +334,20 @@ fn clear_of_walls(boundaries: &[Boundary], x: DVec3, r: f64) -> bool {
     })
 }
 
-/// Runs every inlet of a world for the step that ends at `t_end`; returns
-/// the number of spheres emitted.
+/// Runs every inlet of a world (`settings`, the model's, and `progress`,
+/// the state's, in scene order) for the step that ends at `t_end`;
+/// returns the number of spheres emitted.
 pub fn emit_all(
-    inlets: &mut [Inlet],
+    settings: &[InletSettings],
+    progress: &mut [InletProgress],
     bodies: &mut Bodies,
     boundaries: &[Boundary],
     t_end: f64,
     envelope: f64,
 ) -> usize {
-    inlets
-        .iter_mut()
-        .map(|inlet| inlet.emit(bodies, boundaries, t_end, envelope))
+    settings
+        .iter()
+        .zip(progress)
+        .map(|(s, p)| p.emit(s, bodies, boundaries, t_end, envelope))
         .sum()
 }

@@ -323,16 +323,24 @@ where
     (cos, sinc)
 }
 
-/// Moves the kinematic boundaries over the step that starts at time `t` by
-/// their prescribed velocity (zero before their `start_time`). Rotation about
-/// a cylinder's own axis leaves its geometry unchanged, so only the origin
-/// moves; a mesh turns about its origin by ω h.
-pub fn boundaries(boundaries: &mut [Boundary], t: f64, h: f64) {
-    for b in boundaries {
+/// Moves the kinematic boundaries (`boundaries`, a model's: their
+/// prescribed motion) over the step that starts at time `t` by their
+/// prescribed velocity (zero before their `start_time`): `origins` and
+/// `rotations` are their poses (a state's). Rotation about a cylinder's
+/// own axis leaves its geometry unchanged, so only the origin moves; a mesh
+/// turns about its origin by ω h.
+pub fn boundaries(
+    boundaries: &[Boundary],
+    origins: &mut [DVec3],
+    rotations: &mut [DQuat],
+    t: f64,
+    h: f64,
+) {
+    for ((b, o), q) in boundaries.iter().zip(origins).zip(rotations) {
         let (v, w) = b.motion_at(t);
-        b.origin += v * h;
-        if let Shape::Mesh { rot, .. } = &mut b.shape {
-            *rot = (DQuat::from_scaled_axis(w * h) * *rot).normalize();
+        *o += v * h;
+        if let Shape::Mesh { .. } = b.shape {
+            *q = (DQuat::from_scaled_axis(w * h) * *q).normalize();
         }
     }
 }

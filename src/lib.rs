@@ -3,10 +3,11 @@
 //! The crate has two layers (`docs/developers.md`, "Layout"; held by
 //! `tests/layers.rs`). **The physics** is what a step needs: bodies and
 //! their shapes, boundaries, materials, meshes, size laws and random
-//! numbers; the world and its changing [`state`]; collision; the contact
-//! problem, its cones, the LCP, the existence criterion and the Siconos
-//! format; the solvers, their f32 mirror and the GPU; the formulations; and
-//! the [`step`]. It uses nothing above it. **The application** is built on
+//! numbers; the world, its constant [`model`] and its changing [`state`];
+//! collision; the contact problem, its cones, the LCP, the existence
+//! criterion and the Siconos format; the solvers, their f32 mirror and the
+//! GPU; the formulations; and the [`step`]. It uses nothing above it.
+//! **The application** is built on
 //! it: scenes, runs and their checkpoints, outputs, pictures, analyses,
 //! studies (sweep, calibrate), the tools (solve, measure, compare, bench,
 //! validate) and signals; the command line (`src/main.rs`, one file a
@@ -26,6 +27,7 @@ pub mod integrate;
 pub mod lcp;
 pub mod material;
 pub mod mesh;
+pub mod model;
 pub mod placement;
 pub mod problem;
 pub mod rng;

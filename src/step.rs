@@ -53,6 +53,7 @@
 
 use std::time::Duration;
 
+use crate::boundary::Boundary;
 use crate::contact_forces::ContactForces;
 use crate::formulation::complementarity::RigidStep;
 use crate::formulation::penalty::{self, PenaltyWorkspace};
@@ -60,8 +61,10 @@ use crate::formulation::pyramid;
 use crate::formulation::Formulation;
 use crate::gpu::jacobi::BatchEntry;
 use crate::gpu::GpuError;
+use crate::model::Model;
 use crate::problem::{ContactProblem, Vec6};
 use crate::solver::SolveStats;
+use crate::state::State;
 use crate::wall_loads::WallLoad;
 use crate::world::World;
 
@@ -91,6 +94,10 @@ pub struct Stepper {
     last_contacts: usize,
     /// The penalty formulation's derived data.
     penalty: PenaltyWorkspace,
+    /// The model's boundaries at the state's poses, as the stages see them:
+    /// posed again at the start of every step and wherever a stage moves
+    /// them ([`State::pose_boundaries`]).
+    walls: Vec<Boundary>,
 }
 
 /// Default of [`Stepper::serial_below`]: below it a second thread gave the
@@ -122,6 +129,7 @@ impl Stepper {
             pools: [None, None],
             last_contacts: 0,
             penalty: PenaltyWorkspace::default(),
+            walls: Vec::new(),
         }
     }
 
@@ -150,21 +158,27 @@ impl Stepper {
     /// when the penalty detection finds a grid
     /// cell overfull (which the step itself would have stopped at).
     pub fn contact_forces(&self, world: &World) -> Option<ContactForces> {
-        if let Formulation::Penalty(settings) = &world.formulation {
-            return penalty::records::contact_forces(world, settings).ok();
+        if let Formulation::Penalty(settings) = &world.model.formulation {
+            return penalty::records::contact_forces(&world.model, &world.state, settings).ok();
         }
-        self.rigid.contact_forces(world)
+        self.rigid.contact_forces(&world.model, &world.state)
     }
 
-    /// Advances the world by one time step. On a [`NonFiniteError`] the
-    /// bodies keep the positions and velocities of the last completed step
-    /// (the non-finite velocities are not stored). Small steps run on one
-    /// thread (module docs).
+    /// Advances the world by one time step ([`Self::advance`]).
     pub fn step(&mut self, world: &mut World) -> Result<StepReport, StepError> {
+        self.advance(&world.model, &mut world.state)
+    }
+
+    /// Advances `state` by one time step of `model`: the step reads the
+    /// model and writes the state. On a [`NonFiniteError`] the bodies keep
+    /// the positions and velocities of the last completed step (the
+    /// non-finite velocities are not stored). Small steps run on one thread
+    /// (module docs).
+    pub fn advance(&mut self, model: &Model, state: &mut State) -> Result<StepReport, StepError> {
         if rayon::current_thread_index().is_some() {
             // Already on a pool's thread (a sweep's job, a test's pool):
             // its passes run there without hand-offs.
-            return self.step_here(world);
+            return self.step_here(model, state);
         }
         let serial = self.last_contacts < self.serial_below;
         let slot = usize::from(!serial);
@@ -179,11 +193,11 @@ impl Stepper {
                 match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
                     Ok(p) => p,
                     // No thread to be had: the global pool still works.
-                    Err(_) => return self.step_here(world),
+                    Err(_) => return self.step_here(model, state),
                 }
             }
         };
-        let out = pool.install(|| self.step_here(world));
+        let out = pool.install(|| self.step_here(model, state));
         self.pools[slot] = Some(pool);
         if let Ok(r) = &out {
             self.last_contacts = r.contacts;
@@ -191,62 +205,75 @@ impl Stepper {
         out
     }
 
-    /// One step on the calling thread's rayon pool: the inlets emit, then
-    /// the world goes to its formulation ([`crate::formulation`]).
-    fn step_here(&mut self, world: &mut World) -> Result<StepReport, StepError> {
-        self.emit(world)?;
+    /// One step on the calling thread's rayon pool: the boundaries posed
+    /// where the state has them, the inlets emit, then the step goes to
+    /// the model's formulation ([`crate::formulation`]).
+    fn step_here(&mut self, model: &Model, state: &mut State) -> Result<StepReport, StepError> {
+        self.emit(model, state)?;
         self.rigid.begin();
-        match &world.formulation {
+        let walls = &mut self.walls;
+        match &model.formulation {
             Formulation::Complementarity => self.rigid.step(
-                world,
+                model,
+                state,
+                walls,
                 &mut self.backend,
                 &mut self.last_wall_loads,
                 &mut self.timers,
             ),
             Formulation::Penalty(settings) => {
-                let settings = settings.clone();
-                let (h, t0) = (world.time_step, world.time);
-                let report = penalty::step(world, &settings, &mut self.penalty, &mut self.timers)?;
-                self.last_wall_loads = penalty::wall_loads(&self.penalty, &world.boundaries, h, t0);
+                let (h, t0) = (model.time_step, state.time);
+                let report = penalty::step(
+                    model,
+                    state,
+                    walls,
+                    settings,
+                    &mut self.penalty,
+                    &mut self.timers,
+                )?;
+                self.last_wall_loads = penalty::wall_loads(&self.penalty, walls, h, t0);
                 Ok(report)
             }
-            Formulation::PyramidLcp(settings) => {
-                let settings = settings.clone();
-                pyramid::step(
-                    world,
-                    &settings,
-                    &mut self.rigid,
-                    &mut self.last_wall_loads,
-                    &mut self.timers,
-                )
-            }
+            Formulation::PyramidLcp(settings) => pyramid::step(
+                model,
+                state,
+                walls,
+                settings,
+                &mut self.rigid,
+                &mut self.last_wall_loads,
+                &mut self.timers,
+            ),
         }
     }
 
-    /// The `emit` stage (inlets), and the check that the backend runs the
-    /// world's formulation (only the f64 CPU runs those other than
+    /// The boundaries posed where `state` has them, the `emit` stage
+    /// (inlets), and the check that the backend runs the model's
+    /// formulation (only the f64 CPU runs those other than
     /// complementarity).
-    fn emit(&mut self, world: &mut World) -> Result<(), StepError> {
-        let h = world.time_step;
-        if !world.inlets.is_empty() {
-            let envelope = world.envelope();
-            let t_end = world.time + h;
+    fn emit(&mut self, model: &Model, state: &mut State) -> Result<(), StepError> {
+        state.pose_boundaries(model, &mut self.walls);
+        let h = model.time_step;
+        if !model.inlets.is_empty() {
+            let envelope = model.envelope(&state.bodies);
+            let t_end = state.time + h;
+            let walls = &self.walls;
             self.timers.time(Stage::Emit, || {
                 crate::inlet::emit_all(
-                    &mut world.inlets,
-                    &mut world.bodies,
-                    &world.boundaries,
+                    &model.inlets,
+                    &mut state.inlets,
+                    &mut state.bodies,
+                    walls,
                     t_end,
                     envelope,
                 )
             });
         }
-        if !matches!(world.formulation, Formulation::Complementarity)
+        if !matches!(model.formulation, Formulation::Complementarity)
             && !matches!(self.backend, Backend::Cpu)
         {
             return Err(StepError::FormulationBackend {
                 backend: self.backend.describe(),
-                formulation: world.formulation.name(),
+                formulation: model.formulation.name(),
             });
         }
         Ok(())
@@ -258,15 +285,17 @@ impl Stepper {
     /// stepper for the batch's solve ([`Self::batch_entry`]) and
     /// [`Self::end_batched`].
     pub fn begin_batched(&mut self, world: &mut World) -> Result<(), StepError> {
+        let (model, state) = (&world.model, &mut world.state);
         // `emit` refuses other formulations on any backend but the f64 CPU.
-        self.emit(world)?;
+        self.emit(model, state)?;
         self.rigid.begin();
-        self.rigid.prepare(world, &self.backend, &mut self.timers)
+        self.rigid
+            .prepare(model, state, &self.walls, &self.backend, &mut self.timers)
     }
 
     /// This world's part of the batch's solve, after [`Self::begin_batched`].
     pub fn batch_entry<'a>(&'a mut self, world: &'a World) -> Option<BatchEntry<'a>> {
-        self.rigid.batch_entry(world)
+        self.rigid.batch_entry(&world.model)
     }
 
     /// The second half of a batched step: the batch's result for this
@@ -281,11 +310,17 @@ impl Stepper {
     ) -> Result<StepReport, StepError> {
         self.timers
             .add(Stage::Solve, Duration::from_secs_f64(seconds));
-        let step = world.step_index;
+        let (model, state) = (&world.model, &mut world.state);
+        let step = state.step_index;
         let solved = result.map_err(|error| StepError::Gpu { step, error });
-        let report =
-            self.rigid
-                .finish(world, solved, &mut self.last_wall_loads, &mut self.timers)?;
+        let report = self.rigid.finish(
+            model,
+            state,
+            &self.walls,
+            solved,
+            &mut self.last_wall_loads,
+            &mut self.timers,
+        )?;
         self.last_contacts = report.contacts;
         Ok(report)
     }

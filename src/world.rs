@@ -1,177 +1,147 @@
-//! The simulation state and its fixed description: bodies, boundaries,
-//! materials, gravity, time step and the contact and solver settings.
+//! A simulation: its constant [`Model`] and its changing [`State`].
 //!
 //! A [`World`] is what a scene file builds (see `scene`), what
-//! [`World::step`](crate::step) advances, and what outputs read.
-
-use std::collections::HashMap;
-
-use glam::DVec3;
-use serde::{Deserialize, Serialize};
+//! [`Stepper::step`](crate::step::Stepper::step) advances (reading the
+//! model, writing the state) and what outputs read. Putting a world back
+//! where it was — the undo of a diverged step, a checkpoint resumed — is
+//! assigning its state ([`World::restore`]).
 
 use crate::bodies::Bodies;
 use crate::boundary::Boundary;
-use crate::formulation::penalty::ContactHistory;
-use crate::formulation::Formulation;
-use crate::inlet::Inlet;
-use crate::material::{FrictionLaw, Material};
-use crate::solver::SolverSettings;
+use crate::inlet::{InletProgress, InletSettings};
+use crate::material::Material;
+use crate::model::Model;
+use crate::state::State;
 
-/// Settings of contact detection and stabilisation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ContactSettings {
-    /// Collision envelope (m): pairs closer than this enter the problem.
-    /// `None` = 0.1 × the largest sphere radius.
-    pub envelope: Option<f64>,
-    /// Largest speed (m/s) at which the stabilisation term b = Φ/h pushes
-    /// penetrating bodies apart (the usual clamp on the recovery speed).
-    pub max_recovery_speed: f64,
-    /// The contact law: `Associated` (the convex relaxation of
-    /// Tasora & Anitescu 2013, the default) or `DeSaxce` (the
-    /// non-associated law of Acary & Bourrier 2021, no dilatancy).
-    pub friction_law: FrictionLaw,
-}
-
-impl Default for ContactSettings {
-    fn default() -> Self {
-        ContactSettings {
-            envelope: None,
-            max_recovery_speed: 0.5,
-            friction_law: FrictionLaw::Associated,
-        }
-    }
-}
-
-/// Warm-start memory: the last impulse of each persistent contact pair, in
-/// world coordinates so it survives the contact frame turning.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct WarmImpulse {
-    /// Force impulse F = γ_n n + γ_u u + γ_w w (N s).
-    pub force: DVec3,
-    /// Torque impulse T = τ_n n + τ_u u + τ_w w (N m s).
-    pub torque: DVec3,
-}
-
-/// The state of a simulation.
+/// A simulation: the model and the state (module docs).
 #[derive(Clone, Debug)]
 pub struct World {
-    /// Dynamic spheres.
-    pub bodies: Bodies,
-    /// Kinematic boundaries.
-    pub boundaries: Vec<Boundary>,
-    /// Materials table (bodies and boundaries index it).
-    pub materials: Vec<Material>,
-    /// Gravity (m/s²).
-    pub gravity: DVec3,
-    /// Time step h (s).
-    pub time_step: f64,
-    /// Simulated time (s).
-    pub time: f64,
-    /// Steps taken.
-    pub step_index: u64,
-    /// Contact detection and stabilisation settings.
-    pub contact: ContactSettings,
-    /// Contact solver settings.
-    pub solver: SolverSettings,
-    /// Warm-start impulses keyed by contact pair.
-    pub warm: HashMap<u64, WarmImpulse>,
-    /// Particle inlets: they append spheres to `bodies` during the run
-    /// (the `emit` stage of a step).
-    pub inlets: Vec<Inlet>,
-    /// The contact formulation the steps use.
-    pub formulation: Formulation,
-    /// The penalty formulation's per-contact history (friction
-    /// micro-deflections and modes) by contact key, sorted by key (keys
-    /// unique); empty otherwise. A sorted vector, not a map: the neighbour
-    /// list writes it at the end of every step in key order without
-    /// hashing, and checkpoints store it as it is.
-    pub contact_history: Vec<(u64, ContactHistory)>,
+    /// What no step changes.
+    pub model: Model,
+    /// What the steps change.
+    pub state: State,
 }
 
 impl World {
-    /// A world with the given bodies, boundaries and materials, default settings.
+    /// A world with the given bodies, boundaries and materials, default
+    /// settings ([`Model::new`]), at the start of its run ([`State::new`]).
     pub fn new(bodies: Bodies, boundaries: Vec<Boundary>, materials: Vec<Material>) -> Self {
-        World {
-            bodies,
-            boundaries,
-            materials,
-            gravity: DVec3::new(0.0, 0.0, -9.81),
-            time_step: 1e-3,
-            time: 0.0,
-            step_index: 0,
-            contact: ContactSettings::default(),
-            solver: SolverSettings::default(),
-            warm: HashMap::new(),
-            inlets: Vec::new(),
-            formulation: Formulation::Complementarity,
-            contact_history: Vec::new(),
-        }
+        World::from_model(Model::new(boundaries, materials), bodies)
     }
 
-    /// Removes the bodies `ids` (each < the number of bodies; repeats
-    /// allowed): the others keep their order and take ids 0, 1, … again.
-    /// The warm-start impulses and the penalty contact history are keyed by
-    /// ids, so both are dropped: the next step starts cold, as after a
-    /// restart. An id out of range is an error that names it, and nothing
-    /// is removed.
-    pub fn remove_bodies(&mut self, ids: &[usize]) -> Result<(), String> {
-        let n = self.bodies.len();
-        if let Some(&bad) = ids.iter().find(|&&i| i >= n) {
-            return Err(format!(
-                "body id {bad} is out of range: the world has {n} bodies (ids 0 to {})",
-                n as i64 - 1
-            ));
-        }
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let mut keep = vec![true; n];
-        for &i in ids {
-            keep[i] = false;
-        }
-        self.bodies.retain(&keep);
-        self.warm.clear();
-        self.contact_history.clear();
+    /// `model` with `bodies` at the start of its run ([`State::new`]).
+    pub fn from_model(model: Model, bodies: Bodies) -> Self {
+        let state = State::new(bodies, &model);
+        World { model, state }
+    }
+
+    /// Puts `state` in place of the world's, after
+    /// [`State::check_fits`]: the world then steps on exactly as it would
+    /// have from there. The contact histories are sorted by key as the
+    /// steps keep them (a state read from a file may not be).
+    pub fn restore(&mut self, state: &State) -> Result<(), String> {
+        state.check_fits(&self.model)?;
+        self.state.clone_from(state);
+        self.state.contact_history.sort_by_key(|&(k, _)| k);
         Ok(())
     }
 
-    /// The collision envelope in effect (m): as set, or 0.1 × the largest
-    /// radius of the bodies and of the spheres the inlets will emit (so it
-    /// does not change as an inlet fills the world).
+    /// The boundaries where the state has them now: the model's, each at
+    /// its current origin and orientation (for outputs; a step keeps its
+    /// own posed copy).
+    pub fn boundaries(&self) -> Vec<Boundary> {
+        let mut posed = Vec::new();
+        self.state.pose_boundaries(&self.model, &mut posed);
+        posed
+    }
+
+    /// The collision envelope in effect (m): [`Model::envelope`] for the
+    /// state's bodies.
     pub fn envelope(&self) -> f64 {
-        let r_max = self
-            .inlets
-            .iter()
-            .map(|i| i.settings.radius_max)
-            .fold(self.bodies.max_radius(), f64::max);
-        self.contact.envelope.unwrap_or(0.1 * r_max)
+        self.model.envelope(&self.state.bodies)
+    }
+
+    /// Each inlet's settings (the model's) and progress (the state's), in
+    /// scene order.
+    pub fn inlets(&self) -> impl Iterator<Item = (&InletSettings, &InletProgress)> {
+        self.model.inlets.iter().zip(&self.state.inlets)
+    }
+
+    /// Whether every inlet has emitted all its spheres (true without
+    /// inlets).
+    pub fn inlets_finished(&self) -> bool {
+        self.inlets().all(|(s, p)| p.finished(s))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::scene::Scene;
     use crate::step::Stepper;
 
+    fn world(name: &str) -> World {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenes")
+            .join(name);
+        Scene::load(&path, &[]).unwrap().build().unwrap()
+    }
+
     #[test]
     fn removing_bodies_keeps_the_others_in_order_and_forgets_keyed_state() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/column.ron");
-        let mut w = Scene::load(&path, &[]).unwrap().build().unwrap();
+        let mut w = world("column.ron");
         let mut st = Stepper::new();
         for _ in 0..5 {
             st.step(&mut w).unwrap();
         }
-        assert!(!w.warm.is_empty(), "a column in contact has warm starts");
-        let before = w.bodies.clone();
-        w.remove_bodies(&[0, 9, 0]).unwrap();
-        assert_eq!(w.bodies.len(), 8);
-        assert_eq!(w.bodies.pos[..], before.pos[1..9]);
-        assert_eq!(w.bodies.vel[..], before.vel[1..9]);
-        assert_eq!(w.bodies.material[..], before.material[1..9]);
-        assert!(w.warm.is_empty() && w.contact_history.is_empty());
-        let e = w.remove_bodies(&[3, 8]).unwrap_err();
+        let s = &mut w.state;
+        assert!(!s.warm.is_empty(), "a column in contact has warm starts");
+        let before = s.bodies.clone();
+        s.remove_bodies(&[0, 9, 0]).unwrap();
+        assert_eq!(s.bodies.len(), 8);
+        assert_eq!(s.bodies.pos[..], before.pos[1..9]);
+        assert_eq!(s.bodies.vel[..], before.vel[1..9]);
+        assert_eq!(s.bodies.material[..], before.material[1..9]);
+        assert!(s.warm.is_empty() && s.contact_history.is_empty());
+        let e = s.remove_bodies(&[3, 8]).unwrap_err();
         assert!(e.contains("body id 8 is out of range"), "{e}");
-        assert_eq!(w.bodies.len(), 8, "nothing removed on an error");
+        assert_eq!(s.bodies.len(), 8, "nothing removed on an error");
+    }
+
+    /// A world restored to a state captured earlier steps on to the same
+    /// bits as one that never left it: nothing that changes is missing
+    /// from the state (inlets' streams, warm starts and moving walls
+    /// included: the small pile's inlet is still pouring, the drum turns).
+    #[test]
+    fn a_restored_state_steps_on_as_the_captured_one() {
+        for (scene, before, after) in [("repose_small.ron", 40, 20), ("drum.ron", 20, 10)] {
+            let mut w = world(scene);
+            let mut st = Stepper::new();
+            for _ in 0..before {
+                st.step(&mut w).unwrap();
+            }
+            let kept = w.state.clone();
+            for _ in 0..after {
+                st.step(&mut w).unwrap();
+            }
+            let straight = w.state.clone();
+            w.restore(&kept).unwrap();
+            assert_eq!(w.state, kept, "{scene}: restore gives the captured state");
+            for _ in 0..after {
+                st.step(&mut w).unwrap();
+            }
+            assert_eq!(
+                w.state, straight,
+                "{scene}: the steps after a restore differ from the same steps taken straight"
+            );
+        }
+    }
+
+    #[test]
+    fn a_state_of_another_scene_is_refused_by_name() {
+        let small = world("repose_small.ron").state;
+        let mut column = world("column.ron");
+        let e = column.restore(&small).unwrap_err();
+        assert!(e.contains("inlets"), "{e}");
     }
 }

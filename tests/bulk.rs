@@ -136,7 +136,7 @@ fn a_simple_cubic_lattice_has_six_loaded_contacts_per_interior_sphere() {
             ..Default::default()
         }],
     );
-    world.gravity = DVec3::ZERO;
+    world.model.gravity = DVec3::ZERO;
     let mut st = Stepper::new();
     st.step(&mut world).unwrap();
     let c = st
@@ -147,7 +147,7 @@ fn a_simple_cubic_lattice_has_six_loaded_contacts_per_interior_sphere() {
         min: DVec3::splat(0.5 * a),
         max: DVec3::splat(3.5 * a),
     };
-    let s = measure_bulk(&interior, &world.bodies, &c, world.time);
+    let s = measure_bulk(&interior, &world.state.bodies, &c, world.state.time);
     assert_eq!(s.bodies, 27);
     assert_eq!(s.coordination, 6.0, "simple cubic: 6 contacts per sphere");
     // Pushed apart along the axes only: an isotropic, diagonal stress.
@@ -170,7 +170,7 @@ fn a_simple_cubic_lattice_has_six_loaded_contacts_per_interior_sphere() {
         radius: 0.5 * a,
         half_length: 1.5 * a,
     };
-    let s = measure_bulk(&line, &world.bodies, &c, world.time);
+    let s = measure_bulk(&line, &world.state.bodies, &c, world.state.time);
     assert_eq!(s.bodies, 3);
     assert_eq!(s.coordination, 6.0);
     let phi = 3.0 * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3)
@@ -226,9 +226,9 @@ fn a_sphere_held_on_an_incline_stores_its_normal_sliding_and_rolling_springs_ene
         min: DVec3::splat(-1.0),
         max: DVec3::splat(1.0),
     };
-    let s = measure_bulk(&everything, &world.bodies, &c, world.time);
+    let s = measure_bulk(&everything, &world.state.bodies, &c, world.state.time);
     // The scene's density gives 5 kg to 3e-10: its mass as built.
-    let m = 1.0 / world.bodies.inv_mass[0];
+    let m = 1.0 / world.state.bodies.inv_mass[0];
     let (g, k, k_e, eta) = (9.8, 1e6, 1e5, 0.3);
     let (n, f, r) = (m * g * alpha.cos(), m * g * alpha.sin(), 0.2);
     let arm = r - 0.5 * n / k;
@@ -247,8 +247,8 @@ fn a_sphere_held_on_an_incline_stores_its_normal_sliding_and_rolling_springs_ene
     // closed form. The slowest relative to its deflection is the sliding
     // one: ω = √(K_E/m), x = F/K_E.
     let v_max = 1e-12;
-    let speed = world.bodies.vel[0].length();
-    let spin = world.bodies.omega[0].length() * r;
+    let speed = world.state.bodies.vel[0].length();
+    let spin = world.state.bodies.omega[0].length() * r;
     assert!(
         speed.max(spin) < v_max,
         "the sphere still moves: {speed:e} m/s, spins at {spin:e} m/s at its rim"
@@ -308,7 +308,7 @@ fn kinetic_plus_elastic_energy_is_conserved_through_an_elastic_hertz_collision()
     for step in 0..60 {
         st.step(&mut world).unwrap();
         let c = st.contact_forces(&world).expect("penalty records");
-        let s = measure_bulk(&everything, &world.bodies, &c, world.time);
+        let s = measure_bulk(&everything, &world.state.bodies, &c, world.state.time);
         let total = s.kinetic_energy + s.elastic_energy;
         worst = worst.max((total - e0).abs());
         peak = peak.max(s.elastic_energy);
@@ -321,7 +321,7 @@ fn kinetic_plus_elastic_energy_is_conserved_through_an_elastic_hertz_collision()
             s.elastic_energy
         );
     }
-    let rebound = world.bodies.vel[1].x;
+    let rebound = world.state.bodies.vel[1].x;
     assert!(rebound > 0.0, "the spheres parted: {rebound} m/s");
     // Sampled every 0.1 ms over a contact of about 3 ms: the sample
     // nearest the deepest overlap is within (π 0.1/3)² ≈ 1 % of it.

@@ -66,9 +66,9 @@ fn drum_world() -> World {
         vec![drum],
         vec![material(1.0, BALL_R, BALL_R)],
     );
-    w.time_step = 1e-3;
-    w.solver.tolerance = 1e-10;
-    w.solver.max_iterations = 500;
+    w.model.time_step = 1e-3;
+    w.model.solver.tolerance = 1e-10;
+    w.model.solver.max_iterations = 500;
     w
 }
 
@@ -86,9 +86,9 @@ fn spinning_drum_carries_a_sphere_at_the_wall_speed_with_high_friction() {
     for _ in 0..300 {
         st.step(&mut w).expect("step");
     }
-    let x = w.bodies.pos[0];
-    let v = w.bodies.vel[0];
-    let spin = w.bodies.omega[0];
+    let x = w.state.bodies.pos[0];
+    let v = w.state.bodies.vel[0];
+    let spin = w.state.bodies.omega[0];
     let omega = DVec3::X * SPIN;
     // Rigid co-rotation about the axis: v = ω × (x − axis point).
     let want_v = omega.cross(DVec3::new(0.0, x.y, x.z));
@@ -191,27 +191,27 @@ fn lifting_tube_moves_with_its_velocity_from_its_start_time() {
         vec![tube, floor],
         vec![material(0.5, 0.0, 0.0)],
     );
-    let z0 = w.boundaries[0].origin.z;
+    let z0 = w.model.boundaries[0].origin.z;
     let mut st = Stepper::new();
     for _ in 0..40 {
         st.step(&mut w).expect("step");
     }
     assert_eq!(
-        w.boundaries[0].origin.z, z0,
+        w.state.boundary_origins[0].z, z0,
         "tube moved before its start time (t = {})",
-        w.time
+        w.state.time
     );
     for _ in 40..100 {
         st.step(&mut w).expect("step");
     }
-    let risen = w.boundaries[0].origin.z - z0;
+    let risen = w.state.boundary_origins[0].z - z0;
     let want = 0.1 * (0.1 - 0.05);
     assert!(
         (risen - want).abs() < 1e-9,
         "tube rose {risen} m by t = {}, expected {want} m",
-        w.time
+        w.state.time
     );
-    let c = sphere_boundary(&w.bodies, &w.boundaries[..1], 0.02, w.time);
+    let c = sphere_boundary(&w.state.bodies, &w.boundaries()[..1], 0.02, w.state.time);
     assert_eq!(c.len(), 1, "sphere–wall contacts: {c:?}");
     assert!(
         (c[0].wall_velocity - lift).length() < 1e-15,
@@ -239,7 +239,7 @@ const SCENE: &str = r#"Scene(
 fn cylinder_scene_syntax_builds_a_normalised_spinning_drum() {
     let scene = Scene::from_str(SCENE, "cyl.ron", &[]).expect("valid scene");
     let w = scene.build().expect("build");
-    let b = &w.boundaries[0];
+    let b = &w.model.boundaries[0];
     assert_eq!(
         b.shape,
         Shape::Cylinder {
@@ -265,13 +265,13 @@ fn cylinder_scene_syntax_builds_a_normalised_spinning_drum() {
         .build()
         .unwrap();
     assert!(matches!(
-        w.boundaries[0].shape,
+        w.model.boundaries[0].shape,
         Shape::Cylinder {
             caps: Caps::Open,
             ..
         }
     ));
-    assert_eq!(w.boundaries[0].angular_velocity, DVec3::ZERO);
+    assert_eq!(w.model.boundaries[0].angular_velocity, DVec3::ZERO);
 }
 
 fn error_of(text: &str) -> String {

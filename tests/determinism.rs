@@ -176,9 +176,9 @@ fn penalty_final_csv_does_not_depend_on_the_number_of_threads() {
 fn serial_and_parallel_steps_give_bit_identical_states() {
     let run = |serial: bool| {
         let mut world = common::loose_pile_world(1000, 0.002, 0.001);
-        world.solver.method = repose::solver::SolverMethod::Apgd;
-        world.solver.max_iterations = 60;
-        world.solver.tolerance = 1e-9;
+        world.model.solver.method = repose::solver::SolverMethod::Apgd;
+        world.model.solver.max_iterations = 60;
+        world.model.solver.tolerance = 1e-9;
         let mut st = repose::step::Stepper::new();
         let mut step_all = |st: &mut repose::step::Stepper| {
             let mut contacts = 0;
@@ -205,7 +205,7 @@ fn serial_and_parallel_steps_give_bit_identical_states() {
             contacts > 2 * repose::solver::REDUCE_CHUNK,
             "{contacts} contacts"
         );
-        let b = &world.bodies;
+        let b = &world.state.bodies;
         let bits = |v: &[glam::DVec3]| -> Vec<u64> {
             v.iter()
                 .flat_map(|x| x.to_array().map(f64::to_bits))

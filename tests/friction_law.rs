@@ -68,9 +68,9 @@ fn slide(
             rep.solve
         );
     }
-    let n = world.bodies.len() as f64;
-    let gap = world.bodies.pos.iter().map(|p| p.z - R).sum::<f64>() / n;
-    let vx = world.bodies.vel.iter().map(|v| v.x).sum::<f64>() / n;
+    let n = world.state.bodies.len() as f64;
+    let gap = world.state.bodies.pos.iter().map(|p| p.z - R).sum::<f64>() / n;
+    let vx = world.state.bodies.vel.iter().map(|v| v.x).sum::<f64>() / n;
     (gap, vx)
 }
 

@@ -56,7 +56,7 @@ fn a_scene_from_a_runs_final_csv_starts_in_that_state_bit_for_bit() {
     let rows = read_final_csv_full(&csv).unwrap();
     assert_eq!(rows.len(), 300);
     let world = second(&csv, "").build().unwrap();
-    let b = &world.bodies;
+    let b = &world.state.bodies;
     assert_eq!(b.len(), rows.len());
     let moving = rows.iter().filter(|r| r.state[6] != 0.0).count();
     assert!(
@@ -102,7 +102,7 @@ fn within_offset_keep_velocities_and_material_select_move_stop_and_relabel() {
     )
     .build()
     .unwrap();
-    let b = &world.bodies;
+    let b = &world.state.bodies;
     assert_eq!(b.len(), want, "the spheres within the box");
     for (i, r) in rows.iter().filter(inside).enumerate() {
         let s = r.state;
@@ -206,7 +206,7 @@ fn a_scene_from_a_kept_checkpoint_starts_with_its_bodies_of_every_shape_bit_for_
     let scene =
         Scene::from_str(&text, "from_checkpoint.ron", &[]).unwrap_or_else(|e| panic!("{e}"));
     let mut world = scene.build().unwrap_or_else(|e| panic!("{e}"));
-    let b = &world.bodies;
+    let b = &world.state.bodies;
     assert_eq!(b.len(), want.len());
     for i in 0..b.len() {
         assert_eq!(b.pos[i], want.pos[i], "body {i} position");

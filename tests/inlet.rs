@@ -36,17 +36,17 @@ const WIDE: &str = "Box(min: (-0.15, -0.15, 0.3), max: (0.15, 0.15, 0.35))";
 fn emitted_count_is_floor_of_rate_times_time_until_count() {
     let s = scene(1000.0, 300, WIDE, ", start_time: 0.05");
     let mut w = s.build().unwrap();
-    assert_eq!(w.bodies.len(), 0, "an inlet emits nothing at build");
+    assert_eq!(w.state.bodies.len(), 0, "an inlet emits nothing at build");
     let mut st = Stepper::new();
     for k in 1..=400u32 {
         st.step(&mut w).unwrap();
         let t = k as f64 * 1e-3;
         let want = (k.saturating_sub(50) as usize).min(300);
         assert_eq!(
-            w.bodies.len(),
+            w.state.bodies.len(),
             want,
             "after step {k} (t = {t} s): {} spheres, expected min(300, ⌊1000 (t − 0.05)⌋) = {want}",
-            w.bodies.len()
+            w.state.bodies.len()
         );
     }
     assert!(
@@ -65,13 +65,22 @@ fn no_emitted_sphere_overlaps_another() {
     let s = scene(8000.0, 400, region, "");
     let mut w = s.build().unwrap();
     let env = w.envelope();
-    let h = w.time_step;
+    let h = w.model.time_step;
     let mut st = Stepper::new();
     let mut crowded_steps = 0;
     for _ in 0..3000 {
-        let n0 = w.bodies.len();
-        emit_all(&mut w.inlets, &mut w.bodies, &w.boundaries, w.time + h, env);
-        let b = &w.bodies;
+        let n0 = w.state.bodies.len();
+        let walls = w.boundaries();
+        let s = &mut w.state;
+        emit_all(
+            &w.model.inlets,
+            &mut s.inlets,
+            &mut s.bodies,
+            &walls,
+            s.time + h,
+            env,
+        );
+        let b = &w.state.bodies;
         let n1 = b.len();
         if n1 - n0 >= 2 {
             crowded_steps += 1;
@@ -85,11 +94,11 @@ fn no_emitted_sphere_overlaps_another() {
                 assert!(
                     gap >= -1e-12,
                     "at t = {}: new sphere {i} overlaps sphere {j} by {} m (envelope {env} m)",
-                    w.time,
+                    w.state.time,
                     -gap
                 );
             }
-            let c = w.boundaries[0].clearance(b.pos[i]).unwrap();
+            let c = w.model.boundaries[0].clearance(b.pos[i]).unwrap();
             assert!(
                 c >= b.radius[i],
                 "sphere {i} overlaps the bin: clearance {c} m"
@@ -97,16 +106,21 @@ fn no_emitted_sphere_overlaps_another() {
         }
         st.step(&mut w).unwrap();
         assert_eq!(
-            w.bodies.len(),
+            w.state.bodies.len(),
             n1,
             "the step's own emit stage emitted again at t = {}",
-            w.time
+            w.state.time
         );
-        if w.inlets[0].finished() {
+        if w.inlets_finished() {
             break;
         }
     }
-    assert_eq!(w.bodies.len(), 400, "emitted {} of 400", w.bodies.len());
+    assert_eq!(
+        w.state.bodies.len(),
+        400,
+        "emitted {} of 400",
+        w.state.bodies.len()
+    );
     assert!(
         crowded_steps > 10,
         "only {crowded_steps} steps emitted several spheres: the test would not see same-step overlaps"
@@ -124,9 +138,9 @@ fn inlet_is_deterministic_for_a_seed() {
             st.step(&mut w).unwrap();
         }
         (
-            w.bodies.pos.clone(),
-            w.bodies.radius.clone(),
-            w.bodies.vel.clone(),
+            w.state.bodies.pos.clone(),
+            w.state.bodies.radius.clone(),
+            w.state.bodies.vel.clone(),
         )
     };
     let a = run(", seed: 7");
@@ -156,9 +170,9 @@ fn disk_inlet_places_centres_on_its_disc() {
     for _ in 0..50 {
         st.step(&mut w).unwrap();
     }
-    assert_eq!(w.bodies.len(), 50);
+    assert_eq!(w.state.bodies.len(), 50);
     // The first step's spheres have moved at most h·|v| ≈ 1 mm per step since.
-    let p = w.bodies.pos[49];
+    let p = w.state.bodies.pos[49];
     assert!(
         p.truncate().length() <= 0.05 + 1e-9 && (p.z - 0.3).abs() < 0.002,
         "last sphere at {p}, expected on the disc of radius 0.05 at z = 0.3"

@@ -31,6 +31,7 @@ const PHYSICS: &[&str] = &[
     "lcp",
     "material",
     "mesh",
+    "model",
     "placement",
     "problem",
     "rng",

@@ -155,7 +155,7 @@ fn assert_rests(name: &str, mesh_text: &str, at: DVec3) {
         (impulse - want).abs() < 1e-6 * want,
         "{name}: normal impulse {impulse:e} per step vs the weight's {want:e}"
     );
-    let moved = (w.bodies.pos[0] - at).length();
+    let moved = (w.state.bodies.pos[0] - at).length();
     assert!(
         moved < 1e-6,
         "{name}: the sphere moved {moved:e} m from {at}"
@@ -208,12 +208,12 @@ fn a_sphere_rolls_across_shared_mesh_edges_without_a_bump() {
             1,
             "step {step}: {} contacts, x = {}",
             g.len(),
-            w.bodies.pos[0].x
+            w.state.bodies.pos[0].x
         );
         worst_force = worst_force.max((g[0][0] - want).abs() / want);
-        worst_height = worst_height.max((w.bodies.pos[0].z - R).abs());
+        worst_height = worst_height.max((w.state.bodies.pos[0].z - R).abs());
     }
-    let x = w.bodies.pos[0].x;
+    let x = w.state.bodies.pos[0].x;
     assert!(x > 0.5, "the sphere only reached x = {x}");
     assert!(
         worst_force < 1e-6,
@@ -223,7 +223,7 @@ fn a_sphere_rolls_across_shared_mesh_edges_without_a_bump() {
         worst_height < 1e-7,
         "height left the radius by {worst_height:e} m"
     );
-    let speed = w.bodies.vel[0].x;
+    let speed = w.state.bodies.vel[0].x;
     assert!((speed - v).abs() < 1e-6, "rolling speed {speed} vs {v}");
 }
 
@@ -251,7 +251,7 @@ fn a_box_body_rests_on_a_mesh_floor_with_its_weight() {
         (impulse - want).abs() < 1e-6 * want,
         "normal impulse {impulse:e} per step vs the weight's {want:e}"
     );
-    let moved = (w.bodies.pos[0] - DVec3::new(0.2, 0.2, 0.03)).length();
+    let moved = (w.state.bodies.pos[0] - DVec3::new(0.2, 0.2, 0.03)).length();
     assert!(moved < 1e-5, "the box moved {moved:e} m");
 }
 
@@ -272,7 +272,7 @@ fn a_sphere_on_a_moving_mesh_floor_rolls_at_two_sevenths_of_its_speed() {
     .replace("solver:", "contact: (friction_law: DeSaxce),\n    solver:");
     let mut w = world(&text, &d.join("s.ron"));
     run(&mut w, 300);
-    let v = w.bodies.vel[0].x;
+    let v = w.state.bodies.vel[0].x;
     let want = 2.0 / 7.0;
     assert!(
         (v - want).abs() < 1e-6,
@@ -292,13 +292,13 @@ fn a_turning_mesh_turns_about_its_position() {
     );
     let mut w = world(&text, &d.join("s.ron"));
     run(&mut w, 500);
-    let q = w.boundaries[0].rotation();
+    let q = w.state.boundary_rotations[0];
     let want = DQuat::from_rotation_z(1.0);
     assert!(
         q.angle_between(want) < 1e-9,
         "mesh turned to {q:?}, expected {want:?}"
     );
-    let v = w.boundaries[0].surface_velocity(DVec3::new(0.1, 0.0, -1.0), w.time);
+    let v = w.boundaries()[0].surface_velocity(DVec3::new(0.1, 0.0, -1.0), w.state.time);
     assert!((v - DVec3::new(0.0, 0.2, 0.0)).length() < 1e-12, "{v}");
 }
 

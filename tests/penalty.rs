@@ -122,31 +122,32 @@ fn list_gives_a_full_detections_bits(what: &str, text: &str, steps: usize) -> (u
     let (listed, st) = run("");
     let (full, _) = run("skin: 0.0, ");
     assert_eq!(
-        listed.bodies.pos, full.bodies.pos,
+        listed.state.bodies.pos, full.state.bodies.pos,
         "{what}: positions differ"
     );
     assert_eq!(
-        listed.bodies.vel, full.bodies.vel,
+        listed.state.bodies.vel, full.state.bodies.vel,
         "{what}: velocities differ"
     );
     assert_eq!(
-        listed.bodies.omega, full.bodies.omega,
+        listed.state.bodies.omega, full.state.bodies.omega,
         "{what}: spins differ"
     );
     // Compared as printed (shortest round-trip): −0 and +0 differ.
     assert!(
-        format!("{:?}", listed.contact_history) == format!("{:?}", full.contact_history),
+        format!("{:?}", listed.state.contact_history)
+            == format!("{:?}", full.state.contact_history),
         "{what}: the contact histories differ ({} vs {} contacts)",
-        listed.contact_history.len(),
-        full.contact_history.len()
+        listed.state.contact_history.len(),
+        full.state.contact_history.len()
     );
-    let held = listed.contact_history.len();
+    let held = listed.state.contact_history.len();
     eprintln!(
         "OBSERVED {what}: {} bodies, {held} contacts in history, identical; the list was rebuilt {} times",
-        listed.bodies.len(),
+        listed.state.bodies.len(),
         st.penalty_rebuilds()
     );
-    (listed.bodies.len(), held, st.penalty_rebuilds())
+    (listed.state.bodies.len(), held, st.penalty_rebuilds())
 }
 
 /// The Verlet neighbour list changes nothing but the speed: `repose_small`'s
@@ -259,11 +260,16 @@ fn penalty_benchmark_counts_bodies_times_sub_steps() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
     let mut w = repose::bench::penalty::warm_world(&root.join("penalty_column.ron"), 2)
         .expect("penalty_column warms up");
-    let repose::formulation::Formulation::Penalty(settings) = w.world.formulation.clone() else {
+    let repose::formulation::Formulation::Penalty(settings) = w.world.model.formulation.clone()
+    else {
         panic!("penalty_column is a penalty scene");
     };
-    let (stable, _) = repose::formulation::penalty::stable_time_step(&w.world, &settings);
-    let per_step = (w.world.time_step / stable).ceil() as u64;
+    let (stable, _) = repose::formulation::penalty::stable_time_step(
+        &w.world.model,
+        &w.world.state.bodies,
+        &settings,
+    );
+    let per_step = (w.world.model.time_step / stable).ceil() as u64;
     let r = repose::bench::penalty::time_steps(&mut w, 3).expect("timed steps");
     assert_eq!(r.particles, 10);
     assert_eq!((r.warm_steps, r.timed_steps), (2, 3));

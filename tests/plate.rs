@@ -31,13 +31,13 @@ fn plate_scene_syntax_builds_a_plate() {
     let scene = Scene::from_str(SCENE, "plate.ron", &[]).expect("valid scene");
     let w = scene.build().expect("build");
     assert_eq!(
-        w.boundaries[0].shape,
+        w.model.boundaries[0].shape,
         Shape::Plate {
             half_x: 0.1,
             half_y: 0.05
         }
     );
-    assert_eq!(w.boundaries[0].origin, DVec3::ZERO);
+    assert_eq!(w.model.boundaries[0].origin, DVec3::ZERO);
     let again = Scene::from_str(&scene.to_ron().unwrap(), "plate.ron", &[]).unwrap();
     assert_eq!(again.boundaries, scene.boundaries);
 }
@@ -55,7 +55,7 @@ fn sphere_rests_on_the_plate_and_one_rolling_off_its_edge_falls_to_the_floor_bel
     for _ in 0..1000 {
         st.step(&mut w).expect("step");
     }
-    let rest = w.bodies.pos[0];
+    let rest = w.state.bodies.pos[0];
     assert!(
         (rest.z - 0.01).abs() < 1e-5,
         "resting sphere at z = {}, expected r = 0.01 (±1e-5)",
@@ -65,7 +65,7 @@ fn sphere_rests_on_the_plate_and_one_rolling_off_its_edge_falls_to_the_floor_bel
         (rest.truncate() - DVec2::new(-0.05, 0.0)).length() < 1e-6,
         "resting sphere moved to {rest}"
     );
-    let fell = w.bodies.pos[1];
+    let fell = w.state.bodies.pos[1];
     assert!(
         (fell.z - (-0.19)).abs() < 1e-4,
         "rolling sphere at z = {}, expected on the catch floor at −0.2 + r = −0.19",

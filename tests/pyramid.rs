@@ -48,25 +48,25 @@ struct Path {
 
 fn run(mut w: World, duration: f64) -> Path {
     let mut stepper = Stepper::new();
-    let steps = (duration / w.time_step).round() as usize;
-    let mut points = vec![w.bodies.pos[0]];
+    let steps = (duration / w.model.time_step).round() as usize;
+    let mut points = vec![w.state.bodies.pos[0]];
     let (mut t_slide, mut t_spin) = (f64::NAN, f64::NAN);
     for _ in 0..steps {
         stepper.step(&mut w).unwrap_or_else(|e| panic!("step: {e}"));
-        points.push(w.bodies.pos[0]);
-        let v = DVec3::new(w.bodies.vel[0].x, w.bodies.vel[0].y, 0.0).length();
+        points.push(w.state.bodies.pos[0]);
+        let v = DVec3::new(w.state.bodies.vel[0].x, w.state.bodies.vel[0].y, 0.0).length();
         if t_slide.is_nan() && v < 1e-3 {
-            t_slide = w.time;
+            t_slide = w.state.time;
         }
-        if t_spin.is_nan() && w.bodies.omega[0].z.abs() < 1e-3 {
-            t_spin = w.time;
+        if t_spin.is_nan() && w.state.bodies.omega[0].z.abs() < 1e-3 {
+            t_spin = w.state.time;
         }
     }
     Path {
         points,
         t_slide,
         t_spin,
-        end_speed: w.bodies.vel[0].length() + w.bodies.omega[0].length(),
+        end_speed: w.state.bodies.vel[0].length() + w.state.bodies.omega[0].length(),
     }
 }
 
@@ -207,8 +207,8 @@ fn lead_matrix_has_full_rank_with_phantom_inertia_only() {
     let mut last = None;
     for steps in [0, 10, 40, 140] {
         let (w, problem) = sliding_cube_step(&settings, steps);
-        let hist = histories(&problem, &w.warm, &w.bodies);
-        let (h, vrec) = (w.time_step, w.contact.max_recovery_speed);
+        let hist = histories(&problem, &w.state.warm, &w.state.bodies);
+        let (h, vrec) = (w.model.time_step, w.model.contact.max_recovery_speed);
         let mut line = String::new();
         for rho in [1e-1, 1e-2, 1e-3, 1e-4, 1e-6, 1e-8, 1e-10, 0.0] {
             let s = PyramidSettings {
@@ -246,7 +246,7 @@ fn lead_matrix_has_full_rank_with_phantom_inertia_only() {
         }
     }
     let (w, problem) = last.expect("ran");
-    let h = w.time_step;
+    let h = w.model.time_step;
 
     // The anchor form: W of the (normal, t1, t2) rows, unrelaxed.
     let n = problem.n_contacts();

@@ -68,7 +68,7 @@ fn set(path: &str, value: &str) -> (String, String) {
 #[test]
 fn base_scene_is_valid() {
     let s = Scene::from_str(BASE, FILE, &[]).unwrap();
-    assert_eq!(s.build().unwrap().bodies.len(), 1 + 18 + 20);
+    assert_eq!(s.build().unwrap().state.bodies.len(), 1 + 18 + 20);
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn a_quaternion_as_a_bare_tuple_is_refused_with_the_order_it_meant() {
         &format!("{body}, rot: (w: 0.7071068, x: 0.7071068, y: 0, z: 0)),"),
     );
     let w = Scene::from_str(&named, FILE, &[]).unwrap().build().unwrap();
-    let q = w.bodies.rot[0];
+    let q = w.state.bodies.rot[0];
     let half = std::f64::consts::FRAC_1_SQRT_2;
     assert!(
         (q.w - half).abs() < 1e-7 && (q.x - half).abs() < 1e-7 && q.y == 0.0 && q.z == 0.0,
@@ -473,7 +473,7 @@ fn several_problems_are_reported_together() {
 fn override_changes_value_in_built_world() {
     let s = Scene::from_str(BASE, FILE, &[set("materials.0.rolling", "0.02")]).unwrap();
     let w = s.build().unwrap();
-    assert_eq!(w.materials[0].rolling, 0.02);
+    assert_eq!(w.model.materials[0].rolling, 0.02);
     let s = Scene::from_str(
         BASE,
         FILE,
@@ -481,8 +481,8 @@ fn override_changes_value_in_built_world() {
     )
     .unwrap();
     let w = s.build().unwrap();
-    assert_eq!(w.bodies.len(), 1 + 36 + 20);
-    assert_eq!(w.time_step, 2e-3);
+    assert_eq!(w.state.bodies.len(), 1 + 36 + 20);
+    assert_eq!(w.model.time_step, 2e-3);
 }
 
 #[test]
@@ -589,7 +589,7 @@ fn every_scene_file_parses_validates_and_builds() {
             let scene = shipped::load_shipped(&path).unwrap_or_else(|e| panic!("{e}"));
             let world = scene.build().unwrap_or_else(|e| panic!("{e}"));
             assert!(
-                !world.bodies.is_empty() || scene.inlet_count() > 0,
+                !world.state.bodies.is_empty() || scene.inlet_count() > 0,
                 "{}: no spheres and no inlet",
                 path.display()
             );
@@ -612,11 +612,11 @@ fn pour_scene_has_about_three_thousand_spheres_in_the_bin() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pour.ron");
     let w = Scene::load(&path, &[]).unwrap().build().unwrap();
     assert!(
-        (2500..=4000).contains(&w.bodies.len()),
+        (2500..=4000).contains(&w.state.bodies.len()),
         "{}",
-        w.bodies.len()
+        w.state.bodies.len()
     );
-    assert_eq!(w.time_step, 2e-3);
+    assert_eq!(w.model.time_step, 2e-3);
 }
 
 #[test]

@@ -18,9 +18,9 @@ use repose::analysis::{
 use repose::formulation::penalty::PenaltySettings;
 use repose::formulation::pyramid::PyramidSettings;
 use repose::material::Material;
+use repose::model::ContactSettings;
 use repose::scene::{CheckpointSettings, OutputSettings, PictureSettings, Scene};
 use repose::solver::SolverSettings;
-use repose::world::ContactSettings;
 use serde::Serialize;
 
 fn reference() -> String {

@@ -45,9 +45,9 @@ fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
     // The f32 backends run Jacobi only: a scene that asks for another method
     // runs there as `--backend gpu --solver jacobi` would run it.
     if stepper.backend.is_f32() {
-        world.solver.method = repose::solver::SolverMethod::Jacobi;
+        world.model.solver.method = repose::solver::SolverMethod::Jacobi;
     }
-    let n = world.bodies.len();
+    let n = world.state.bodies.len();
     let inlets = scene.inlet_count() > 0;
     if n == 0 && !inlets {
         return Err("the scene has no bodies and no inlet".into());
@@ -57,21 +57,24 @@ fn three_steps(path: &Path, stepper: &mut Stepper) -> Result<(), String> {
             .step(&mut world)
             .map_err(|e| format!("step {k}: {e}"))?;
     }
-    if world.step_index != STEPS {
+    if world.state.step_index != STEPS {
         return Err(format!(
             "step_index: expected {STEPS}, got {}",
-            world.step_index
+            world.state.step_index
         ));
     }
     let t = STEPS as f64 * scene.time_step;
-    if (world.time - t).abs() > 1e-12 * t.max(1.0) {
-        return Err(format!("time: expected {t}, got {}", world.time));
+    if (world.state.time - t).abs() > 1e-12 * t.max(1.0) {
+        return Err(format!("time: expected {t}, got {}", world.state.time));
     }
     // Inlets add bodies as the run goes; otherwise the count is fixed.
-    if (inlets && world.bodies.len() < n) || (!inlets && world.bodies.len() != n) {
-        return Err(format!("bodies: expected {n}, got {}", world.bodies.len()));
+    if (inlets && world.state.bodies.len() < n) || (!inlets && world.state.bodies.len() != n) {
+        return Err(format!(
+            "bodies: expected {n}, got {}",
+            world.state.bodies.len()
+        ));
     }
-    let b = &world.bodies;
+    let b = &world.state.bodies;
     for (what, v) in [
         ("position", &b.pos),
         ("velocity", &b.vel),

@@ -72,10 +72,10 @@ fn world(text: &str, by: By) -> World {
     let scene = Scene::from_str(text, "test scene", &[])
         .unwrap_or_else(|e| panic!("scene does not build: {e:#}"));
     let mut w = scene.build().expect("build");
-    w.solver.method = by.method;
+    w.model.solver.method = by.method;
     if by.is_f32() {
-        w.solver.tolerance = w.solver.tolerance.max(F32_TOLERANCE);
-        w.solver.max_iterations = w.solver.max_iterations.min(F32_CAP);
+        w.model.solver.tolerance = w.model.solver.tolerance.max(F32_TOLERANCE);
+        w.model.solver.max_iterations = w.model.solver.max_iterations.min(F32_CAP);
     }
     w
 }
@@ -174,7 +174,7 @@ fn speeds_down_the_slope(w: &mut World, by: By, alpha: f64, steps: usize) -> Vec
     let mut samples = Vec::new();
     run(w, by, steps, |w, _, k| {
         if k >= 100 {
-            samples.push((w.time, w.bodies.vel[0].dot(down)));
+            samples.push((w.state.time, w.state.bodies.vel[0].dot(down)));
         }
     });
     samples
@@ -199,7 +199,7 @@ fn box_at_rest_on_a_plane(by: By) {
     // jitter of a few 1e-5 that the stabilisation returns the next steps, so
     // the mean over the steps holds to 1e-5 as well.
     let per_step = if by.is_f32() { 1e-4 } else { 1e-6 };
-    let (x0, h) = (w.bodies.pos[0], w.time_step);
+    let (x0, h) = (w.state.bodies.pos[0], w.model.time_step);
     let mut carried = WeightCarried::new("Σ normal impulse (N s)".into(), m * G * h, per_step);
     run(&mut w, by, 2000, |_, st, k| {
         let g = st.last_impulses();
@@ -216,10 +216,10 @@ fn box_at_rest_on_a_plane(by: By) {
         }
     });
     carried.assert_mean(eps);
-    assert_close("drift (m)", (w.bodies.pos[0] - x0).length(), 0.0, eps);
+    assert_close("drift (m)", (w.state.bodies.pos[0] - x0).length(), 0.0, eps);
     assert_close(
         "rotation (rad)",
-        w.bodies.rot[0].angle_between(DQuat::IDENTITY),
+        w.state.bodies.rot[0].angle_between(DQuat::IDENTITY),
         0.0,
         eps,
     );
@@ -256,10 +256,10 @@ fn box_on_an_incline(by: By) {
             expected,
             tol,
         );
-        let gap = w.time_step * mu * w.bodies.vel[0].length();
+        let gap = w.model.time_step * mu * w.state.bodies.vel[0].length();
         assert_close(
             &format!("μ = {mu}: height above the incline (m)"),
-            w.bodies.pos[0].dot(n),
+            w.state.bodies.pos[0].dot(n),
             0.25 + gap,
             by.precision() + 0.05 * gap,
         );
@@ -277,19 +277,19 @@ fn rolling_disk(by: By) {
         // The disk's two rim points under rolling resistance: at 60
         // iterations 178 of the 900 steps miss the tolerance and the disk
         // stops 8 % late; at 240 all 900 meet it (24 iterations on average).
-        w.solver.max_iterations = 4 * F32_CAP;
+        w.model.solver.max_iterations = 4 * F32_CAP;
     }
     let decel = 10.0 * 9.8 * 0.02 / (4.0 + 10.0);
     let (mut t_stop, mut x_stop) = (f64::NAN, f64::NAN);
     let mut v_half = f64::NAN;
     run(&mut w, by, 900, |w, _, _| {
-        let v = w.bodies.vel[0].x;
-        if (w.time - 3.5).abs() < 1e-9 {
+        let v = w.state.bodies.vel[0].x;
+        if (w.state.time - 3.5).abs() < 1e-9 {
             v_half = v;
         }
         if t_stop.is_nan() && v <= 1e-6 {
-            t_stop = w.time;
-            x_stop = w.bodies.pos[0].x;
+            t_stop = w.state.time;
+            x_stop = w.state.bodies.pos[0].x;
         }
     });
     assert_close(
@@ -302,7 +302,7 @@ fn rolling_disk(by: By) {
     assert_close("distance to rest (m)", x_stop, 0.5 / decel, 0.005 / decel);
     assert_close(
         "speed at the end (m/s)",
-        w.bodies.vel[0].length(),
+        w.state.bodies.vel[0].length(),
         0.0,
         by.precision(),
     );
@@ -328,10 +328,10 @@ fn cylinder_rolls_down_an_incline(by: By) {
         0.01 * expected,
     );
     // Rolling without slip: the contact line is at rest, v = ω R.
-    let omega = w.bodies.omega[0].length();
+    let omega = w.state.bodies.omega[0].length();
     assert_close(
         "v − ω R (m/s)",
-        w.bodies.vel[0].length() - omega * 0.1,
+        w.state.bodies.vel[0].length() - omega * 0.1,
         0.0,
         1e-3 * v1,
     );
@@ -359,14 +359,14 @@ fn torque_free_box_keeps_its_angular_momentum_and_flips_only_about_the_intermedi
             w0.x, w0.y, w0.z
         );
         let mut w = world(&text, By::cpu(SolverMethod::Apgd));
-        let l0 = w.bodies.angular_momentum(0);
+        let l0 = w.state.bodies.angular_momentum(0);
         let mut worst = 0.0f64;
         let mut min_along = f64::INFINITY;
         run(&mut w, By::cpu(SolverMethod::Apgd), 10_000, |w, _, _| {
-            let l = w.bodies.angular_momentum(0);
+            let l = w.state.bodies.angular_momentum(0);
             worst = worst.max((l.length() - l0.length()).abs() / l0.length());
             // The spin axis in the body frame, against its start.
-            let body = w.bodies.rot[0].inverse() * w.bodies.omega[0];
+            let body = w.state.bodies.rot[0].inverse() * w.state.bodies.omega[0];
             min_along = min_along.min(body.normalize().dot(axis));
         });
         assert_close(
@@ -419,7 +419,7 @@ fn box_rests_in_a_cylinder(by: By) {
         );
         let mut w = world(&text, by);
         let m = 1000.0 * 8.0 * hx * hy * hz;
-        let h = w.time_step;
+        let h = w.model.time_step;
         // Per step to the solve's accuracy (f32: a jitter the stabilisation
         // returns, as for the box on a plane), on average to `eps`.
         let per_step = if by.is_f32() { 3e-4 } else { 1e-5 };
@@ -431,7 +431,7 @@ fn box_rests_in_a_cylinder(by: By) {
         let mut x0 = DVec3::ZERO;
         run(&mut w, by, 1000, |w, st, k| {
             if k == 100 {
-                x0 = w.bodies.pos[0];
+                x0 = w.state.bodies.pos[0];
             }
             if k >= 100 {
                 let p = st.last_problem();
@@ -454,7 +454,7 @@ fn box_rests_in_a_cylinder(by: By) {
             }
         });
         carried.assert_mean(eps);
-        let c = w.bodies.pos[0];
+        let c = w.state.bodies.pos[0];
         assert_close(&format!("{what}: centre height (m)"), c.z, expected, 1e-5);
         assert_close(
             &format!("{what}: drift after settling (m)"),
@@ -464,7 +464,7 @@ fn box_rests_in_a_cylinder(by: By) {
         );
         assert_close(
             &format!("{what}: rotation (rad)"),
-            w.bodies.rot[0].angle_between(DQuat::IDENTITY),
+            w.state.bodies.rot[0].angle_between(DQuat::IDENTITY),
             0.0,
             eps,
         );
@@ -501,7 +501,7 @@ fn box_in_a_turning_drum_swings_about_the_friction_angle() {
     run(&mut w, by, 5000, |w, _, k| {
         if k >= 2000 {
             // The angle from the bottom, whichever way the drum turns.
-            let c = w.bodies.pos[0];
+            let c = w.state.bodies.pos[0];
             let deg = c.x.atan2(-c.z).abs().to_degrees();
             lo = lo.min(deg);
             hi = hi.max(deg);
@@ -548,11 +548,11 @@ fn box_leaves_an_open_tube_over_its_rim() {
     // can hold it then.
     let mut on_rim = 0;
     run(&mut w, by, 1000, |w, st, _| {
-        let c = w.bodies.pos[0];
+        let c = w.state.bodies.pos[0];
         if c.x + rb < 0.5 {
             inside.push(c.z);
         } else if c.x - rb > 0.5 {
-            clear.push((w.time, w.bodies.vel[0].z));
+            clear.push((w.state.time, w.state.bodies.vel[0].z));
         }
         if c.x > 0.5 + hx && st.last_problem().n_contacts() > 0 {
             on_rim += 1;
@@ -577,9 +577,9 @@ fn box_leaves_an_open_tube_over_its_rim() {
         1e-6 * G,
     );
     assert!(
-        w.bodies.pos[0].z < -r,
+        w.state.bodies.pos[0].z < -r,
         "the box did not fall below the tube: z = {}",
-        w.bodies.pos[0].z
+        w.state.bodies.pos[0].z
     );
 }
 
@@ -639,15 +639,23 @@ fn cube_slides_and_spins_to_a_stop(by: By) {
         let (mut t_slide, mut t_spin) = (f64::NAN, f64::NAN);
         let steps = (1.5 / h).round() as usize;
         run(&mut w, by, steps, |w, _, _| {
-            let (v, spin) = (w.bodies.vel[0].length(), w.bodies.omega[0].z.abs());
+            let (v, spin) = (
+                w.state.bodies.vel[0].length(),
+                w.state.bodies.omega[0].z.abs(),
+            );
             if t_slide.is_nan() && v < 1e-3 {
-                t_slide = w.time;
+                t_slide = w.state.time;
             }
             if t_spin.is_nan() && spin < 1e-3 {
-                t_spin = w.time;
+                t_spin = w.state.time;
             }
         });
-        (t_slide, t_spin, w.bodies.pos[0].z, w.bodies.pos[0])
+        (
+            t_slide,
+            t_spin,
+            w.state.bodies.pos[0].z,
+            w.state.bodies.pos[0],
+        )
     };
     let (t_slide, t_spin, z, end) = run_at(1e-3, by);
     let (r_slide, r_spin, _, reference) = run_at(1e-4, By::cpu(by.method));
@@ -689,12 +697,12 @@ fn upright_ellipsoid_falls_and_rests_flat_on_its_long_axis() {
         boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])";
     let mut w = world(text, By::cpu(SolverMethod::Apgd));
     run(&mut w, By::cpu(SolverMethod::Apgd), 3000, |_, _, _| {});
-    let axis = w.bodies.rot[0] * DVec3::Z;
+    let axis = w.state.bodies.rot[0] * DVec3::Z;
     assert_close("long axis · vertical", axis.z.abs(), 0.0, 0.01);
-    assert_close("centre height (m)", w.bodies.pos[0].z, 0.2, 1e-3);
+    assert_close("centre height (m)", w.state.bodies.pos[0].z, 0.2, 1e-3);
     assert_close(
         "kinetic energy at the end (J)",
-        w.bodies.kinetic_energy(),
+        w.state.bodies.kinetic_energy(),
         0.0,
         1e-6,
     );
@@ -745,8 +753,8 @@ fn pour(spheres: bool, rho_sigma: f64) -> Poured {
     );
     let by = By::cpu(SolverMethod::Apgd);
     let mut w = world(&text, by);
-    let n = w.bodies.len() as f64;
-    let mean_mass = w.bodies.inv_mass.iter().map(|m| 1.0 / m).sum::<f64>() / n;
+    let n = w.state.bodies.len() as f64;
+    let mean_mass = w.state.bodies.inv_mass.iter().map(|m| 1.0 / m).sum::<f64>() / n;
     // A grain falling a hundredth of a millimetre: settled well below that.
     let threshold = mean_mass * G * 1e-5;
     let mut settled = None;
@@ -758,21 +766,21 @@ fn pour(spheres: bool, rho_sigma: f64) -> Poured {
             .step(&mut w)
             .unwrap_or_else(|e| panic!("step {k}: {e:#}"));
         converged += usize::from(report.solve.converged);
-        let ke = w.bodies.kinetic_energy() / n;
+        let ke = w.state.bodies.kinetic_energy() / n;
         match (ke < threshold, settled) {
-            (true, None) => settled = Some(w.time),
+            (true, None) => settled = Some(w.state.time),
             (false, Some(_)) => settled = None,
             _ => {}
         }
     }
-    let radii: Vec<f64> = (0..w.bodies.len())
-        .map(|i| match w.bodies.shape_of(i) {
+    let radii: Vec<f64> = (0..w.state.bodies.len())
+        .map(|i| match w.state.bodies.shape_of(i) {
             Some(s) => s.shape.bounding_radius(),
-            None => w.bodies.radius[i],
+            None => w.state.bodies.radius[i],
         })
         .collect();
     let heap = repose::analysis::measure_heap(
-        &w.bodies.pos,
+        &w.state.bodies.pos,
         &radii,
         0.0,
         // Bins of about one grain radius: the pile is a few grains high.
@@ -786,7 +794,7 @@ fn pour(spheres: bool, rho_sigma: f64) -> Poured {
     Poured {
         angle: (heap.angle_deg, heap.angle_stderr_deg),
         settled,
-        ke: (w.bodies.kinetic_energy() / n, threshold),
+        ke: (w.state.bodies.kinetic_energy() / n, threshold),
         overlap: (deepest, if spheres { 0.009 } else { 0.006 }),
         converged: (converged, steps),
     }
@@ -858,17 +866,18 @@ fn lattices_place_shapes_at_their_sites_turned_at_random_when_asked() {
             .map_err(|e| format!("{e:#}"))
     };
     let w = build("shape: Box(half_extents: (0.2, 0.1, 0.05))").unwrap();
-    assert_eq!(w.bodies.len(), 12);
+    assert_eq!(w.state.bodies.len(), 12);
     assert!((0..12).all(|i| w
+        .state
         .bodies
         .shape_of(i)
         .is_some_and(|s| s.shape.kind() == "box")));
     assert_eq!(
-        w.bodies.pos[4],
+        w.state.bodies.pos[4],
         DVec3::new(0.5, 0.5, 1.0),
         "x fastest, then y"
     );
-    assert!(w.bodies.rot.iter().all(|q| *q == DQuat::IDENTITY));
+    assert!(w.state.bodies.rot.iter().all(|q| *q == DQuat::IDENTITY));
     let turned =
         build("shape: Box(half_extents: (0.2, 0.1, 0.05)), random_orientation: true, seed: 7")
             .unwrap();
@@ -879,15 +888,16 @@ fn lattices_place_shapes_at_their_sites_turned_at_random_when_asked() {
         build("shape: Box(half_extents: (0.2, 0.1, 0.05)), random_orientation: true, seed: 8")
             .unwrap();
     assert_eq!(
-        turned.bodies.rot, again.bodies.rot,
+        turned.state.bodies.rot, again.state.bodies.rot,
         "the same seed, the same turns"
     );
-    assert_ne!(turned.bodies.rot, other.bodies.rot);
+    assert_ne!(turned.state.bodies.rot, other.state.bodies.rot);
     assert_eq!(
-        turned.bodies.pos, w.bodies.pos,
+        turned.state.bodies.pos, w.state.bodies.pos,
         "turning does not move the sites"
     );
     let angles: Vec<f64> = turned
+        .state
         .bodies
         .rot
         .iter()
@@ -967,27 +977,28 @@ fn inlets_pour_shapes_turned_at_random() {
         run(&mut w, By::cpu(SolverMethod::Apgd), 200, |w, _, k| {
             // 100 per second: ⌊100 t⌋ by the end of each step (t = (k+1) ms).
             let want = ((k + 1) as f64 * 0.1).floor() as usize;
-            assert_eq!(w.bodies.len(), want.min(30), "after step {k}");
+            assert_eq!(w.state.bodies.len(), want.min(30), "after step {k}");
         });
         w
     };
     let w = pour();
-    assert_eq!(w.bodies.len(), 20);
+    assert_eq!(w.state.bodies.len(), 20);
     assert!((0..20).all(|i| w
+        .state
         .bodies
         .shape_of(i)
         .is_some_and(|s| s.shape.kind() == "capsule")));
     for i in 0..20 {
         for j in 0..i {
             assert!(
-                w.bodies.rot[i].angle_between(w.bodies.rot[j]) > 1e-6,
+                w.state.bodies.rot[i].angle_between(w.state.bodies.rot[j]) > 1e-6,
                 "bodies {i} and {j} have the same orientation"
             );
         }
     }
     assert_eq!(
-        pour().bodies.rot,
-        w.bodies.rot,
+        pour().state.bodies.rot,
+        w.state.bodies.rot,
         "the same seed, the same bodies"
     );
     let bad = text.replace(
@@ -1020,7 +1031,7 @@ fn plates_hold_shapes_on_their_face_and_drop_them_past_their_edge() {
         run(&mut w, By::cpu(SolverMethod::Apgd), 1000, |_, st, _| {
             corners = st.last_impulses().len()
         });
-        (w.bodies.pos[0], corners)
+        (w.state.bodies.pos[0], corners)
     };
     let (rest, corners) = cube_at(0.0);
     assert_close("resting cube's height (m)", rest.z, 0.1, 1e-5);
@@ -1052,13 +1063,13 @@ fn random_boxes_place_shapes_clear_of_each_other() {
     let shape = "shape: ConvexPolyhedron(vertices: [(0.04, 0, 0), (-0.02, 0.03, 0), (-0.02, -0.03, 0), (0, 0, 0.05)])";
     let plain = build(shape);
     let turned = build(&format!("{shape}, random_orientation: true"));
-    assert_eq!(plain.bodies.len(), 40);
+    assert_eq!(plain.state.bodies.len(), 40);
     assert_eq!(
-        plain.bodies.pos, turned.bodies.pos,
+        plain.state.bodies.pos, turned.state.bodies.pos,
         "turning does not move the places"
     );
-    assert_ne!(plain.bodies.rot, turned.bodies.rot);
-    let b = &turned.bodies;
+    assert_ne!(plain.state.bodies.rot, turned.state.bodies.rot);
+    let b = &turned.state.bodies;
     let r = b.radius[0];
     for i in 0..40 {
         assert!(b

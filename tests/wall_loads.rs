@@ -24,8 +24,8 @@ struct Balance {
 }
 
 fn balance(before: &World, after: &World, o: DVec3) -> Balance {
-    let (a, b) = (&before.bodies, &after.bodies);
-    let h = before.time_step;
+    let (a, b) = (&before.state.bodies, &after.state.bodies);
+    let h = before.model.time_step;
     let mut out = Balance {
         dp: DVec3::ZERO,
         dl: DVec3::ZERO,
@@ -38,7 +38,7 @@ fn balance(before: &World, after: &World, o: DVec3) -> Balance {
         let inertia = 1.0 / a.inv_inertia[i];
         let arm = a.pos[i] - o;
         let dmv = m * (b.vel[i] - a.vel[i]);
-        let mg = m * before.gravity * h;
+        let mg = m * before.model.gravity * h;
         out.dp += dmv;
         out.dl += inertia * (b.omega[i] - a.omega[i]) + arm.cross(dmv);
         out.gravity += mg;
@@ -57,9 +57,9 @@ fn balance(before: &World, after: &World, o: DVec3) -> Balance {
 #[test]
 fn the_walls_loads_close_the_bodies_momentum_balance_every_step() {
     let mut world = common::pile_world(200, 0.001, 0.001);
-    assert_eq!(world.boundaries.len(), 1, "one box");
-    let o = world.boundaries[0].origin;
-    let h = world.time_step;
+    assert_eq!(world.model.boundaries.len(), 1, "one box");
+    let o = world.model.boundaries[0].origin;
+    let h = world.model.time_step;
     let mut stepper = Stepper::new();
     let mut touching = 0;
     for step in 1..=60 {
@@ -229,8 +229,8 @@ fn penalty_column_balance(skin: Option<&str>) {
         .expect("penalty_column.ron")
         .build()
         .expect("world");
-    let h = world.time_step;
-    let o = world.boundaries[0].origin;
+    let h = world.model.time_step;
+    let o = world.model.boundaries[0].origin;
     let mut stepper = Stepper::new();
     for step in 1..=300 {
         let before = world.clone();

@@ -54,7 +54,7 @@ fn landing_sphere_stays_down_on(method: &str, backend: Option<Backend>) {
     let mut worst: f64 = 0.0;
     for _ in 0..10 {
         st.step(&mut w).expect("step");
-        worst = worst.max(w.bodies.vel[0].z);
+        worst = worst.max(w.state.bodies.vel[0].z);
     }
     // Plastic impact (restitution 0): after the landing step the sphere
     // rests, up to what the 1e-4 tolerance leaves (measured 0.02–0.09 m/s).
@@ -64,7 +64,7 @@ fn landing_sphere_stays_down_on(method: &str, backend: Option<Backend>) {
         worst < 0.2,
         "{method}: the landed sphere rose at {worst} m/s (expected < 0.2 m/s, a tenth of its 2 m/s impact: it should stay on the floor)"
     );
-    let z = w.bodies.pos[0].z;
+    let z = w.state.bodies.pos[0].z;
     assert!(
         (z - 0.01).abs() < 1e-3,
         "{method}: landed sphere at z = {z}, expected r = 0.01 within a tenth of r (a stale impulse lifts it by several mm)"

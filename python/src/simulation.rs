@@ -121,7 +121,7 @@ impl Simulation {
     /// The n × 3 rows of `a`, checked: n rows, every number finite.
     fn rows(&self, a: PyArrayLike2<'_, f64, AllowTypeChange>, what: &str) -> PyResult<Vec<DVec3>> {
         let a = a.as_array();
-        let n = self.world.bodies.len();
+        let n = self.world.state.bodies.len();
         if a.shape() != [n, 3] {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "{what}: expected an array of shape ({n}, 3), one row per body; got {:?}",
@@ -164,7 +164,7 @@ impl Simulation {
             .map_err(|e| scene_err(py, &e, e.to_string()))?;
         let (backend, backend_reason) = open_backend_for(
             choice,
-            &world.solver,
+            &world.model.solver,
             scene_bodies(&world),
             f32_blocker(&world).as_deref(),
         )
@@ -196,7 +196,7 @@ impl Simulation {
                     // No contacts to show: the failed step's are not kept.
                     self.last = None;
                     let kw = PyDict::new(py);
-                    kw.set_item("step", self.world.step_index + 1)?;
+                    kw.set_item("step", self.world.state.step_index + 1)?;
                     return Err(py_error(py, "StepError", &e.to_string(), Some(&kw)));
                 }
             }
@@ -208,25 +208,25 @@ impl Simulation {
     /// Simulated time (s).
     #[getter]
     fn time(&self) -> f64 {
-        self.world.time
+        self.world.state.time
     }
 
     /// Steps taken.
     #[getter]
     fn step_index(&self) -> u64 {
-        self.world.step_index
+        self.world.state.step_index
     }
 
     /// Time step h (s).
     #[getter]
     fn time_step(&self) -> f64 {
-        self.world.time_step
+        self.world.model.time_step
     }
 
     /// Gravity (m/s²), shape (3,).
     #[getter]
     fn gravity<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, &self.world.gravity.to_array())
+        PyArray1::from_slice(py, &self.world.model.gravity.to_array())
     }
 
     /// The scene this simulation was built from.
@@ -251,25 +251,25 @@ impl Simulation {
 
     /// Number of bodies now.
     fn __len__(&self) -> usize {
-        self.world.bodies.len()
+        self.world.state.bodies.len()
     }
 
     /// Centre positions (m), shape (n, 3).
     #[getter]
     fn positions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        vec3s(py, self.world.bodies.pos.iter().copied())
+        vec3s(py, self.world.state.bodies.pos.iter().copied())
     }
 
     /// Linear velocities (m/s), shape (n, 3).
     #[getter]
     fn velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        vec3s(py, self.world.bodies.vel.iter().copied())
+        vec3s(py, self.world.state.bodies.vel.iter().copied())
     }
 
     /// Angular velocities in the world frame (rad/s), shape (n, 3).
     #[getter]
     fn angular_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        vec3s(py, self.world.bodies.omega.iter().copied())
+        vec3s(py, self.world.state.bodies.omega.iter().copied())
     }
 
     /// Orientations (body → world) as unit quaternions (w, x, y, z), scalar
@@ -277,9 +277,10 @@ impl Simulation {
     /// scalar_first=True)` reads them); shape (n, 4).
     #[getter]
     fn orientations<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        let n = self.world.bodies.len();
+        let n = self.world.state.bodies.len();
         let flat: Vec<f64> = self
             .world
+            .state
             .bodies
             .rot
             .iter()
@@ -293,19 +294,22 @@ impl Simulation {
     /// Radii (m); for a body that is not a sphere, its bounding radius.
     #[getter]
     fn radii<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, &self.world.bodies.radius)
+        PyArray1::from_slice(py, &self.world.state.bodies.radius)
     }
 
     /// Masses (kg).
     #[getter]
     fn masses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_iter(py, self.world.bodies.inv_mass.iter().map(|m| 1.0 / m))
+        PyArray1::from_iter(py, self.world.state.bodies.inv_mass.iter().map(|m| 1.0 / m))
     }
 
     /// Each body's material: its index in the scene's `materials`.
     #[getter]
     fn material_ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        ids(py, self.world.bodies.material.iter().map(|&m| m as i64))
+        ids(
+            py,
+            self.world.state.bodies.material.iter().map(|&m| m as i64),
+        )
     }
 
     /// Each body's shape: −1 for a plain sphere, else the index of its shape
@@ -314,7 +318,7 @@ impl Simulation {
     fn shape_ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
         ids(
             py,
-            self.world.bodies.shape.iter().map(|&s| {
+            self.world.state.bodies.shape.iter().map(|&s| {
                 if s == repose::bodies::SPHERE {
                     -1
                 } else {
@@ -328,6 +332,7 @@ impl Simulation {
     #[getter]
     fn boundary_names(&self) -> Vec<String> {
         self.world
+            .model
             .boundaries
             .iter()
             .map(|b| b.name.clone())
@@ -338,7 +343,7 @@ impl Simulation {
     fn set_velocities(&mut self, v: PyArrayLike2<'_, f64, AllowTypeChange>) -> PyResult<()> {
         let v = self.rows(v, "set_velocities")?;
         self.keep_contacts();
-        self.world.bodies.vel = v;
+        self.world.state.bodies.vel = v;
         Ok(())
     }
 
@@ -350,7 +355,7 @@ impl Simulation {
     ) -> PyResult<()> {
         let w = self.rows(w, "set_angular_velocities")?;
         self.keep_contacts();
-        self.world.bodies.omega = w;
+        self.world.state.bodies.omega = w;
         Ok(())
     }
 
@@ -360,7 +365,7 @@ impl Simulation {
     fn set_positions(&mut self, x: PyArrayLike2<'_, f64, AllowTypeChange>) -> PyResult<()> {
         let x = self.rows(x, "set_positions")?;
         self.keep_contacts();
-        self.world.bodies.pos = x;
+        self.world.state.bodies.pos = x;
         Ok(())
     }
 
@@ -374,7 +379,7 @@ impl Simulation {
         ids: PyArrayLike1<'_, i64, AllowTypeChange>,
     ) -> PyResult<()> {
         let ids = ids.as_array();
-        let n = self.world.bodies.len();
+        let n = self.world.state.bodies.len();
         let mut list = Vec::with_capacity(ids.len());
         for &i in ids.iter() {
             if i < 0 || i as usize >= n {
@@ -385,6 +390,7 @@ impl Simulation {
             list.push(i as usize);
         }
         self.world
+            .state
             .remove_bodies(&list)
             .map_err(|e| run_error(py, e))?;
         // The stepper's buffers (warm impulses, the penalty neighbour list)
@@ -483,9 +489,9 @@ impl Simulation {
         format!(
             "Simulation(scene={:?}, bodies={}, t={} s, step={}, backend={:?})",
             self.scene.name,
-            self.world.bodies.len(),
-            self.world.time,
-            self.world.step_index,
+            self.world.state.bodies.len(),
+            self.world.state.time,
+            self.world.state.step_index,
             self.stepper.backend.describe()
         )
     }

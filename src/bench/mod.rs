@@ -144,13 +144,13 @@ pub fn prepare(scene: &Path, settle_steps: usize) -> Result<(ContactProblem, Vec
     let scene = Scene::load(scene, &[])?;
     let mut world = scene.build()?;
     if !matches!(
-        world.formulation,
+        world.model.formulation,
         crate::formulation::Formulation::Complementarity
     ) {
         anyhow::bail!(
             "{}: the scene's formulation is {}, but the solver bench times the complementarity solver's iterations (for a penalty scene: repose bench --formulation penalty)",
             path.display(),
-            world.formulation.name()
+            world.model.formulation.name()
         );
     }
     let mut st = Stepper::new();

@@ -98,15 +98,15 @@ pub fn time_steps(w: &mut Warmed, steps: usize) -> Result<PenaltyBench> {
         contacts += r.contacts;
     }
     let seconds = t0.elapsed().as_secs_f64();
-    let particles = world.bodies.len();
+    let particles = world.state.bodies.len();
     Ok(PenaltyBench {
         scene: w.name.clone(),
         particles,
         threads: rayon::current_num_threads(),
-        warm_steps: world.step_index as usize - steps,
+        warm_steps: world.state.step_index as usize - steps,
         timed_steps: steps,
         substeps,
-        substep_seconds: world.time_step * steps as f64 / substeps.max(1) as f64,
+        substep_seconds: world.model.time_step * steps as f64 / substeps.max(1) as f64,
         mean_contacts: contacts as f64 / steps.max(1) as f64,
         seconds,
         particle_steps_per_second: (particles as u64 * substeps) as f64 / seconds,

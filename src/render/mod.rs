@@ -383,9 +383,10 @@ fn surfaces_of_output(
         }
     };
     let poured: Vec<crate::shape::BodyShape> = world
+        .model
         .inlets
         .iter()
-        .filter_map(|i| i.settings.shape.as_ref())
+        .filter_map(|s| s.shape.as_ref())
         .map(|b| crate::shape::BodyShape::new(b.shape.clone()))
         .collect();
     let mut ambiguous = 0usize;
@@ -394,8 +395,8 @@ fn surfaces_of_output(
         .zip(rows)
         .enumerate()
         .map(|(i, (r, row))| {
-            let shape = if i < world.bodies.len() {
-                world.bodies.shape_of(i)?
+            let shape = if i < world.state.bodies.len() {
+                world.state.bodies.shape_of(i)?
             } else {
                 let mut of_kind = poured.iter().filter(|s| s.shape.kind() == r.shape);
                 match (of_kind.next(), of_kind.next()) {

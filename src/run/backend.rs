@@ -95,11 +95,10 @@ pub fn open_backend_for(
 /// The bodies a run of `world` will hold: those present plus those its
 /// inlets have still to emit (what [`open_backend_for`] sizes it by).
 pub fn scene_bodies(world: &crate::world::World) -> usize {
-    world.bodies.len()
+    world.state.bodies.len()
         + world
-            .inlets
-            .iter()
-            .map(|i| i.settings.count.saturating_sub(i.emitted))
+            .inlets()
+            .map(|(s, p)| s.count.saturating_sub(p.emitted))
             .sum::<usize>()
 }
 
@@ -145,7 +144,7 @@ pub fn open_backend(choice: BackendChoice) -> Result<(Backend, String)> {
 /// complementarity problem), or the first boundary that spins (the f32 records carry no
 /// torque bias).
 pub fn f32_blocker(world: &crate::world::World) -> Option<String> {
-    match world.formulation {
+    match world.model.formulation {
         crate::formulation::Formulation::Penalty(_) => {
             return Some("the penalty formulation".into())
         }
@@ -155,6 +154,7 @@ pub fn f32_blocker(world: &crate::world::World) -> Option<String> {
         crate::formulation::Formulation::Complementarity => {}
     }
     world
+        .model
         .boundaries
         .iter()
         .find(|b| b.angular_velocity != glam::DVec3::ZERO)

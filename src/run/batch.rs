@@ -53,7 +53,7 @@ pub fn batch_blocker(world: &crate::world::World) -> Option<String> {
             "the scene uses {what}, which only the cpu backend runs"
         ));
     }
-    let s = &world.solver;
+    let s = &world.model.solver;
     if !matches!(s.method, SolverMethod::Jacobi | SolverMethod::Apgd) {
         return Some(format!(
             "solver.method {} runs on the cpu backend only (the GPU runs jacobi and apgd)",
@@ -66,7 +66,7 @@ pub fn batch_blocker(world: &crate::world::World) -> Option<String> {
             f.name()
         ));
     }
-    if !matches!(world.formulation, Formulation::Complementarity) {
+    if !matches!(world.model.formulation, Formulation::Complementarity) {
         return Some("only the complementarity formulation runs on the GPU".into());
     }
     None
@@ -240,7 +240,7 @@ pub fn run_batch(runs: &[(&Scene, RunOptions)], gpu: &mut GpuState) -> Vec<Resul
 
 /// Worlds in one solve share the method and the interval between checks.
 fn group_key(s: &Session<'_>) -> (bool, usize) {
-    let settings = &s.world.solver;
+    let settings = &s.world.model.solver;
     (
         settings.method == SolverMethod::Apgd,
         settings.check_every.max(1),

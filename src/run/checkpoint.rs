@@ -212,7 +212,8 @@ mod tests {
     use super::*;
     use crate::bodies::{Bodies, SphereInit};
     use crate::formulation::penalty::ContactHistory;
-    use crate::world::{WarmImpulse, World};
+    use crate::state::WarmImpulse;
+    use crate::world::World;
     use glam::DVec3;
 
     fn sample() -> Checkpoint {
@@ -290,8 +291,8 @@ mod tests {
         let again = state.contact_history[0];
         state.contact_history.push(again);
         let mut world = World::new(Bodies::default(), Vec::new(), Vec::new());
-        let err = state.restore(&mut world).expect_err("a key twice");
-        assert!(world.bodies.is_empty(), "nothing restored");
+        let err = world.restore(&state).expect_err("a key twice");
+        assert!(world.state.bodies.is_empty(), "nothing restored");
         assert!(
             err.to_string().contains("key 0x7 twice"),
             "the error names the key: {err}"

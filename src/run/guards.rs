@@ -103,12 +103,11 @@ pub(super) fn prepare_output_dir(out: &Path, overwrite: bool) -> Result<()> {
 /// of a step, so such a sphere can pass through a wall or another sphere
 /// between two detections (tunnelling).
 pub fn tunnelling_risk(world: &crate::world::World) -> Option<String> {
-    let h = world.time_step;
-    let b = &world.bodies;
+    let h = world.model.time_step;
+    let b = &world.state.bodies;
     // (speed, radius, body index or inlet index)
     let bodies = (0..b.len()).map(|i| (b.vel[i].length(), b.radius[i], Ok(i)));
-    let inlets = world.inlets.iter().enumerate().map(|(k, inl)| {
-        let s = &inl.settings;
+    let inlets = world.model.inlets.iter().enumerate().map(|(k, s)| {
         // The jitter is per component: at most √3 times it in length.
         let v = s.velocity.length() + 3f64.sqrt() * s.velocity_jitter;
         (v, s.radius, Err(k))
@@ -120,7 +119,7 @@ pub fn tunnelling_risk(world: &crate::world::World) -> Option<String> {
         .map(|(v, r, who)| {
             let what = match who {
                 Ok(i) => format!("sphere {i}"),
-                Err(k) => format!("inlet {:?}", world.inlets[k].settings.name),
+                Err(k) => format!("inlet {:?}", world.model.inlets[k].name),
             };
             format!(
                 "tunnelling risk: {what} moves {v:.3e} m/s, {:.3e} m a step of {h:e} s, more than its radius {r:e} m; \
@@ -188,9 +187,9 @@ impl DivergenceBounds {
     /// The bounds of `world` (as the scene builds it, before any step) for a
     /// run of `duration` seconds.
     pub fn new(world: &World, duration: f64) -> Self {
-        let b = &world.bodies;
+        let b = &world.state.bodies;
         let mut mass: f64 = b.inv_mass.iter().map(|im| 1.0 / im).sum();
-        let mut speed = world.contact.max_recovery_speed.max(0.0);
+        let mut speed = world.model.contact.max_recovery_speed.max(0.0);
         speed = b.vel.iter().map(|v| v.length()).fold(speed, f64::max);
         let (mut lo, mut hi) = (
             glam::DVec3::splat(f64::INFINITY),
@@ -200,8 +199,7 @@ impl DivergenceBounds {
             lo = lo.min(*p - *r);
             hi = hi.max(*p + *r);
         }
-        for inlet in &world.inlets {
-            let s = &inlet.settings;
+        for s in &world.model.inlets {
             let r = s.radius_max.max(s.radius);
             mass += s.count as f64 * crate::bodies::SphereInit::solid_mass(r, s.density);
             speed = speed.max(s.velocity.length() + 3f64.sqrt() * s.velocity_jitter);
@@ -214,8 +212,8 @@ impl DivergenceBounds {
         } else {
             0.0
         };
-        let wall = world
-            .boundaries
+        let walls = world.boundaries();
+        let wall = walls
             .iter()
             .map(|w| {
                 let reach = match w.shape {
@@ -226,18 +224,17 @@ impl DivergenceBounds {
                 w.velocity.length() + w.angular_velocity.length() * reach
             })
             .fold(0.0, f64::max);
-        let v = speed + world.gravity.length() * duration.max(0.0) + wall;
+        let v = speed + world.model.gravity.length() * duration.max(0.0) + wall;
         let ke_max = KE_BOUND_FACTOR * 0.5 * mass * v * v;
-        let candidates: Vec<usize> = world
-            .boundaries
+        let candidates: Vec<usize> = walls
             .iter()
             .enumerate()
             .filter(|(_, w)| is_container(w))
             .map(|(i, _)| i)
             .collect();
-        let held = |x: glam::DVec3| candidates.iter().any(|&i| inside(&world.boundaries[i], x));
-        let inlets_held = world.inlets.iter().all(|inlet| {
-            let (a, c) = inlet.settings.region.bounds();
+        let held = |x: glam::DVec3| candidates.iter().any(|&i| inside(&walls[i], x));
+        let inlets_held = world.model.inlets.iter().all(|s| {
+            let (a, c) = s.region.bounds();
             held(a) && held(c)
         });
         let containers = if !candidates.is_empty() && b.pos.iter().all(|&p| held(p)) && inlets_held
@@ -253,7 +250,7 @@ impl DivergenceBounds {
     /// energy is `ke`) or the step's contact problem crosses, in words;
     /// `None` when all hold.
     pub fn check(&self, world: &World, ke: f64, problem: &ContactProblem) -> Option<String> {
-        let b = &world.bodies;
+        let b = &world.state.bodies;
         // Overlaps: the geometry the step started from. The limit is the
         // overlap at which the centres are a tenth of the smaller radius
         // apart (two spheres), or the centre a radius past the surface (a
@@ -310,7 +307,7 @@ impl DivergenceBounds {
             ));
         }
         if !self.containers.is_empty() {
-            let walls = &world.boundaries;
+            let walls = world.boundaries();
             let out = (0..b.len()).find(|&i| {
                 self.containers
                     .iter()
@@ -428,7 +425,7 @@ mod tests {
         );
         let duration = 2.0;
         let bounds = DivergenceBounds::new(&w, duration);
-        let m = 2.0 / w.bodies.inv_mass[0];
+        let m = 2.0 / w.state.bodies.inv_mass[0];
         let v = 0.5 + 9.81 * duration;
         let bound = KE_BOUND_FACTOR * 0.5 * m * v * v;
         assert!(
@@ -437,14 +434,14 @@ mod tests {
             bounds.ke_max
         );
         // All the energy in body 1: speed² = 2 E / m₁.
-        let m1 = 1.0 / w.bodies.inv_mass[1];
+        let m1 = 1.0 / w.state.bodies.inv_mass[1];
         let speed = |e: f64| (2.0 * e / m1).sqrt();
         let p = ContactProblem::default();
-        w.bodies.vel[1] = DVec3::new(0.0, 0.0, -speed(0.99 * bound));
-        assert_eq!(bounds.check(&w, w.bodies.kinetic_energy(), &p), None);
-        w.bodies.vel[1] = DVec3::new(0.0, 0.0, -speed(1.01 * bound));
+        w.state.bodies.vel[1] = DVec3::new(0.0, 0.0, -speed(0.99 * bound));
+        assert_eq!(bounds.check(&w, w.state.bodies.kinetic_energy(), &p), None);
+        w.state.bodies.vel[1] = DVec3::new(0.0, 0.0, -speed(1.01 * bound));
         let msg = bounds
-            .check(&w, w.bodies.kinetic_energy(), &p)
+            .check(&w, w.state.bodies.kinetic_energy(), &p)
             .expect("over the bound");
         assert!(
             msg.contains("kinetic energy") && msg.contains("body 1"),
@@ -471,10 +468,10 @@ mod tests {
             gap: vec![-0.0189, -0.0199],
             ..ContactProblem::default()
         };
-        assert_eq!(bounds.check(&w, w.bodies.kinetic_energy(), &p), None);
+        assert_eq!(bounds.check(&w, w.state.bodies.kinetic_energy(), &p), None);
         p.gap[0] = -0.0192;
         let msg = bounds
-            .check(&w, w.bodies.kinetic_energy(), &p)
+            .check(&w, w.state.bodies.kinetic_energy(), &p)
             .expect("too deep");
         assert!(
             msg.contains("the centres of body 0 and body 1 are 8.000e-4 m apart"),
@@ -482,7 +479,7 @@ mod tests {
         );
         p.gap = vec![0.0, -0.0205];
         let msg = bounds
-            .check(&w, w.bodies.kinetic_energy(), &p)
+            .check(&w, w.state.bodies.kinetic_energy(), &p)
             .expect("too deep");
         assert!(
             msg.contains("body 1's centre is 1.050e-2 m beyond a boundary's surface"),
@@ -512,23 +509,23 @@ mod tests {
         let p = ContactProblem::default();
         let mut w = world(&[ball(DVec3::ZERO, DVec3::ZERO)], vec![boxed(false)]);
         let bounds = DivergenceBounds::new(&w, 1.0);
-        assert_eq!(bounds.check(&w, w.bodies.kinetic_energy(), &p), None);
-        w.bodies.pos[0] = DVec3::new(0.0, 0.6, 0.0);
+        assert_eq!(bounds.check(&w, w.state.bodies.kinetic_energy(), &p), None);
+        w.state.bodies.pos[0] = DVec3::new(0.0, 0.6, 0.0);
         let msg = bounds
-            .check(&w, w.bodies.kinetic_energy(), &p)
+            .check(&w, w.state.bodies.kinetic_energy(), &p)
             .expect("outside");
         assert!(msg.contains("body 0") && msg.contains("crate"), "{msg}");
         let open = world(&[ball(DVec3::ZERO, DVec3::ZERO)], vec![boxed(true)]);
         let mut moved = open.clone();
-        moved.bodies.pos[0] = DVec3::new(0.0, 0.0, 0.7);
+        moved.state.bodies.pos[0] = DVec3::new(0.0, 0.0, 0.7);
         let open_bounds = DivergenceBounds::new(&open, 1.0);
         assert_eq!(
-            open_bounds.check(&moved, moved.bodies.kinetic_energy(), &p),
+            open_bounds.check(&moved, moved.state.bodies.kinetic_energy(), &p),
             None
         );
-        moved.bodies.pos[0] = DVec3::new(0.6, 0.0, 0.2);
+        moved.state.bodies.pos[0] = DVec3::new(0.6, 0.0, 0.2);
         let msg = open_bounds
-            .check(&moved, moved.bodies.kinetic_energy(), &p)
+            .check(&moved, moved.state.bodies.kinetic_energy(), &p)
             .expect("through the open box's side wall");
         assert!(msg.contains("body 0") && msg.contains("crate"), "{msg}");
         // Up to a radius (0.01) out, the centre is a deep contact, not an
@@ -540,8 +537,8 @@ mod tests {
             (DVec3::new(0.0, 0.0, -0.52), true),
             (DVec3::new(0.508, 0.508, 0.0), true),
         ] {
-            moved.bodies.pos[0] = x;
-            let got = open_bounds.check(&moved, moved.bodies.kinetic_energy(), &p);
+            moved.state.bodies.pos[0] = x;
+            let got = open_bounds.check(&moved, moved.state.bodies.kinetic_energy(), &p);
             assert_eq!(got.is_some(), out, "centre at {x}: {got:?}");
         }
         let outside = world(

@@ -130,7 +130,7 @@ pub fn run_scene(scene: &Scene, opts: &RunOptions) -> Result<Summary> {
     let world = scene.build()?;
     let (backend, why) = open_backend_for(
         opts.backend,
-        &world.solver,
+        &world.model.solver,
         scene_bodies(&world),
         f32_blocker(&world).as_deref(),
     )?;
@@ -151,7 +151,7 @@ fn start_session<'a>(
     let out = opts.out_dir.clone().unwrap_or_else(|| scene.output_dir());
     prepare_output_dir(&out, opts.overwrite)?;
     log::info!("backend {why}");
-    let b = &world.bodies;
+    let b = &world.state.bodies;
     let shaped = b
         .shape
         .iter()
@@ -167,19 +167,19 @@ fn start_session<'a>(
             String::new()
         },
         scene.inlet_count(),
-        world.boundaries.len(),
-        world.time_step,
+        world.model.boundaries.len(),
+        world.model.time_step,
         scene.steps()
     );
     if let Some(w) = tunnelling_risk(&world) {
         log::warn!("{w}");
     }
     let mut summary = Summary::new(&scene.name, &scene.file, backend.describe());
-    summary.formulation = world.formulation.name().into();
+    summary.formulation = world.model.formulation.name().into();
     summary
         .extra
         .insert("backend_reason".into(), serde_json::Value::String(why));
-    summary.bodies = world.bodies.len();
+    summary.bodies = world.state.bodies.len();
     let scene_ron = scene.to_ron()?;
     std::fs::write(out.join("scene.ron"), &scene_ron)
         .with_context(|| format!("cannot write {}", out.join("scene.ron").display()))?;
@@ -195,8 +195,8 @@ fn start_session<'a>(
         match scene.analysis.settle.resolve(
             mean_mass,
             mean_radius,
-            world.gravity.length(),
-            world.time_step,
+            world.model.gravity.length(),
+            world.model.time_step,
         ) {
             Ok(c) => Some(SettleDetector::new(c)?),
             Err(e) => {
@@ -209,7 +209,7 @@ fn start_session<'a>(
         Some(d) => Some(drum_sampler(scene, &world, d)?),
         None => None,
     };
-    world.step_index = 0;
+    world.state.step_index = 0;
     let bounds = DivergenceBounds::new(&world, scene.duration);
     let mut session = Session {
         bounds,
@@ -312,8 +312,8 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
     let mut world = scene.build()?;
     let bounds = DivergenceBounds::new(&world, scene.duration);
     let k = ck.world.step_index;
-    ck.world
-        .restore(&mut world)
+    world
+        .restore(&ck.world)
         .map_err(|e| anyhow::anyhow!("the checkpoint's state: {e}"))
         .with_context(|| {
             format!(
@@ -325,7 +325,7 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
     let choice = opts.backend.unwrap_or(ck.options.backend);
     let (backend, why) = open_backend_for(
         choice,
-        &world.solver,
+        &world.model.solver,
         scene_bodies(&world),
         f32_blocker(&world).as_deref(),
     )?;
@@ -353,8 +353,8 @@ pub fn resume_run(dir: &Path, opts: &ResumeOptions) -> Result<Summary> {
         "resuming {:?} at step {k} of {} (t = {:.4} s, {} bodies) from {}",
         scene.name,
         scene.steps(),
-        world.time,
-        world.bodies.len(),
+        world.state.time,
+        world.state.bodies.len(),
         ck_path.display()
     );
     let outputs = Outputs::reopen(&scene, &world, dir, ck.frames, ck.track_len)?;
@@ -393,12 +393,11 @@ pub fn run_file(path: &Path, overrides: &[(String, String)], opts: &RunOptions) 
 /// inlets will emit (radii uniform in `[radius, radius_max]`, so the mean
 /// mass takes E(r³) = (b⁴ − a⁴) / 4(b − a)). Zeros when there are no grains.
 fn grain_scales(world: &crate::world::World) -> (f64, f64) {
-    let b = &world.bodies;
+    let b = &world.state.bodies;
     let mut n = b.len() as f64;
     let mut mass: f64 = b.inv_mass.iter().map(|im| 1.0 / im).sum();
     let mut radius: f64 = b.radius.iter().sum();
-    for inlet in &world.inlets {
-        let s = &inlet.settings;
+    for s in &world.model.inlets {
         let (a, c) = (s.radius, s.radius_max.max(s.radius));
         let r3 = if c > a {
             (c.powi(4) - a.powi(4)) / (4.0 * (c - a))
@@ -424,9 +423,9 @@ fn drum_sampler(
     world: &crate::world::World,
     d: &crate::analysis::DrumSettings,
 ) -> Result<DrumSampler> {
+    let walls = world.boundaries();
     let cylinders = || {
-        world
-            .boundaries
+        walls
             .iter()
             .filter(|b| matches!(b.shape, Shape::Cylinder { .. }))
     };
@@ -455,7 +454,7 @@ fn drum_sampler(
         found.origin,
         axis,
         found.angular_velocity.dot(axis),
-        world.gravity,
+        world.model.gravity,
     )
     .map_err(|e| anyhow::anyhow!("{}: analysis.drum: {e}", scene.file))?;
     let from = d.from_time.unwrap_or(0.5 * scene.duration);

@@ -61,7 +61,7 @@ impl Outputs {
         } else {
             Some(PvdSeries::new(out, "frames").context("cannot start the frame series")?)
         };
-        let surfaces = if no_frames || !world.bodies.has_shapes() {
+        let surfaces = if no_frames || !world.state.bodies.has_shapes() {
             None
         } else {
             Some(
@@ -69,7 +69,7 @@ impl Outputs {
                     .context("cannot start the series of the bodies' surfaces")?,
             )
         };
-        let walls = if no_frames || !has_meshes(&world.boundaries) {
+        let walls = if no_frames || !has_meshes(&world.model.boundaries) {
             None
         } else {
             Some(
@@ -129,14 +129,14 @@ impl Outputs {
         // The surfaces' and the contacts' series have a frame beside each
         // frame of the points'; the walls' too when a mesh moves, else only
         // the first.
-        let surfaces = if world.bodies.has_shapes() {
+        let surfaces = if world.state.bodies.has_shapes() {
             beside(SURFACES, all, "the bodies' surfaces")?
         } else {
             None
         };
-        let walls = if !has_meshes(&world.boundaries) {
+        let walls = if !has_meshes(&world.model.boundaries) {
             None
-        } else if meshes_move(&world.boundaries) {
+        } else if meshes_move(&world.model.boundaries) {
             beside(WALLS, all, "the mesh boundaries")?
         } else {
             beside(WALLS, 1, "the mesh boundaries")?
@@ -160,12 +160,12 @@ impl Outputs {
             ),
             None => None,
         };
-        let wall_loads = walls_writer(world, dir, Some(world.step_index))
+        let wall_loads = walls_writer(world, dir, Some(world.state.step_index))
             .context("--resume: cannot take up walls.csv")?;
         // The bulk measures of the frames up to the checkpoint.
         let bulk = match scene.analysis.bulk {
             Some(_) => {
-                let t = world.time;
+                let t = world.state.time;
                 let rows = crate::analysis::read_bulk_csv(&dir.join("bulk.csv"))
                     .map_err(|e| anyhow::anyhow!("--resume: cannot take up bulk.csv: {e}"))?;
                 Some(rows.into_iter().filter(|r| r.time <= t).collect())
@@ -198,14 +198,14 @@ impl Outputs {
         summary: &mut Summary,
     ) -> Result<()> {
         if let Some(s) = &mut self.walls {
-            let (walls, time) = (&world.boundaries, world.time);
+            let (walls, time) = (&world.boundaries(), world.state.time);
             if s.is_empty() || meshes_move(walls) {
                 s.add_frame_by(time, |path| write_walls_vtu(path, walls, time))
                     .context("cannot write a frame of the mesh boundaries")?;
             }
         }
         if let Some(s) = &mut self.surfaces {
-            let (bodies, time) = (&world.bodies, world.time);
+            let (bodies, time) = (&world.state.bodies, world.state.time);
             s.add_frame_by(time, |path| write_surfaces_vtu(path, bodies, time))
                 .context("cannot write a frame of the bodies' surfaces")?;
         }
@@ -214,15 +214,15 @@ impl Outputs {
             stepper.contact_forces(world).unwrap_or_else(|| {
                 log::warn!(
                     "t = {:.4} s: the contacts could not be recovered (a failed step); this frame's contact records are empty",
-                    world.time
+                    world.state.time
                 );
                 Default::default()
             })
         });
-        let time = world.time;
+        let time = world.state.time;
         if let (Some(rows), Some(region), Some(c)) = (&mut self.bulk, &scene.analysis.bulk, &forces)
         {
-            let s = crate::analysis::measure_bulk(region, &world.bodies, c, time);
+            let s = crate::analysis::measure_bulk(region, &world.state.bodies, c, time);
             rows.push(s);
             let path = self.dir.join("bulk.csv");
             crate::analysis::write_bulk_csv(&path, rows)
@@ -232,10 +232,15 @@ impl Outputs {
                 .insert("bulk".into(), serde_json::to_value(s).unwrap_or_default());
         }
         if let (Some(series), Some(c)) = (&mut self.contacts, &forces) {
-            let names: Vec<String> = world.boundaries.iter().map(|b| b.name.clone()).collect();
+            let names: Vec<String> = world
+                .model
+                .boundaries
+                .iter()
+                .map(|b| b.name.clone())
+                .collect();
             let vtu = series
                 .add_frame_by(time, |path| {
-                    write_contacts_vtu(path, c, &world.bodies, time)
+                    write_contacts_vtu(path, c, &world.state.bodies, time)
                 })
                 .context("cannot write a frame of the contacts")?;
             let csv = vtu.with_extension("csv");
@@ -244,11 +249,11 @@ impl Outputs {
         }
         if let Some(f) = &mut self.frames {
             let vtu = f
-                .add_frame(&world.bodies, world.time)
+                .add_frame(&world.state.bodies, world.state.time)
                 .context("cannot write a frame")?;
             if scene.output.csv_frames {
                 let csv = vtu.with_extension("csv");
-                write_final_csv(&csv, &world.bodies)
+                write_final_csv(&csv, &world.state.bodies)
                     .with_context(|| format!("cannot write {}", csv.display()))?;
             }
         }
@@ -260,7 +265,7 @@ impl Outputs {
     pub fn record_step(&mut self, world: &World, wall_loads: &[WallLoad]) -> Result<()> {
         self.record_track(world)?;
         if let Some(w) = &mut self.wall_loads {
-            w.record(world.step_index, world.time, wall_loads)?;
+            w.record(world.state.step_index, world.state.time, wall_loads)?;
         }
         Ok(())
     }
@@ -268,7 +273,7 @@ impl Outputs {
     /// A row of `track.csv` for `world` now, when bodies are tracked.
     pub fn record_track(&mut self, world: &World) -> Result<()> {
         if let Some(t) = &mut self.track {
-            t.record(world.time, &world.bodies)?;
+            t.record(world.state.time, &world.state.bodies)?;
         }
         Ok(())
     }
@@ -315,10 +320,15 @@ fn walls_writer(
     dir: &Path,
     resumed: Option<u64>,
 ) -> std::io::Result<Option<WallsWriter>> {
-    if world.boundaries.is_empty() {
+    if world.model.boundaries.is_empty() {
         return Ok(None);
     }
-    let names: Vec<String> = world.boundaries.iter().map(|b| b.name.clone()).collect();
+    let names: Vec<String> = world
+        .model
+        .boundaries
+        .iter()
+        .map(|b| b.name.clone())
+        .collect();
     let path = dir.join("walls.csv");
     match resumed {
         None => WallsWriter::create(path, &names).map(Some),

@@ -17,7 +17,7 @@ use super::scene_floor;
 /// warning, not an error: the numbers of the run matter more.
 pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &Path) {
     let pic = &scene.output.picture;
-    let b = &world.bodies;
+    let b = &world.state.bodies;
     let shown = crate::render::shown_above_floor(scene.analysis.floor, b.pos.iter().map(|p| p.z));
     let pos: Vec<glam::DVec3> = shown.iter().map(|&i| b.pos[i]).collect();
     let vel: Vec<glam::DVec3> = shown.iter().map(|&i| b.vel[i]).collect();
@@ -43,14 +43,14 @@ pub(super) fn write_picture(scene: &Scene, world: &crate::world::World, path: &P
                 colour_label: pic.colour.label().to_string(),
                 caption: Some(run_caption(
                     &scene.name,
-                    world.time,
+                    world.state.time,
                     pos.len(),
                     surfaces.iter().all(Option::is_none),
                     pic.colour,
                 )),
                 look_along: pic.look_along,
-                walls: crate::boundary::mesh_triangles(&world.boundaries),
-                outlines: crate::render::cylinder_outlines(&world.boundaries),
+                walls: crate::boundary::mesh_triangles(&world.boundaries()),
+                outlines: crate::render::cylinder_outlines(&world.boundaries()),
             };
             render_bodies(&pos, &radius, &values, &surfaces, &opts)
         })
@@ -82,7 +82,7 @@ pub(super) fn record_analysis(
                 // A stopped run has said so already.
                 Some(t) if !stopped => log::info!("pile settled at t = {t:.4} s"),
                 Some(_) => {}
-                None if world.inlets.iter().any(|i| !i.finished()) => {
+                None if !world.inlets_finished() => {
                     log::info!("pile not settled at the end: the inlets were still emitting")
                 }
                 None => log::info!(
@@ -103,14 +103,14 @@ pub(super) fn record_analysis(
     let floor = scene
         .analysis
         .floor
-        .or_else(|| scene_floor(&world.boundaries, &world.bodies));
+        .or_else(|| scene_floor(&world.boundaries(), &world.state.bodies));
     if let Some(z) = floor {
         extra.insert("floor_z".into(), z.into());
         // The pile's size (Acary & Bourrier 2021, Fig. 5) needs no fit:
         // recorded whenever the floor is known, even for a layer too flat for
         // an angle.
-        if completed && !world.bodies.is_empty() {
-            let b = &world.bodies;
+        if completed && !world.state.bodies.is_empty() {
+            let b = &world.state.bodies;
             match measure_pile(&b.pos, &b.radius, z) {
                 Ok(p) => {
                     // Bodies of other shapes are measured by their bounding balls.
@@ -153,7 +153,7 @@ pub(super) fn record_analysis(
         log::warn!("the run failed or diverged: the heap is not measured");
         return;
     }
-    let b = &world.bodies;
+    let b = &world.state.bodies;
     let floor = floor.unwrap_or_else(|| {
         (0..b.len())
             .map(|i| b.pos[i].z - b.radius[i])

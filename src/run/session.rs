@@ -111,15 +111,15 @@ impl Session<'_> {
         if let Some(c) = self.stepper.backend.gpu_counters() {
             summary.add_gpu(&c);
         }
-        summary.steps = self.world.step_index;
-        summary.simulated_time = self.world.time;
-        summary.bodies = self.world.bodies.len();
+        summary.steps = self.world.state.step_index;
+        summary.simulated_time = self.world.state.time;
+        summary.bodies = self.world.state.bodies.len();
         summary.wall_time_s = self.wall_before + self.t0.elapsed().as_secs_f64();
         let ck = Checkpoint {
             repose_version: env!("CARGO_PKG_VERSION").to_owned(),
             scene_ron: self.scene_ron.clone(),
             options: self.start.clone(),
-            world: State::capture(&self.world),
+            world: self.world.state.clone(),
             settle: self.settle.clone(),
             drum: self.drum.clone(),
             discharge: self.discharge.clone(),
@@ -131,11 +131,11 @@ impl Session<'_> {
         let bytes = write_checkpoint(&self.out.join(CHECKPOINT_FILE), &ck)?;
         let secs = t.elapsed().as_secs_f64();
         self.summary.add_stage_seconds("checkpoint", secs);
-        self.last_checkpoint = Some(self.world.step_index);
+        self.last_checkpoint = Some(self.world.state.step_index);
         log::debug!(
             "checkpoint at step {} (t = {:.4} s): {bytes} bytes in {:.3} s",
-            self.world.step_index,
-            self.world.time,
+            self.world.state.step_index,
+            self.world.state.time,
             secs
         );
         Ok(())
@@ -168,7 +168,7 @@ impl Session<'_> {
     pub fn start_loop(&mut self) -> LoopState {
         let scene = self.scene;
         let steps = scene.steps();
-        let first = self.world.step_index + 1;
+        let first = self.world.state.step_index + 1;
         let bar = if self.progress {
             let b = ProgressBar::new(steps);
             b.set_style(
@@ -217,8 +217,8 @@ impl Session<'_> {
             failure: None,
             reason: StopReason::Completed,
             diverged: None,
-            before: State::capture(&self.world),
-            framed: self.world.step_index,
+            before: self.world.state.clone(),
+            framed: self.world.state.step_index,
         }
     }
 
@@ -242,11 +242,11 @@ impl Session<'_> {
                 },
                 k - 1,
                 ls.steps,
-                self.world.time
+                self.world.state.time
             );
             return false;
         }
-        ls.before.capture_from(&self.world);
+        ls.before.clone_from(&self.world.state);
         true
     }
 
@@ -263,10 +263,13 @@ impl Session<'_> {
         let out = self.out.clone();
         let world = &mut self.world;
         // One scan of the new state; a failed step has its own error.
-        let bad = step.as_ref().ok().and_then(|_| non_finite(&world.bodies));
+        let bad = step
+            .as_ref()
+            .ok()
+            .and_then(|_| non_finite(&world.state.bodies));
         // A finite state can still be lost: the bounds. The kinetic
         // energy serves them and the settling detector.
-        let ke = world.bodies.kinetic_energy();
+        let ke = world.state.bodies.kinetic_energy();
         let crossed = match (&step, &bad) {
             (Ok(_), None) => self.bounds.check(world, ke, self.stepper.last_problem()),
             _ => None,
@@ -278,12 +281,12 @@ impl Session<'_> {
                     "step {k} (t = {:.4} s) made the state non-finite: {what}; \
                      the outputs hold the state after step {} — a smaller time step \
                      (time_step) or a check of the initial velocities usually helps",
-                    world.time,
+                    world.state.time,
                     k - 1
                 ));
                 // Captured from this world a step ago: it fits.
-                ls.before
-                    .restore(world)
+                world
+                    .restore(&ls.before)
                     .map_err(|e| anyhow::anyhow!("cannot undo step {k}: {e}"))?;
                 return Ok(false);
             }
@@ -291,7 +294,7 @@ impl Session<'_> {
                 let what = crossed.unwrap_or_default();
                 ls.diverged = Some(format!(
                     "step {k} (t = {:.4} s): {what}; the outputs hold the state after that step",
-                    world.time
+                    world.state.time
                 ));
                 return Ok(false);
             }
@@ -309,7 +312,7 @@ impl Session<'_> {
                 let summary = &mut self.summary;
                 summary.contacts.record(rep.contacts);
                 summary.substeps += rep.substeps;
-                summary.particle_steps += rep.substeps * world.bodies.len() as u64;
+                summary.particle_steps += rep.substeps * world.state.bodies.len() as u64;
                 let s = rep.solve;
                 summary
                     .solver
@@ -331,8 +334,8 @@ impl Session<'_> {
                         let eta = wall / (k + 1 - ls.first) as f64 * (steps - k) as f64;
                         log::info!(
                             "step {k}/{steps} (t = {:.3} s): {} bodies, {} contacts, {} it, res {:.1e}; {:.0} s elapsed, ETA {:.0} s",
-                            world.time,
-                            world.bodies.len(),
+                            world.state.time,
+                            world.state.bodies.len(),
                             rep.contacts,
                             s.iterations,
                             s.residual_rel,
@@ -350,13 +353,13 @@ impl Session<'_> {
         if let Some(d) = &mut self.settle {
             // A pile still being poured is not settled, however quiet: the
             // sample is loud (infinite) until every inlet has finished.
-            let pouring = world.inlets.iter().any(|i| !i.finished());
-            let ke = if pouring || world.bodies.is_empty() {
+            let pouring = !world.inlets_finished();
+            let ke = if pouring || world.state.bodies.is_empty() {
                 f64::INFINITY
             } else {
-                ke / world.bodies.len() as f64
+                ke / world.state.bodies.len() as f64
             };
-            ls.stopped = d.update(world.time, ke) && ls.stop_when_settled;
+            ls.stopped = d.update(world.state.time, ke) && ls.stop_when_settled;
         }
         if let Some(every) = scene.analysis.existence_every {
             if k % every == 0 && self.stepper.last_problem().n_contacts() > 0 {
@@ -368,16 +371,20 @@ impl Session<'_> {
         }
         let t_out = Instant::now();
         if let Some(d) = &mut self.discharge {
-            d.sample(&world.bodies, world.time);
+            d.sample(&world.state.bodies, world.state.time);
         }
         if let Some(d) = &mut self.drum {
             if k % frame_every == 0 || k == steps {
-                d.sample(&world.bodies.pos, &world.bodies.radius, world.time);
+                d.sample(
+                    &world.state.bodies.pos,
+                    &world.state.bodies.radius,
+                    world.state.time,
+                );
             }
         }
         if k % frame_every == 0 || k == steps || ls.stopped {
             self.write_frame()?;
-            ls.framed = self.world.step_index;
+            ls.framed = self.world.state.step_index;
         }
         self.outputs
             .record_step(&self.world, &self.stepper.last_wall_loads)?;
@@ -390,8 +397,8 @@ impl Session<'_> {
         if ls.stopped {
             log::info!(
                 "pile settled at t = {:.4} s (detected at t = {:.4} s); stopping after step {k} of {steps} (analysis.stop_when_settled)",
-                self.settle.as_ref().and_then(|d| d.settle_time()).unwrap_or(self.world.time),
-                self.world.time
+                self.settle.as_ref().and_then(|d| d.settle_time()).unwrap_or(self.world.state.time),
+                self.world.state.time
             );
             return Ok(false);
         }
@@ -410,7 +417,9 @@ impl Session<'_> {
         // it stopped in (the state of final.csv), so that ParaView shows
         // what went wrong; an interrupted run does not: its resumption
         // continues the series on the frame interval.
-        if (ls.diverged.is_some() || ls.failure.is_some()) && ls.framed != self.world.step_index {
+        if (ls.diverged.is_some() || ls.failure.is_some())
+            && ls.framed != self.world.state.step_index
+        {
             self.write_frame()
                 .context("cannot write the frame of the state the run stopped in")?;
         }
@@ -446,13 +455,13 @@ impl Session<'_> {
         let world = &self.world;
         let summary = &mut self.summary;
         self.outputs.finish()?;
-        write_final_csv(out.join("final.csv"), &world.bodies)
+        write_final_csv(out.join("final.csv"), &world.state.bodies)
             .with_context(|| format!("cannot write {}", out.join("final.csv").display()))?;
         // Inlets grow the body count during the run: report the final count.
-        summary.bodies = world.bodies.len();
-        if !world.inlets.is_empty() {
-            let emitted: usize = world.inlets.iter().map(|i| i.emitted).sum();
-            let wanted: usize = world.inlets.iter().map(|i| i.settings.count).sum();
+        summary.bodies = world.state.bodies.len();
+        if !world.model.inlets.is_empty() {
+            let emitted: usize = world.state.inlets.iter().map(|p| p.emitted).sum();
+            let wanted: usize = world.model.inlets.iter().map(|s| s.count).sum();
             summary
                 .extra
                 .insert("inlet_emitted".into(), serde_json::Value::from(emitted));
@@ -465,7 +474,7 @@ impl Session<'_> {
             _ => false,
         });
         if drawn {
-            let b = &world.bodies;
+            let b = &world.state.bodies;
             let radii: Vec<f64> = (0..b.len())
                 .filter(|&i| b.shape[i] == crate::bodies::SPHERE)
                 .map(|i| b.radius[i])
@@ -496,8 +505,8 @@ impl Session<'_> {
             summary.stop_message = Some(e.to_string());
         }
         summary.stopped = reason;
-        summary.steps = world.step_index;
-        summary.simulated_time = world.time;
+        summary.steps = world.state.step_index;
+        summary.simulated_time = world.state.time;
         summary.wall_time_s = self.wall_before + self.t0.elapsed().as_secs_f64();
         for (k, v) in self.stepper.timers.seconds() {
             summary.add_stage_seconds(&k, v);
@@ -505,7 +514,7 @@ impl Session<'_> {
         if let Some(c) = self.stepper.backend.gpu_counters() {
             summary.add_gpu(&c);
         }
-        summary.kinetic_energy_final = world.bodies.kinetic_energy();
+        summary.kinetic_energy_final = world.state.bodies.kinetic_energy();
         // A failed or diverged run has no state worth measuring.
         let sound = failure.is_none() && diverged.is_none();
         if let Some(d) = self.discharge.take() {
@@ -545,7 +554,7 @@ impl Session<'_> {
             }
             StopReason::Interrupted => log::warn!(
                 "interrupted at step {} of {}: `repose run --resume {}` continues the run",
-                world.step_index,
+                world.state.step_index,
                 scene.steps(),
                 out.display()
             ),

@@ -9,7 +9,8 @@ use super::schema::{BoundarySpec, MeshSpec, Scene, SphereSource};
 use super::{check, generate};
 use crate::bodies::{Bodies, SphereInit};
 use crate::boundary::{Boundary, Shape};
-use crate::inlet::{Inlet, InletSettings};
+use crate::inlet::InletSettings;
+use crate::model::Model;
 use crate::world::World;
 
 impl Scene {
@@ -36,30 +37,33 @@ impl Scene {
                 None => bodies.push(&p.init),
             };
         }
-        let mut world = World::new(bodies, self.built_boundaries()?, self.materials.clone());
-        world.gravity = self.gravity;
-        world.time_step = self.time_step;
-        world.contact = self.contact.clone();
-        world.formulation = self.formulation.clone();
-        world.solver = self.solver.clone();
-        world.inlets = self.inlets();
-        Ok(world)
+        let model = Model {
+            boundaries: self.built_boundaries()?,
+            materials: self.materials.clone(),
+            gravity: self.gravity,
+            time_step: self.time_step,
+            contact: self.contact.clone(),
+            solver: self.solver.clone(),
+            formulation: self.formulation.clone(),
+            inlets: self.inlets(),
+        };
+        Ok(World::from_model(model, bodies))
     }
 
-    /// The scene's inlets, ready to run (nothing emitted). Assumes a
-    /// validated scene.
-    pub fn inlets(&self) -> Vec<Inlet> {
+    /// The scene's inlets' settings (`radius_max` at least `radius`).
+    /// Assumes a validated scene.
+    pub fn inlets(&self) -> Vec<InletSettings> {
         self.spheres
             .iter()
             .enumerate()
             .filter_map(|(i, src)| match src {
-                SphereSource::Inlet(s) => Some(Inlet::new(InletSettings {
+                SphereSource::Inlet(s) => Some(InletSettings {
                     name: format!("spheres[{i}] (Inlet)"),
                     region: s.region.clone(),
                     rate: s.rate,
                     count: s.count,
                     radius: s.effective_radius(),
-                    radius_max: s.largest_radius(),
+                    radius_max: s.largest_radius().max(s.effective_radius()),
                     sizes: s.sizes.clone(),
                     shape: s.shape.as_ref().map(|shape| {
                         generate::prototype(self, shape, s.material, DVec3::ZERO, s.density)
@@ -73,7 +77,7 @@ impl Scene {
                     velocity_jitter: s.velocity_jitter,
                     seed: s.seed,
                     start_time: s.start_time,
-                })),
+                }),
                 _ => None,
             })
             .collect()

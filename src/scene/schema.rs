@@ -12,8 +12,8 @@ use crate::analysis::AnalysisSettings;
 use crate::boundary::Caps;
 use crate::inlet::InletRegion;
 use crate::material::Material;
+use crate::model::ContactSettings;
 use crate::solver::SolverSettings;
-use crate::world::ContactSettings;
 
 /// The scene format version this build reads.
 pub const SCENE_VERSION: u32 = 1;

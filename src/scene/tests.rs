@@ -179,26 +179,26 @@ fn build_fills_world_bodies_boundaries_and_settings() {
     let s = Scene::from_str(text, "dir/world.ron", &[]).unwrap();
     assert_eq!(s.name, "world");
     let w = s.build().unwrap();
-    assert_eq!(w.bodies.len(), 1);
-    assert_eq!(w.bodies.vel[0], DVec3::new(1.0, 0.0, 0.0));
-    assert_eq!(w.bodies.omega[0], DVec3::new(0.0, 2.0, 0.0));
-    assert_eq!(w.gravity, DVec3::new(0.0, -1.0, -9.0));
-    assert_eq!(w.time_step, 2e-3);
-    assert_eq!(w.solver.max_iterations, 33);
-    assert_eq!(w.solver.omega, 0.7);
-    assert_eq!(w.solver.check_every, 10);
-    assert_eq!(w.contact.envelope, Some(0.002));
-    assert_eq!(w.materials[0].rolling, 0.01);
-    assert_eq!(w.boundaries.len(), 2);
-    assert_eq!(w.boundaries[0].name, "plane0");
+    assert_eq!(w.state.bodies.len(), 1);
+    assert_eq!(w.state.bodies.vel[0], DVec3::new(1.0, 0.0, 0.0));
+    assert_eq!(w.state.bodies.omega[0], DVec3::new(0.0, 2.0, 0.0));
+    assert_eq!(w.model.gravity, DVec3::new(0.0, -1.0, -9.0));
+    assert_eq!(w.model.time_step, 2e-3);
+    assert_eq!(w.model.solver.max_iterations, 33);
+    assert_eq!(w.model.solver.omega, 0.7);
+    assert_eq!(w.model.solver.check_every, 10);
+    assert_eq!(w.model.contact.envelope, Some(0.002));
+    assert_eq!(w.model.materials[0].rolling, 0.01);
+    assert_eq!(w.model.boundaries.len(), 2);
+    assert_eq!(w.model.boundaries[0].name, "plane0");
     assert_eq!(
-        w.boundaries[0].shape,
+        w.model.boundaries[0].shape,
         crate::boundary::Shape::Plane {
             normal: DVec3::new(0.0, 0.0, 1.0)
         }
     );
-    assert_eq!(w.boundaries[1].name, "bin");
-    assert_eq!(w.boundaries[1].velocity, DVec3::new(0.0, 0.5, 0.0));
+    assert_eq!(w.model.boundaries[1].name, "bin");
+    assert_eq!(w.model.boundaries[1].velocity, DVec3::new(0.0, 0.5, 0.0));
 }
 
 #[test]

@@ -127,8 +127,8 @@ pub fn run_all(mk: MakeStepper) -> Vec<Check> {
 fn stepper_for(mk: MakeStepper, w: &mut World, f32_max_iterations: usize) -> Stepper {
     let st = mk();
     if st.backend.is_f32() {
-        w.solver.tolerance = w.solver.tolerance.max(F32_TOLERANCE);
-        w.solver.max_iterations = w.solver.max_iterations.min(f32_max_iterations);
+        w.model.solver.tolerance = w.model.solver.tolerance.max(F32_TOLERANCE);
+        w.model.solver.max_iterations = w.model.solver.max_iterations.min(f32_max_iterations);
     }
     st
 }
@@ -233,10 +233,10 @@ enum Floor {
 /// One sphere on a floor, with a tight solver tolerance.
 fn single(s: SphereInit, floor: Boundary, mat: Material, h: f64) -> World {
     let mut w = World::new(Bodies::from_inits(&[s]), vec![floor], vec![mat]);
-    w.time_step = h;
-    w.gravity = DVec3::new(0.0, 0.0, -G);
-    w.solver.tolerance = 1e-10;
-    w.solver.max_iterations = 500;
+    w.model.time_step = h;
+    w.model.gravity = DVec3::new(0.0, 0.0, -G);
+    w.model.solver.tolerance = 1e-10;
+    w.model.solver.max_iterations = 500;
     w
 }
 
@@ -277,10 +277,10 @@ fn rest_on_floor(
     let mut last_force = DVec3::ZERO;
     for _ in 0..1000 {
         st.step(&mut w).expect("finite");
-        max_sink = max_sink.max(r - w.bodies.pos[0].z);
+        max_sink = max_sink.max(r - w.state.bodies.pos[0].z);
         last_force = wall_force(&st, h);
     }
-    let p = w.bodies.pos[0];
+    let p = w.state.bodies.pos[0];
     let force_tolerance = resting_force_tolerance(&st, &w, weight).max(tight * weight);
     vec![
         Check {
@@ -318,7 +318,7 @@ fn rest_on_floor(
         Check {
             case,
             quantity: "final speed".into(),
-            measured: w.bodies.vel[0].length() + w.bodies.omega[0].length() * r,
+            measured: w.state.bodies.vel[0].length() + w.state.bodies.omega[0].length() * r,
             expected: 0.0,
             tolerance: tight,
             unit: "m/s",
@@ -341,10 +341,10 @@ fn resting_force_tolerance(st: &Stepper, w: &World, weight: f64) -> f64 {
     let mut scales = Vec::new();
     crate::problem::Delassus::jacobi_scales(&crate::problem::BodyDelassus::new(p), &mut scales);
     let b_f = scales.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
-    let gamma = weight * w.time_step;
-    let m = 1.0 / w.bodies.inv_mass[0];
-    let eps = w.solver.tolerance * gamma / b_f;
-    4.0 * m * eps / w.time_step
+    let gamma = weight * w.model.time_step;
+    let m = 1.0 / w.state.bodies.inv_mass[0];
+    let eps = w.model.solver.tolerance * gamma / b_f;
+    4.0 * m * eps / w.model.time_step
 }
 
 /// Slip speed of a sphere on a floor z = 0: |v + ω × (−R ẑ)| (horizontal),
@@ -366,10 +366,10 @@ fn slide_to_roll(mk: MakeStepper) -> Vec<Check> {
     let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
     let t_star = 2.0 * v0 / (7.0 * mu * G);
     let mut t_roll = f64::NAN;
-    while w.time < 2.0 * t_star {
+    while w.state.time < 2.0 * t_star {
         st.step(&mut w).expect("finite");
-        if t_roll.is_nan() && slip(w.bodies.vel[0], w.bodies.omega[0], r) < 1e-3 * v0 {
-            t_roll = w.time;
+        if t_roll.is_nan() && slip(w.state.bodies.vel[0], w.state.bodies.omega[0], r) < 1e-3 * v0 {
+            t_roll = w.state.time;
         }
     }
     vec![
@@ -384,7 +384,7 @@ fn slide_to_roll(mk: MakeStepper) -> Vec<Check> {
         Check {
             case,
             quantity: "rolling speed 5v0/7".into(),
-            measured: w.bodies.vel[0].x,
+            measured: w.state.bodies.vel[0].x,
             expected: 5.0 * v0 / 7.0,
             tolerance: 0.01 * v0,
             unit: "m/s",
@@ -403,7 +403,7 @@ fn launched_ball(law: FrictionLaw, h: f64) -> (World, f64, f64, f64) {
         DVec3::ZERO,
     );
     let mut w = single(s, floor_plane(), material(mu, 0.0, 0.0), h);
-    w.contact.friction_law = law;
+    w.model.contact.friction_law = law;
     (w, r, v0, mu)
 }
 
@@ -425,7 +425,7 @@ fn sliding_lift_off_associated(mk: MakeStepper) -> Vec<Check> {
         let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
         let tight = precision(&st);
         st.step(&mut w).expect("finite");
-        let (v, om) = (w.bodies.vel[0], w.bodies.omega[0]);
+        let (v, om) = (w.state.bodies.vel[0], w.state.bodies.omega[0]);
         let slip_after = slip(v, om, r);
         let k = 3.5 * mu;
         let u_plus = (v0 - k * G * h) / (1.0 + k * mu);
@@ -433,15 +433,15 @@ fn sliding_lift_off_associated(mk: MakeStepper) -> Vec<Check> {
         // Fly until the step that lands it: the first in which the floor's
         // impulse slows the fall (gravity alone takes g h off v_z each
         // step). The apex is the highest centre on the way.
-        let t0 = w.time;
-        let (mut apex, mut t_land) = (w.bodies.pos[0].z - r, f64::NAN);
+        let t0 = w.state.time;
+        let (mut apex, mut t_land) = (w.state.bodies.pos[0].z - r, f64::NAN);
         let mut vz_before = v.z;
-        while t_land.is_nan() && w.time < t0 + 4.0 * launch / G {
+        while t_land.is_nan() && w.state.time < t0 + 4.0 * launch / G {
             st.step(&mut w).expect("finite");
-            apex = apex.max(w.bodies.pos[0].z - r);
-            let vz = w.bodies.vel[0].z;
+            apex = apex.max(w.state.bodies.pos[0].z - r);
+            let vz = w.state.bodies.vel[0].z;
             if vz_before < 0.0 && vz > vz_before - 0.5 * G * h {
-                t_land = w.time;
+                t_land = w.state.time;
             }
             vz_before = vz;
         }
@@ -452,10 +452,10 @@ fn sliding_lift_off_associated(mk: MakeStepper) -> Vec<Check> {
         for _ in 0..20 {
             st.step(&mut w).expect("finite");
         }
-        let arm = r + 0.5 * (w.bodies.pos[0].z - r);
+        let arm = r + 0.5 * (w.state.bodies.pos[0].z - r);
         st.step(&mut w).expect("finite");
-        let ride_expected = h * mu * slip(w.bodies.vel[0], w.bodies.omega[0], arm);
-        let ride = w.bodies.pos[0].z - r;
+        let ride_expected = h * mu * slip(w.state.bodies.vel[0], w.state.bodies.omega[0], arm);
+        let ride = w.state.bodies.pos[0].z - r;
         out.extend([
             Check {
                 case,
@@ -514,11 +514,11 @@ fn sliding_stays_down_de_saxce(mk: MakeStepper) -> Vec<Check> {
     let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
     let tight = precision(&st);
     st.step(&mut w).expect("finite");
-    let launch = w.bodies.vel[0].z;
+    let launch = w.state.bodies.vel[0].z;
     let mut highest: f64 = 0.0;
     for _ in 0..50 {
         st.step(&mut w).expect("finite");
-        highest = highest.max(w.bodies.pos[0].z - r);
+        highest = highest.max(w.state.bodies.pos[0].z - r);
     }
     vec![
         Check {
@@ -561,14 +561,14 @@ fn rolling_floats_associated(mk: MakeStepper) -> Vec<Check> {
     let mut w = single(s, floor_plane(), material(0.8, rho, 0.0), h);
     let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
     let tight = precision(&st);
-    while w.time < 0.2 - 0.5 * h {
+    while w.state.time < 0.2 - 0.5 * h {
         st.step(&mut w).expect("finite");
     }
-    let spin = w.bodies.omega[0].length();
+    let spin = w.state.bodies.omega[0].length();
     vec![Check {
         case,
         quantity: format!("gap under a sphere rolling at {spin:.3} rad/s, h ρ |ω| (ρ |ω| < g h)"),
-        measured: w.bodies.pos[0].z - r,
+        measured: w.state.bodies.pos[0].z - r,
         expected: h * rho * spin,
         tolerance: 0.01 * h * rho * spin + tight * r,
         unit: "m",
@@ -598,10 +598,10 @@ fn rolling_resistance(mk: MakeStepper) -> Vec<Check> {
     let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
     let tight = precision(&st);
     let mut v_half = f64::NAN;
-    while w.time < 1.5 * t_stop {
+    while w.state.time < 1.5 * t_stop {
         st.step(&mut w).expect("finite");
-        if v_half.is_nan() && w.time >= 0.5 * t_stop {
-            v_half = w.bodies.vel[0].x;
+        if v_half.is_nan() && w.state.time >= 0.5 * t_stop {
+            v_half = w.state.bodies.vel[0].x;
         }
     }
     vec![
@@ -616,7 +616,7 @@ fn rolling_resistance(mk: MakeStepper) -> Vec<Check> {
         Check {
             case,
             quantity: "stopping distance 7 R v0²/(10 ρ g)".into(),
-            measured: w.bodies.pos[0].x,
+            measured: w.state.bodies.pos[0].x,
             expected: d_stop,
             tolerance: 0.01 * d_stop,
             unit: "m",
@@ -624,7 +624,7 @@ fn rolling_resistance(mk: MakeStepper) -> Vec<Check> {
         Check {
             case,
             quantity: "final speed".into(),
-            measured: w.bodies.vel[0].length(),
+            measured: w.state.bodies.vel[0].length(),
             expected: 0.0,
             tolerance: tight,
             unit: "m/s",
@@ -637,13 +637,13 @@ fn rolling_without_resistance(mk: MakeStepper) -> Vec<Check> {
     let (mut w, _r, v0) = rolling_ball(0.0);
     let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
     let tight = precision(&st);
-    while w.time < 1.0 {
+    while w.state.time < 1.0 {
         st.step(&mut w).expect("finite");
     }
     vec![Check {
         case,
         quantity: "speed after 1 s with ρ = 0".into(),
-        measured: w.bodies.vel[0].x,
+        measured: w.state.bodies.vel[0].x,
         expected: v0,
         tolerance: tight * v0,
         unit: "m/s",
@@ -657,10 +657,10 @@ fn incline(mk: MakeStepper, case: &'static str, ratio: f64) -> Vec<Check> {
     let alpha = (ratio * rho / r).atan();
     let s = ball(DVec3::new(0.0, 0.0, r), r, DVec3::ZERO, DVec3::ZERO);
     let mut w = single(s, floor_plane(), material(1.0, rho, 0.0), h);
-    w.gravity = DVec3::new(G * alpha.sin(), 0.0, -G * alpha.cos());
+    w.model.gravity = DVec3::new(G * alpha.sin(), 0.0, -G * alpha.cos());
     let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
     let t_end = 1.0;
-    while w.time < t_end - 0.5 * h {
+    while w.state.time < t_end - 0.5 * h {
         st.step(&mut w).expect("finite");
     }
     let a = if ratio <= 1.0 {
@@ -676,9 +676,9 @@ fn incline(mk: MakeStepper, case: &'static str, ratio: f64) -> Vec<Check> {
     vec![Check {
         case,
         quantity,
-        measured: w.bodies.vel[0].x,
-        expected: a * w.time,
-        tolerance: 1e-3 * (a * w.time).max(1.0),
+        measured: w.state.bodies.vel[0].x,
+        expected: a * w.state.time,
+        tolerance: 1e-3 * (a * w.state.time).max(1.0),
         unit: "m/s",
     }]
 }
@@ -697,10 +697,10 @@ fn spinning_friction(mk: MakeStepper) -> Vec<Check> {
     let t_stop = 0.4 * r * r * w0 / (sigma * G);
     let mut st = stepper_for(mk, &mut w, F32_MAX_ITERATIONS);
     let mut t_measured = f64::NAN;
-    while w.time < 1.5 * t_stop {
+    while w.state.time < 1.5 * t_stop {
         st.step(&mut w).expect("finite");
-        if t_measured.is_nan() && w.bodies.omega[0].z <= 1e-9 {
-            t_measured = w.time;
+        if t_measured.is_nan() && w.state.bodies.omega[0].z <= 1e-9 {
+            t_measured = w.state.time;
         }
     }
     vec![Check {
@@ -744,13 +744,13 @@ fn column_reaction(mk: MakeStepper) -> Vec<Check> {
         }],
         vec![material(0.5, 0.001, 0.001)],
     );
-    w.time_step = h;
-    w.solver.tolerance = 1e-9;
-    w.solver.max_iterations = 2000;
+    w.model.time_step = h;
+    w.model.solver.tolerance = 1e-9;
+    w.model.solver.max_iterations = 2000;
     // A stack needs many Jacobi iterations (information travels one contact
     // per iteration); it settles from its 1 mm gaps well within 0.5 s.
     let mut st = stepper_for(mk, &mut w, 1000);
-    while w.time < 0.5 {
+    while w.state.time < 0.5 {
         st.step(&mut w).expect("finite");
     }
     let f = wall_force(&st, h);

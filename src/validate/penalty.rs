@@ -92,11 +92,11 @@ struct Impact {
 fn impact(text: &str, dt: f64, closing: f64) -> Impact {
     let mut w = world(text);
     let mut st = Stepper::new();
-    let m = 1.0 / w.bodies.inv_mass[0];
+    let m = 1.0 / w.state.bodies.inv_mass[0];
     let (mut touching, mut peak, mut after) = (0usize, 0.0f64, f64::NAN);
     let mut started = false;
     for k in 0..200_000 {
-        let v0 = w.bodies.vel[0];
+        let v0 = w.state.bodies.vel[0];
         let r = st
             .step(&mut w)
             .unwrap_or_else(|e| panic!("impact step {k}: {e:#}"));
@@ -104,12 +104,12 @@ fn impact(text: &str, dt: f64, closing: f64) -> Impact {
         if r.contacts > 0 {
             started = true;
             touching += 1;
-            peak = peak.max(m * (w.bodies.vel[0] - v0).length() / dt);
+            peak = peak.max(m * (w.state.bodies.vel[0] - v0).length() / dt);
         } else if started {
-            let rel = if w.bodies.len() > 1 {
-                (w.bodies.vel[1] - w.bodies.vel[0]).z
+            let rel = if w.state.bodies.len() > 1 {
+                (w.state.bodies.vel[1] - w.state.bodies.vel[0]).z
             } else {
-                -w.bodies.vel[0].z
+                -w.state.bodies.vel[0].z
             };
             after = rel.abs();
             break;
@@ -278,15 +278,15 @@ fn brick_on_incline() -> Vec<Check> {
         );
         let mut w = world(&text);
         let mut st = Stepper::new();
-        let x0 = w.bodies.pos[0];
+        let x0 = w.state.bodies.pos[0];
         let mut samples = Vec::new();
         for k in 0..1000 {
             steps_of(&mut w, &mut st, 1);
             if k >= 200 {
-                samples.push((w.time, w.bodies.vel[0].dot(down)));
+                samples.push((w.state.time, w.state.bodies.vel[0].dot(down)));
             }
         }
-        let travel = (w.bodies.pos[0] - x0).dot(down);
+        let travel = (w.state.bodies.pos[0] - x0).dot(down);
         let c = "brick_on_incline";
         if sliding {
             let expected = 9.8 * (alpha.sin() - 0.2 * alpha.cos());
@@ -310,7 +310,7 @@ fn brick_on_incline() -> Vec<Check> {
             out.push(check(
                 c,
                 format!("α = {alpha} rad < atan μ_s: speed at 1 s"),
-                w.bodies.vel[0].length(),
+                w.state.bodies.vel[0].length(),
                 0.0,
                 1e-4,
                 "m/s",
@@ -361,12 +361,12 @@ fn spinning_sphere() -> Vec<Check> {
     let mut stop = f64::NAN;
     for _ in 0..8000 {
         steps_of(&mut w, &mut st, 1);
-        let wz = w.bodies.omega[0].z;
-        if (1.0..=5.0).contains(&w.time) {
-            samples.push((w.time, wz));
+        let wz = w.state.bodies.omega[0].z;
+        if (1.0..=5.0).contains(&w.state.time) {
+            samples.push((w.state.time, wz));
         }
         if stop.is_nan() && wz <= 1e-3 {
-            stop = w.time;
+            stop = w.state.time;
         }
     }
     let torque = 0.2 * 49.0 * 0.006 * 0.2;
@@ -389,7 +389,14 @@ fn spinning_sphere() -> Vec<Check> {
             0.02 / expected,
             "s",
         ),
-        check(c, "spin at 8 s", w.bodies.omega[0].z, 0.0, 1e-3, "rad/s"),
+        check(
+            c,
+            "spin at 8 s",
+            w.state.bodies.omega[0].z,
+            0.0,
+            1e-3,
+            "rad/s",
+        ),
     ]
 }
 
@@ -405,9 +412,9 @@ fn rolling_sphere() -> Vec<Check> {
     let mut max_slip: f64 = 0.0;
     for _ in 0..500 {
         steps_of(&mut w, &mut st, 1);
-        let (v, om) = (w.bodies.vel[0].x, w.bodies.omega[0].y);
-        if (0.05..=0.5).contains(&w.time) {
-            samples.push((w.time, v));
+        let (v, om) = (w.state.bodies.vel[0].x, w.state.bodies.omega[0].y);
+        if (0.05..=0.5).contains(&w.state.time) {
+            samples.push((w.state.time, v));
             max_slip = max_slip.max((v - om * 0.2).abs());
         }
     }
@@ -448,8 +455,8 @@ fn steel_spin_torque(body: &str, inertia: f64, steps: usize, window: (f64, f64))
     let mut samples = Vec::new();
     for _ in 0..steps {
         steps_of(&mut w, &mut st, 1);
-        if (window.0..=window.1).contains(&w.time) {
-            samples.push((w.time, w.bodies.omega[0].z));
+        if (window.0..=window.1).contains(&w.state.time) {
+            samples.push((w.state.time, w.state.bodies.omega[0].z));
         }
     }
     -inertia * slope(&samples)
@@ -574,9 +581,9 @@ pub fn motion_on_incline(alpha: f64, eta: f64) -> Motion {
     let mut w = scene.build_quietly().expect("the incline scene builds");
     let mut st = Stepper::new();
     steps_of(&mut w, &mut st, 1000);
-    let v = w.bodies.vel[0].dot(down);
+    let v = w.state.bodies.vel[0].dot(down);
     // Rolling down the slope turns the sphere about n × down.
-    let spin = w.bodies.omega[0].dot(n.cross(down)) * 0.2;
+    let spin = w.state.bodies.omega[0].dot(n.cross(down)) * 0.2;
     let tol = 1e-3;
     if v.abs() < tol && spin.abs() < tol {
         Motion::Stationary
@@ -644,7 +651,11 @@ pub fn disk(rolling: &str, seconds: f64) -> Vec<(f64, f64, DVec3)> {
     (0..n)
         .map(|_| {
             steps_of(&mut w, &mut st, 1);
-            (w.time, w.bodies.vel[0].length(), w.bodies.omega[0])
+            (
+                w.state.time,
+                w.state.bodies.vel[0].length(),
+                w.state.bodies.omega[0],
+            )
         })
         .collect()
 }
@@ -730,8 +741,8 @@ pub fn stack_collapses(penalty: bool, eta: f64, m_top: f64) -> bool {
     let mut w = scene.build_quietly().expect("the stack scene builds");
     let mut st = Stepper::new();
     steps_of(&mut w, &mut st, 3000);
-    let drop = STACK_TOP_Z - w.bodies.pos[2].z;
-    drop > 0.5 * STACK_R || w.bodies.vel[2].length() > 1e-3
+    let drop = STACK_TOP_Z - w.state.bodies.pos[2].z;
+    drop > 0.5 * STACK_R || w.state.bodies.vel[2].length() > 1e-3
 }
 
 /// The smallest top mass (kg) at which the stack collapses, by bisection
@@ -848,7 +859,7 @@ fn ellipsoid_falls_flat() -> Vec<Check> {
     ));
     let mut st = Stepper::new();
     steps_of(&mut w, &mut st, 4000);
-    let axis = w.bodies.rot[0] * DVec3::Z;
+    let axis = w.state.bodies.rot[0] * DVec3::Z;
     let c = "ellipsoid_falls_flat";
     vec![
         check(
@@ -862,7 +873,7 @@ fn ellipsoid_falls_flat() -> Vec<Check> {
         check(
             c,
             "centre height at 4 s (a less the overlap under its weight)",
-            w.bodies.pos[0].z,
+            w.state.bodies.pos[0].z,
             0.2 - 5.0 * 9.8 / 1e7,
             1e-3,
             "m",
@@ -870,7 +881,7 @@ fn ellipsoid_falls_flat() -> Vec<Check> {
         check(
             c,
             "speed at 4 s",
-            w.bodies.vel[0].length() + 0.2 * w.bodies.omega[0].length(),
+            w.state.bodies.vel[0].length() + 0.2 * w.state.bodies.omega[0].length(),
             0.0,
             1e-3,
             "m/s",

@@ -104,7 +104,7 @@ fn pile_in_box(inits: &[SphereInit], lo: f64, half: f64, rho: f64, sigma: f64) -
 /// The contact problem of the first step of `world` (stepped once with one
 /// f64 iteration, so the problem is a real one: collision, frames, CSR).
 pub fn first_problem(mut world: World) -> ContactProblem {
-    world.solver.max_iterations = 1;
+    world.model.solver.max_iterations = 1;
     let mut st = Stepper::new();
     st.step(&mut world).unwrap();
     st.last_problem().clone()

@@ -43,7 +43,8 @@ pub fn load_shipped(path: &Path) -> Result<Scene, String> {
             "repose-test-{}-{name}-{i}-final.csv",
             std::process::id()
         ));
-        write_final_csv(&tmp, &world.bodies).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        write_final_csv(&tmp, &world.state.bodies)
+            .map_err(|e| format!("{}: {e}", tmp.display()))?;
         sets.push((
             format!("spheres.{i}.file"),
             format!("{:?}", tmp.display().to_string()),

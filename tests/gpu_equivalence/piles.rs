@@ -73,7 +73,7 @@ pub(crate) fn shapes_problem() -> &'static ContactProblem {
             boundaries: [Plane(point: (0, 0, 0), normal: (0, 0, 1))])";
         let scene = repose::scene::Scene::from_str(text, "shapes pile", &[]).expect("scene");
         let mut world = scene.build().expect("build");
-        let b = &mut world.bodies;
+        let b = &mut world.state.bodies;
         let mut rng = repose::scene::rng::Rng::new(7);
         for k in 0..b.len() {
             let p = b.pos[k];

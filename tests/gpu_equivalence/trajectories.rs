@@ -13,7 +13,7 @@ fn column_world() -> World {
 /// `w` solved by projected Jacobi to the relative residual 10⁻⁶ (at most
 /// `cap` iterations a step), the setting [`TRAJECTORY_REL`] is derived for.
 fn with_jacobi(mut w: World, cap: usize) -> World {
-    w.solver = SolverSettings {
+    w.model.solver = SolverSettings {
         method: SolverMethod::Jacobi,
         tolerance: 1e-6,
         max_iterations: cap,
@@ -29,17 +29,24 @@ fn run_steps(world: &World, stepper: &mut Stepper, steps: usize) -> (World, f64)
     let mut path = 0.0;
     for _ in 0..steps {
         stepper.step(&mut w).expect("finite step");
-        path += w.time_step * w.bodies.vel.iter().map(|v| v.length()).fold(0.0, f64::max);
+        path += w.model.time_step
+            * w.state
+                .bodies
+                .vel
+                .iter()
+                .map(|v| v.length())
+                .fold(0.0, f64::max);
     }
     (w, path)
 }
 
 /// The largest distance between the two worlds' sphere centres, and where.
 fn max_position_difference(a: &World, b: &World) -> (f64, usize) {
-    a.bodies
+    a.state
+        .bodies
         .pos
         .iter()
-        .zip(&b.bodies.pos)
+        .zip(&b.state.bodies.pos)
         .map(|(x, y)| x.distance(*y))
         .enumerate()
         .fold((0.0, 0), |m, (i, d)| if d > m.0 { (d, i) } else { m })
@@ -95,8 +102,8 @@ fn assert_trajectories_agree(solver: Solver32) {
             assert!(
                 d <= TRAJECTORY_REL * path,
                 "{scene}, {steps} steps: body {i} ends {d:.3e} m from where {other} puts it (tolerance {TRAJECTORY_REL:e} × path {path:.3e} m)\n  {name}: {:?}\n  {other}: {:?}",
-                w.bodies.pos[i],
-                wo.bodies.pos[i]
+                w.state.bodies.pos[i],
+                wo.state.bodies.pos[i]
             );
         }
     }

@@ -37,41 +37,49 @@ pub use step::RigidStep;
 
 use glam::DVec3;
 
+use crate::boundary::Boundary;
 use crate::collision;
 use crate::formulation::stage::{NonFiniteError, Stage, StageTimers, StepError, StepReport};
 use crate::integrate;
+use crate::model::Model;
 use crate::problem::{ContactProblem, Vec6};
 use crate::solver::packed::{pack, PackedProblem};
 use crate::solver::{SolveStats, SolverMethod};
-use crate::world::{WarmImpulse, World};
+use crate::state::{State, WarmImpulse};
 
 /// The first stages of a rigid formulation's step: free velocities,
-/// contacts, and the contact problem.
-pub fn pose(world: &World, timers: &mut StageTimers) -> Result<ContactProblem, StepError> {
-    let h = world.time_step;
+/// contacts (with the boundaries `walls`, posed where `state` has them),
+/// and the contact problem.
+pub fn pose(
+    model: &Model,
+    state: &State,
+    walls: &[Boundary],
+    timers: &mut StageTimers,
+) -> Result<ContactProblem, StepError> {
+    let h = model.time_step;
     let (v_free, w_free) = timers.time(Stage::Forces, || {
-        integrate::free_velocities(&world.bodies, world.gravity, h)
+        integrate::free_velocities(&state.bodies, model.gravity, h)
     });
-    let envelope = world.envelope();
+    let envelope = model.envelope(&state.bodies);
     let contacts = timers
         .time(Stage::Collide, || {
-            collision::detect(&world.bodies, &world.boundaries, envelope, world.time)
+            collision::detect(&state.bodies, walls, envelope, state.time)
         })
         .map_err(|error| StepError::Crowded {
-            step: world.step_index + 1,
+            step: state.step_index + 1,
             error,
         })?;
     Ok(timers.time(Stage::Assemble, || {
         let mut p = ContactProblem::assemble(
-            &world.bodies,
+            &state.bodies,
             &contacts,
-            &world.materials,
+            &model.materials,
             v_free,
             w_free,
             h,
-            world.contact.max_recovery_speed,
+            model.contact.max_recovery_speed,
         );
-        p.law = world.contact.friction_law;
+        p.law = model.contact.friction_law;
         p
     }))
 }
@@ -80,7 +88,8 @@ pub fn pose(world: &World, timers: &mut StageTimers) -> Result<ContactProblem, S
 /// step's impulse of the same pair and point turned into the new frame
 /// (zero for new contacts, or when the scene turns warm starts off).
 pub fn warm_start(
-    world: &World,
+    model: &Model,
+    state: &State,
     problem: &ContactProblem,
     gamma: &mut Vec<Vec6>,
     timers: &mut StageTimers,
@@ -88,10 +97,10 @@ pub fn warm_start(
     timers.time(Stage::WarmStart, || {
         gamma.clear();
         gamma.extend((0..problem.n_contacts()).map(|i| {
-            if !world.solver.warm_start {
+            if !model.solver.warm_start {
                 return [0.0; 6];
             }
-            match world.warm.get(&problem.key[i]) {
+            match state.warm.get(&problem.key[i]) {
                 None => [0.0; 6],
                 Some(wi) => {
                     let [n, u, w] = problem.frame[i];
@@ -113,8 +122,13 @@ pub fn warm_start(
 /// before packing: other methods, a fallback, or a spinning boundary's
 /// torque bias (which the packed records do not carry; dropping it would
 /// silently remove the wall's spin from rolling and spinning friction).
-pub fn check_f32(world: &World, problem: &ContactProblem, backend: &str) -> Result<(), StepError> {
-    let settings = &world.solver;
+pub fn check_f32(
+    model: &Model,
+    state: &State,
+    problem: &ContactProblem,
+    backend: &str,
+) -> Result<(), StepError> {
+    let settings = &model.solver;
     if !matches!(settings.method, SolverMethod::Jacobi | SolverMethod::Apgd) {
         return Err(StepError::Unsupported {
             backend: backend.to_string(),
@@ -129,7 +143,7 @@ pub fn check_f32(world: &World, problem: &ContactProblem, backend: &str) -> Resu
     }
     if problem.has_torque_bias() {
         return Err(StepError::RotatingBoundary {
-            step: world.step_index,
+            step: state.step_index,
             backend: backend.to_string(),
         });
     }
@@ -176,19 +190,20 @@ pub struct FinishBuffers {
 /// backend solved for it. On a [`NonFiniteError`] the bodies keep the last
 /// good state.
 pub fn finish(
-    world: &mut World,
+    model: &Model,
+    state: &mut State,
     problem: &ContactProblem,
     gamma: &[Vec6],
     stats: SolveStats,
     buffers: &mut FinishBuffers,
     timers: &mut StageTimers,
 ) -> Result<StepReport, StepError> {
-    let h = world.time_step;
+    let h = model.time_step;
     timers.time(Stage::StoreWarm, || {
-        world.warm.clear();
+        state.warm.clear();
         for (i, g) in gamma.iter().enumerate() {
             let [n, u, w] = problem.frame[i];
-            world.warm.insert(
+            state.warm.insert(
                 problem.key[i],
                 WarmImpulse {
                     force: n * g[0] + u * g[1] + w * g[2],
@@ -197,11 +212,11 @@ pub fn finish(
             );
         }
     });
-    let step = world.step_index;
-    let time = world.time;
+    let step = state.step_index;
+    let time = state.time;
     let FinishBuffers { new_vel, new_omega } = buffers;
     timers.time(Stage::Integrate, || -> Result<(), NonFiniteError> {
-        let b = &mut world.bodies;
+        let b = &mut state.bodies;
         // Compute and check the new velocities aside, so that a failing
         // step leaves the bodies at the last good state.
         // velocities_into writes every entry.
@@ -242,11 +257,17 @@ pub fn finish(
         std::mem::swap(&mut b.vel, new_vel);
         std::mem::swap(&mut b.omega, new_omega);
         integrate::positions(b, h);
-        integrate::boundaries(&mut world.boundaries, time, h);
+        integrate::boundaries(
+            &model.boundaries,
+            &mut state.boundary_origins,
+            &mut state.boundary_rotations,
+            time,
+            h,
+        );
         Ok(())
     })?;
-    world.time += h;
-    world.step_index += 1;
+    state.time += h;
+    state.step_index += 1;
     Ok(StepReport {
         contacts: problem.n_contacts(),
         solve: stats,

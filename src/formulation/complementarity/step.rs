@@ -17,16 +17,18 @@
 
 use super::backend::Backend;
 use super::{check_f32, finish, pack_f32, pose, unpack_f32, warm_start, FinishBuffers};
+use crate::boundary::Boundary;
 use crate::contact_forces::ContactForces;
 use crate::formulation::stage::{Stage, StageTimers, StepError, StepReport};
 use crate::gpu::jacobi::BatchEntry;
 use crate::gpu::GpuError;
+use crate::model::Model;
 use crate::problem::{BodyDelassus, ContactProblem, Vec6};
 use crate::solver::jacobi_f32::{self, JacobiF32Workspace};
 use crate::solver::packed::PackedProblem;
 use crate::solver::{self, SolveStats, Workspace};
+use crate::state::State;
 use crate::wall_loads::{wall_loads, WallLoad};
-use crate::world::World;
 
 /// A prepared step waiting for its solve: the contact problem and, for the
 /// f32 solvers, its packed records.
@@ -94,25 +96,28 @@ impl RigidStep {
     }
 
     /// The loads of the last step's contacts ([`ContactForces`]) for
-    /// `world` as that step left it; `None` after a step that failed.
-    pub fn contact_forces(&self, world: &World) -> Option<ContactForces> {
+    /// `state` as that step left it; `None` after a step that failed.
+    pub fn contact_forces(&self, model: &Model, state: &State) -> Option<ContactForces> {
         let p = &self.last_problem;
         (self.records_valid && self.gamma.len() == p.n_contacts())
-            .then(|| ContactForces::from_impulses(p, &self.gamma, &world.bodies, world.time_step))
+            .then(|| ContactForces::from_impulses(p, &self.gamma, &state.bodies, model.time_step))
     }
 
-    /// One step of `world` alone on `backend`: prepare, solve, finish.
-    /// `loads` gets each boundary's load over the step.
+    /// One step of `state` alone on `backend`: prepare, solve, finish.
+    /// `walls` are the boundaries posed where `state` has them; `loads`
+    /// gets each boundary's load over the step.
     pub fn step(
         &mut self,
-        world: &mut World,
+        model: &Model,
+        state: &mut State,
+        walls: &[Boundary],
         backend: &mut Backend,
         loads: &mut Vec<WallLoad>,
         timers: &mut StageTimers,
     ) -> Result<StepReport, StepError> {
-        self.prepare(world, backend, timers)?;
-        let solved = self.solve(world, backend, timers);
-        self.finish(world, solved, loads, timers)
+        self.prepare(model, state, walls, backend, timers)?;
+        let solved = self.solve(model, state, backend, timers);
+        self.finish(model, state, walls, solved, loads, timers)
     }
 
     /// The stages before the solve: pose the problem, warm-start it, and
@@ -121,17 +126,19 @@ impl RigidStep {
     /// solve.
     pub fn prepare(
         &mut self,
-        world: &World,
+        model: &Model,
+        state: &State,
+        walls: &[Boundary],
         backend: &Backend,
         timers: &mut StageTimers,
     ) -> Result<(), StepError> {
         self.posed = None;
-        let problem = pose(world, timers)?;
-        warm_start(world, &problem, &mut self.gamma, timers);
+        let problem = pose(model, state, walls, timers)?;
+        warm_start(model, state, &problem, &mut self.gamma, timers);
         let packed = if backend.is_f32() {
             let (gamma, gamma32) = (&self.gamma, &mut self.gamma32);
             Some(timers.time(Stage::Solve, || {
-                check_f32(world, &problem, &backend.describe())?;
+                check_f32(model, state, &problem, &backend.describe())?;
                 Ok::<_, StepError>(pack_f32(&problem, gamma, gamma32))
             })?)
         } else {
@@ -141,17 +148,18 @@ impl RigidStep {
         Ok(())
     }
 
-    /// The `solve` stage of the prepared step of `world` alone on
+    /// The `solve` stage of the prepared step of `state` alone on
     /// `backend` (a world of a batch is solved by its batch instead).
     pub fn solve(
         &mut self,
-        world: &World,
+        model: &Model,
+        state: &State,
         backend: &mut Backend,
         timers: &mut StageTimers,
     ) -> Result<SolveStats, StepError> {
-        let step = world.step_index;
+        let step = state.step_index;
         let posed = self.posed.as_mut().ok_or_else(|| not_prepared(step))?;
-        let settings = &world.solver;
+        let settings = &model.solver;
         let (gamma, gamma32) = (&mut self.gamma, &mut self.gamma32);
         let (ws, ws32) = (&mut self.ws, &mut self.ws32);
         timers.time(Stage::Solve, || match (backend, &mut posed.packed) {
@@ -179,12 +187,12 @@ impl RigidStep {
     }
 
     /// This world's part of its batch's solve, after [`Self::prepare`].
-    pub fn batch_entry<'a>(&'a mut self, world: &'a World) -> Option<BatchEntry<'a>> {
+    pub fn batch_entry<'a>(&'a mut self, model: &'a Model) -> Option<BatchEntry<'a>> {
         let packed = self.posed.as_mut()?.packed.as_mut()?;
         Some(BatchEntry {
             problem: packed,
             gamma: &mut self.gamma32,
-            settings: &world.solver,
+            settings: &model.solver,
         })
     }
 
@@ -193,7 +201,9 @@ impl RigidStep {
     /// then as [`Self::finish_with`].
     pub fn finish(
         &mut self,
-        world: &mut World,
+        model: &Model,
+        state: &mut State,
+        walls: &[Boundary],
         solved: Result<SolveStats, StepError>,
         loads: &mut Vec<WallLoad>,
         timers: &mut StageTimers,
@@ -201,21 +211,24 @@ impl RigidStep {
         let Posed { problem, packed } = self
             .posed
             .take()
-            .ok_or_else(|| not_prepared(world.step_index))?;
+            .ok_or_else(|| not_prepared(state.step_index))?;
         let stats = solved?;
         if packed.is_some() {
             let (gamma, gamma32) = (&mut self.gamma, &self.gamma32);
             timers.time(Stage::Solve, || unpack_f32(gamma32, gamma));
         }
-        self.end(world, problem, stats, loads, timers)
+        self.end(model, state, walls, problem, stats, loads, timers)
     }
 
     /// The end of a step whose impulses another stage found (the pyramid
     /// LCP's `lcp`): `impulses` in `problem`'s contact frames, then as
     /// [`Self::finish`].
+    #[allow(clippy::too_many_arguments)]
     pub fn finish_with(
         &mut self,
-        world: &mut World,
+        model: &Model,
+        state: &mut State,
+        walls: &[Boundary],
         problem: ContactProblem,
         impulses: impl Iterator<Item = Vec6>,
         stats: SolveStats,
@@ -225,14 +238,17 @@ impl RigidStep {
         self.posed = None;
         self.gamma.clear();
         self.gamma.extend(impulses);
-        self.end(world, problem, stats, loads, timers)
+        self.end(model, state, walls, problem, stats, loads, timers)
     }
 
     /// `wall_loads`, then store the impulses and integrate
     /// ([`super::finish`]); the problem is kept as the last one.
+    #[allow(clippy::too_many_arguments)]
     fn end(
         &mut self,
-        world: &mut World,
+        model: &Model,
+        state: &mut State,
+        walls: &[Boundary],
         problem: ContactProblem,
         stats: SolveStats,
         loads: &mut Vec<WallLoad>,
@@ -243,14 +259,15 @@ impl RigidStep {
             wall_loads(
                 &problem,
                 gamma,
-                &world.bodies,
-                &world.boundaries,
-                world.time_step,
-                world.time,
+                &state.bodies,
+                walls,
+                model.time_step,
+                state.time,
             )
         });
         let report = finish(
-            world,
+            model,
+            state,
             &problem,
             &self.gamma,
             stats,

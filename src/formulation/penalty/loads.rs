@@ -241,18 +241,19 @@ impl PairConstants {
 }
 
 impl<'a> Context<'a> {
-    /// The context of a sub-step of length `dt` over `world`'s bodies and
-    /// materials, with the pair table `pairs`.
+    /// The context of a sub-step of length `dt` over `bodies` and the
+    /// model's materials, with the pair table `pairs`.
     #[inline]
     pub fn of(
-        world: &'a crate::world::World,
+        model: &'a crate::model::Model,
+        bodies: &'a crate::bodies::Bodies,
         pairs: &'a [super::PairCoefficients],
         settings: &'a PenaltySettings,
         dt: f64,
     ) -> Self {
         Context {
-            bodies: &world.bodies,
-            materials: &world.materials,
+            bodies,
+            materials: &model.materials,
             pairs,
             settings,
             dt,

@@ -52,8 +52,8 @@
 //! The contacts are again a full pass's, for spheres on the inner side of
 //! the surfaces; a sphere that tunnels through a one-sided surface (up
 //! through a plate, into a drum past its cap's rim) is met at the next
-//! rebuild instead of the sub-step its centre crosses. The world's
-//! histories ([`World::contact_history`](crate::world::World), sorted by
+//! rebuild instead of the sub-step its centre crosses. The state's
+//! histories ([`State::contact_history`](crate::state::State), sorted by
 //! key) are written from the list's at the end of every scene step and read
 //! back when the list does not hold the world's last step (a new stepper, a
 //! restored checkpoint).

@@ -45,26 +45,31 @@ use super::workspace::PenaltyWorkspace;
 use super::{neighbours, ContactHistory, PenaltySettings, RollingModel, SpinModel};
 use crate::collision::{self, ContactGeom, NO_BODY};
 use crate::contact_forces::ContactForces;
-use crate::world::World;
+use crate::model::Model;
+use crate::state::State;
 
-/// The contact records of `world` under `settings` (module docs); the
-/// detection's error where a grid cell holds more spheres than it can.
+/// The contact records of `state` under `model` and `settings` (module
+/// docs); the detection's error where a grid cell holds more spheres than
+/// it can.
 pub fn contact_forces(
-    world: &World,
+    model: &Model,
+    state: &State,
     settings: &PenaltySettings,
 ) -> Result<ContactForces, collision::Crowded> {
     let mut ws = PenaltyWorkspace::default();
-    ws.refresh_pair_table(settings.normal, &world.materials);
-    let (stable, _) = stable_time_step(world, settings);
+    ws.refresh_pair_table(settings.normal, &model.materials);
+    let b = &state.bodies;
+    let (stable, _) = stable_time_step(model, b, settings);
     let dt_max = settings.time_step.unwrap_or(stable);
-    let h = world.time_step;
+    let h = model.time_step;
     let dt = h / (h / dt_max).ceil().max(1.0);
-    let cx = Context::of(world, &ws.pair_table, settings, dt);
-    let b = &world.bodies;
-    let contacts = collision::detect(b, &world.boundaries, 0.0, world.time)?;
+    let cx = Context::of(model, b, &ws.pair_table, settings, dt);
+    let mut walls = Vec::new();
+    state.pose_boundaries(model, &mut walls);
+    let contacts = collision::detect(b, &walls, 0.0, state.time)?;
     let mut out = ContactForces::default();
     for c in &contacts {
-        let mut hist = neighbours::history_in(&world.contact_history, c.key);
+        let mut hist = neighbours::history_in(&state.contact_history, c.key);
         let k = PairConstants::of_contact(&cx, c);
         let l = contact_loads(&cx, c, &k, &mut hist);
         out.elastic_energy.push(stored_energy(&cx, c, &k, &hist));

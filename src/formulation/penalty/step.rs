@@ -11,17 +11,22 @@ use super::normal::NormalModel;
 use super::wall_sums::{listed_wall_impulses, wall_impulses};
 use super::workspace::PenaltyWorkspace;
 use super::{lanes, neighbours, ContactHistory, PenaltySettings, RollingModel};
-use crate::bodies::SPHERE;
+use crate::bodies::{Bodies, SPHERE};
+use crate::boundary::Boundary;
 use crate::collision::{self, ContactGeom, NO_BODY};
 use crate::formulation::stage::{NonFiniteError, Stage, StageTimers, StepError, StepReport};
-use crate::world::World;
+use crate::model::Model;
+use crate::state::State;
 
-/// The largest stable sub-step (module docs) for the world's bodies and
-/// the spheres its inlets will add, and the smallest Rayleigh time (Hertz;
-/// `None` for Hooke).
-pub fn stable_time_step(world: &World, settings: &PenaltySettings) -> (f64, Option<f64>) {
-    let b = &world.bodies;
-    let mats = &world.materials;
+/// The largest stable sub-step (module docs) for the bodies `b` and the
+/// spheres the model's inlets will add, and the smallest Rayleigh time
+/// (Hertz; `None` for Hooke).
+pub fn stable_time_step(
+    model: &Model,
+    b: &Bodies,
+    settings: &PenaltySettings,
+) -> (f64, Option<f64>) {
+    let mats = &model.materials;
     // (radius, mass, material) of every body and of each inlet's spheres.
     let bodies = (0..b.len()).map(|i| {
         (
@@ -30,8 +35,7 @@ pub fn stable_time_step(world: &World, settings: &PenaltySettings) -> (f64, Opti
             &mats[b.material[i] as usize],
         )
     });
-    let inlets = world.inlets.iter().map(|inlet| {
-        let s = &inlet.settings;
+    let inlets = model.inlets.iter().map(|s| {
         let m = 4.0 / 3.0 * std::f64::consts::PI * s.radius.powi(3) * s.density;
         (s.radius, m, &mats[s.material as usize])
     });
@@ -59,15 +63,19 @@ pub fn stable_time_step(world: &World, settings: &PenaltySettings) -> (f64, Opti
 }
 
 /// One scene step under the penalty formulation: `n` sub-steps (module
-/// docs). Inlets have emitted already ([`crate::step`]).
+/// docs). Inlets have emitted already ([`crate::step`]). `walls` holds the
+/// boundaries posed where `state` has them, and is moved with them after
+/// each sub-step.
 pub fn step(
-    world: &mut World,
+    model: &Model,
+    state: &mut State,
+    walls: &mut [Boundary],
     settings: &PenaltySettings,
     ws: &mut PenaltyWorkspace,
     timers: &mut StageTimers,
 ) -> Result<StepReport, StepError> {
-    let h = world.time_step;
-    let (stable, rayleigh) = stable_time_step(world, settings);
+    let h = model.time_step;
+    let (stable, rayleigh) = stable_time_step(model, &state.bodies, settings);
     let dt_max = match settings.time_step {
         Some(dt) => {
             if dt > stable && !ws.warned {
@@ -83,12 +91,12 @@ pub fn step(
         }
         None => stable,
     };
-    ws.refresh_pair_table(settings.normal, &world.materials);
+    ws.refresh_pair_table(settings.normal, &model.materials);
     let n = (h / dt_max).ceil().max(1.0) as u64;
     let dt = h / n as f64;
-    let t0 = world.time;
-    let listed = settings.skin.is_none_or(|s| s > 0.0) && !world.bodies.has_shapes();
-    let next_step = world.step_index + 1;
+    let t0 = state.time;
+    let listed = settings.skin.is_none_or(|s| s > 0.0) && !state.bodies.has_shapes();
+    let next_step = state.step_index + 1;
     let crowded = |error| StepError::Crowded {
         step: next_step,
         error,
@@ -102,19 +110,19 @@ pub fn step(
     let mut moved = None;
     ws.wall_impulse.clear();
     ws.wall_impulse
-        .resize(world.boundaries.len(), (DVec3::ZERO, DVec3::ZERO));
+        .resize(walls.len(), (DVec3::ZERO, DVec3::ZERO));
     ws.wall_count.clear();
-    ws.wall_count.resize(world.boundaries.len(), 0);
+    ws.wall_count.resize(walls.len(), 0);
     for k in 0..n {
         let time = t0 + k as f64 * dt;
         if listed {
             let list = &mut ws.neighbours;
             timers
                 .time(Stage::Collide, || -> Result<(), collision::Crowded> {
-                    list.refresh(&world.bodies, &world.boundaries, settings.skin, time, moved)?;
-                    if list.synced != Some(world.step_index) {
-                        list.import(&world.contact_history);
-                        list.synced = Some(world.step_index);
+                    list.refresh(&state.bodies, walls, settings.skin, time, moved)?;
+                    if list.synced != Some(state.step_index) {
+                        list.import(&state.contact_history);
+                        list.synced = Some(state.step_index);
                     }
                     Ok(())
                 })
@@ -122,46 +130,49 @@ pub fn step(
             // The boundaries' loads are summed in the forces stage: a
             // stage of their own would cost its timer every sub-step.
             contacts_last = timers.time(Stage::Forces, || {
-                let n = listed_forces(world, ws, settings, dt, time);
-                listed_wall_impulses(world, ws, dt);
+                let n = listed_forces(model, &state.bodies, walls, ws, settings, dt, time);
+                listed_wall_impulses(&state.bodies, walls, ws, dt);
                 n
             });
-            moved = Some(timers.time(Stage::Integrate, || listed_integrate(world, ws, dt, time)));
+            moved = Some(timers.time(Stage::Integrate, || {
+                listed_integrate(model, state, ws, dt, time)
+            }));
         } else {
             let contacts = timers
                 .time(Stage::Collide, || {
-                    collision::detect(&world.bodies, &world.boundaries, 0.0, time)
+                    collision::detect(&state.bodies, walls, 0.0, time)
                 })
                 .map_err(crowded)?;
             contacts_last = contacts.len();
             timers.time(Stage::Forces, || {
-                forces(world, ws, settings, &contacts, dt);
+                forces(model, state, ws, settings, &contacts, dt);
                 let found = contacts.iter().zip(&ws.loads);
                 let found = found
                     .filter(|(c, _)| c.b == NO_BODY)
                     .map(|(c, (l, _))| (c.a, c.wall as usize, l));
                 let (acc, count) = (&mut ws.wall_impulse, &mut ws.wall_count);
-                wall_impulses(acc, count, &world.bodies, &world.boundaries, dt, found);
+                wall_impulses(acc, count, &state.bodies, walls, dt, found);
             });
-            timers.time(Stage::Integrate, || integrate(world, ws, dt, time));
+            timers.time(Stage::Integrate, || integrate(model, state, ws, dt, time));
         }
-        world.time = time + dt;
+        state.place_boundaries(walls);
+        state.time = time + dt;
     }
-    world.time = t0 + h;
-    world.step_index += 1;
+    state.time = t0 + h;
+    state.step_index += 1;
     if listed {
         let list = &mut ws.neighbours;
-        timers.time(Stage::Forces, || list.export(&mut world.contact_history));
-        list.synced = Some(world.step_index);
+        timers.time(Stage::Forces, || list.export(&mut state.contact_history));
+        list.synced = Some(state.step_index);
     } else {
         ws.neighbours.synced = None;
     }
-    let b = &world.bodies;
+    let b = &state.bodies;
     let bad = |v: &[DVec3]| v.iter().position(|x| !x.is_finite());
     for (what, v) in [("velocity", &b.vel), ("angular velocity", &b.omega)] {
         if let Some(body) = bad(v) {
             return Err(NonFiniteError {
-                step: world.step_index,
+                step: state.step_index,
                 time: t0,
                 what,
                 body,
@@ -183,14 +194,15 @@ pub fn step(
 /// histories replaced by this sub-step's. The general driver: any bodies,
 /// contacts from a full detection, histories in the world's map.
 fn forces(
-    world: &mut World,
+    model: &Model,
+    state: &mut State,
     ws: &mut PenaltyWorkspace,
     settings: &PenaltySettings,
     contacts: &[ContactGeom],
     dt: f64,
 ) {
-    let cx = Context::of(world, &ws.pair_table, settings, dt);
-    let history = &world.contact_history;
+    let cx = Context::of(model, &state.bodies, &ws.pair_table, settings, dt);
+    let history = &state.contact_history;
     contacts
         .par_iter()
         .map(|c| {
@@ -199,14 +211,14 @@ fn forces(
             (contact_loads(&cx, c, &k, &mut hist), hist)
         })
         .collect_into_vec(&mut ws.loads);
-    let nb = world.bodies.len();
+    let nb = state.bodies.len();
     ws.force.clear();
     ws.force.resize(nb, DVec3::ZERO);
     ws.torque.clear();
     ws.torque.resize(nb, DVec3::ZERO);
     // This sub-step's histories replace the last (in place: the vector
     // keeps its allocation), sorted by key; pairs that separated drop out.
-    let next = &mut world.contact_history;
+    let next = &mut state.contact_history;
     next.clear();
     for (c, (l, h)) in contacts.iter().zip(&ws.loads) {
         let a = c.a as usize;
@@ -240,14 +252,15 @@ fn forces(
 /// made here beside the pairs' law, as are the found contacts' next
 /// histories). Returns the number of contacts.
 fn listed_forces(
-    world: &World,
+    model: &Model,
+    b: &Bodies,
+    bounds: &[Boundary],
     ws: &mut PenaltyWorkspace,
     settings: &PenaltySettings,
     dt: f64,
     time: f64,
 ) -> usize {
-    let b = &world.bodies;
-    let cx = Context::of(world, &ws.pair_table, settings, dt);
+    let cx = Context::of(model, b, &ws.pair_table, settings, dt);
     let list = &mut ws.neighbours;
     list.refresh_constants(&cx);
     let neighbours::NeighbourList {
@@ -289,7 +302,6 @@ fn listed_forces(
                 .sum::<usize>()
         },
         || {
-            let bounds = &world.boundaries;
             let found = match wall_contacts {
                 neighbours::WallContacts::Faces => None,
                 neighbours::WallContacts::Near(near) => {
@@ -437,15 +449,21 @@ fn listed_chunk(
 /// [`crate::integrate::positions_watched`]);
 /// returns whether some sphere has moved half the skin since the list's
 /// last rebuild.
-fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -> bool {
-    let g = world.gravity;
+fn listed_integrate(
+    model: &Model,
+    state: &mut State,
+    ws: &PenaltyWorkspace,
+    dt: f64,
+    t: f64,
+) -> bool {
+    let g = model.gravity;
     let list = &ws.neighbours;
     let (starts, wall_loads) = match list.walls {
         neighbours::WallContacts::Faces => (&list.faces.start, &list.faces.loads),
         _ => (&ws.wall_start, &ws.wall_loads),
     };
     let moved = crate::integrate::positions_watched(
-        &mut world.bodies,
+        &mut state.bodies,
         dt,
         list.anchor(),
         list.reach2(),
@@ -476,15 +494,26 @@ fn listed_integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) -
             }
         },
     );
-    crate::integrate::boundaries(&mut world.boundaries, t, dt);
+    move_boundaries(model, state, t, dt);
     moved
+}
+
+/// The boundaries' poses over the sub-step from `t` ([`crate::integrate::boundaries`]).
+fn move_boundaries(model: &Model, state: &mut State, t: f64, dt: f64) {
+    crate::integrate::boundaries(
+        &model.boundaries,
+        &mut state.boundary_origins,
+        &mut state.boundary_rotations,
+        t,
+        dt,
+    );
 }
 
 /// Symplectic Euler over `dt` from time `t` (module docs), from the loads
 /// summed in `ws.force` and `ws.torque` (the general driver's).
-fn integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) {
-    let g = world.gravity;
-    let b = &mut world.bodies;
+fn integrate(model: &Model, state: &mut State, ws: &PenaltyWorkspace, dt: f64, t: f64) {
+    let g = model.gravity;
+    let b = &mut state.bodies;
     let crate::bodies::Bodies {
         vel,
         omega,
@@ -511,5 +540,5 @@ fn integrate(world: &mut World, ws: &PenaltyWorkspace, dt: f64, t: f64) {
             }
         });
     crate::integrate::positions(b, dt);
-    crate::integrate::boundaries(&mut world.boundaries, t, dt);
+    move_boundaries(model, state, t, dt);
 }

@@ -8,12 +8,18 @@ use glam::DVec3;
 use super::loads::Loads;
 use super::neighbours;
 use super::workspace::PenaltyWorkspace;
-use crate::world::World;
+use crate::bodies::Bodies;
+use crate::boundary::Boundary;
 
 /// The list driver's boundary contacts of the sub-step into the sums of
 /// [`wall_impulses`]: the listed faces' or the found contacts'.
 #[inline(never)]
-pub(super) fn listed_wall_impulses(world: &World, ws: &mut PenaltyWorkspace, dt: f64) {
+pub(super) fn listed_wall_impulses(
+    b: &Bodies,
+    bounds: &[Boundary],
+    ws: &mut PenaltyWorkspace,
+    dt: f64,
+) {
     let PenaltyWorkspace {
         wall_impulse,
         wall_count,
@@ -22,7 +28,6 @@ pub(super) fn listed_wall_impulses(world: &World, ws: &mut PenaltyWorkspace, dt:
         neighbours,
         ..
     } = ws;
-    let (b, bounds) = (&world.bodies, &world.boundaries);
     if matches!(neighbours.walls, neighbours::WallContacts::Faces) {
         let found = neighbours.faces.loads_by_boundary();
         wall_impulses(wall_impulse, wall_count, b, bounds, dt, found);

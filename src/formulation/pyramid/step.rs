@@ -14,12 +14,14 @@ use std::collections::HashMap;
 
 use super::{LcpHistory, PyramidError, PyramidLcp, PyramidSettings};
 use crate::bodies::Bodies;
+use crate::boundary::Boundary;
 use crate::formulation::complementarity::{pose, RigidStep};
 use crate::formulation::stage::{Stage, StageTimers, StepError, StepReport};
+use crate::model::Model;
 use crate::problem::ContactProblem;
 use crate::solver::SolveStats;
+use crate::state::{State, WarmImpulse};
 use crate::wall_loads::WallLoad;
-use crate::world::{WarmImpulse, World};
 
 /// Each contact's history at the start of a step: its previous impulse
 /// (kept in `warm` by pair key, as warm starts are) seen in this step's
@@ -44,40 +46,44 @@ pub fn histories(
         .collect()
 }
 
-/// The `lcp` stage of a step of `world` whose contacts `problem` poses:
+/// The `lcp` stage of a step of `state` whose contacts `problem` poses:
 /// the histories, the reduced LCP of Peiret et al. 2017 and its solution
 /// by Lemke's method. Returns each contact's impulse (p_n, p_u, p_w), the
 /// LCP's size and the pivots taken.
 fn solve_step(
     problem: &ContactProblem,
-    world: &World,
+    model: &Model,
+    state: &State,
     settings: &PyramidSettings,
 ) -> Result<(Vec<[f64; 3]>, usize, usize), PyramidError> {
-    let history = histories(problem, &world.warm, &world.bodies);
+    let history = histories(problem, &state.warm, &state.bodies);
     let lcp = PyramidLcp::build(
         problem,
         &history,
         settings,
-        world.time_step,
-        world.contact.max_recovery_speed,
+        model.time_step,
+        model.contact.max_recovery_speed,
     )?;
     let (p, pivots) = lcp.solve()?;
     Ok((p, lcp.size(), pivots))
 }
 
-/// One step of `world` under the pyramid LCP (module docs); `loads` gets
-/// each boundary's load over the step.
+/// One step of `state` under the pyramid LCP (module docs), `walls` the
+/// boundaries posed where `state` has them; `loads` gets each boundary's
+/// load over the step.
 pub fn step(
-    world: &mut World,
+    model: &Model,
+    state: &mut State,
+    walls: &[Boundary],
     settings: &PyramidSettings,
     rigid: &mut RigidStep,
     loads: &mut Vec<WallLoad>,
     timers: &mut StageTimers,
 ) -> Result<StepReport, StepError> {
-    let problem = pose(world, timers)?;
-    let step = world.step_index + 1;
+    let problem = pose(model, state, walls, timers)?;
+    let step = state.step_index + 1;
     let (impulses, lcp_size, pivots) = timers
-        .time(Stage::Lcp, || solve_step(&problem, world, settings))
+        .time(Stage::Lcp, || solve_step(&problem, model, state, settings))
         .map_err(|error| StepError::Pyramid { step, error })?;
     // Lemke's answer is exact up to rounding: the step meets any
     // tolerance; its "iterations" are the pivots.
@@ -92,5 +98,5 @@ pub fn step(
     };
     log::trace!("step {step}: pyramid LCP of {lcp_size} unknowns, {pivots} pivots");
     let sliding = impulses.iter().map(|p| [p[0], p[1], p[2], 0.0, 0.0, 0.0]);
-    rigid.finish_with(world, problem, sliding, stats, loads, timers)
+    rigid.finish_with(model, state, walls, problem, sliding, stats, loads, timers)
 }
