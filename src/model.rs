@@ -88,6 +88,12 @@ impl Model {
         }
     }
 
+    /// The boundaries' names, in scene order (what `walls.csv` and the
+    /// contact records name them by).
+    pub fn boundary_names(&self) -> Vec<String> {
+        self.boundaries.iter().map(|b| b.name.clone()).collect()
+    }
+
     /// The collision envelope in effect (m): as set, or 0.1 × the largest
     /// radius of `bodies` and of the spheres the inlets will emit (so it
     /// does not change as an inlet fills the world).

@@ -331,12 +331,7 @@ impl Simulation {
     /// The boundaries' names, in scene order (contacts' `boundary` indexes it).
     #[getter]
     fn boundary_names(&self) -> Vec<String> {
-        self.world
-            .model
-            .boundaries
-            .iter()
-            .map(|b| b.name.clone())
-            .collect()
+        self.world.model.boundary_names()
     }
 
     /// Sets the linear velocities (m/s) from an array of shape (n, 3).

@@ -232,12 +232,7 @@ impl Outputs {
                 .insert("bulk".into(), serde_json::to_value(s).unwrap_or_default());
         }
         if let (Some(series), Some(c)) = (&mut self.contacts, &forces) {
-            let names: Vec<String> = world
-                .model
-                .boundaries
-                .iter()
-                .map(|b| b.name.clone())
-                .collect();
+            let names = world.model.boundary_names();
             let vtu = series
                 .add_frame_by(time, |path| {
                     write_contacts_vtu(path, c, &world.state.bodies, time)
@@ -323,12 +318,7 @@ fn walls_writer(
     if world.model.boundaries.is_empty() {
         return Ok(None);
     }
-    let names: Vec<String> = world
-        .model
-        .boundaries
-        .iter()
-        .map(|b| b.name.clone())
-        .collect();
+    let names = world.model.boundary_names();
     let path = dir.join("walls.csv");
     match resumed {
         None => WallsWriter::create(path, &names).map(Some),
