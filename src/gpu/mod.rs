@@ -90,10 +90,12 @@ pub fn headless_runtime_dir() {
     }
 }
 
+pub mod collide;
 pub mod copy;
 pub mod jacobi;
 pub mod layout;
 pub mod profile;
+pub mod scan;
 
 /// A GPU device and queue, with what was chosen and why.
 pub struct GpuContext {

@@ -41,6 +41,8 @@
 //! | `stats` | 5. the reported iterations and residuals |
 //! | `layout` | 6. the WGSL structs against the Rust records |
 //! | `batch` | 7. worlds in one batch against the same worlds alone, bit for bit; the loop's cost per world |
+//! | `contacts` | 8. the device's contact list against the CPU's on the same positions |
+//! | `scan` | 9. the device's prefix scan against its CPU mirror |
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -337,10 +339,12 @@ fn assert_method_matches_mirror(
 }
 
 mod batch;
+mod contacts;
 mod convergence;
 mod determinism;
 mod layout;
 mod piles;
+mod scan;
 mod single_contacts;
 mod stats;
 mod trajectories;
