@@ -24,17 +24,23 @@ type Member = (String, u32, u32, naga::ScalarKind);
 
 /// A parsed shader with its type layouts.
 struct Shader {
+    file: &'static str,
     module: naga::Module,
     layouter: naga::proc::Layouter,
 }
 
 impl Shader {
-    fn parse() -> Self {
-        let module = naga::front::wgsl::parse_str(repose::gpu::jacobi::SHADER)
-            .unwrap_or_else(|e| panic!("shaders/jacobi.wgsl does not parse: {e}"));
+    /// Parses `source`, named `file` in messages.
+    fn parse(file: &'static str, source: &str) -> Self {
+        let module = naga::front::wgsl::parse_str(source)
+            .unwrap_or_else(|e| panic!("{file} does not parse: {e}"));
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).expect("WGSL type layouts");
-        Shader { module, layouter }
+        Shader {
+            file,
+            module,
+            layouter,
+        }
     }
 
     fn struct_type(&self, name: &str) -> naga::Handle<naga::Type> {
@@ -42,7 +48,7 @@ impl Shader {
             .types
             .iter()
             .find(|(_, t)| t.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("no struct {name} in shaders/jacobi.wgsl"))
+            .unwrap_or_else(|| panic!("no struct {name} in {}", self.file))
             .0
     }
 
@@ -82,7 +88,7 @@ impl Shader {
             .constants
             .iter()
             .find(|(_, c)| c.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("no const {name} in shaders/jacobi.wgsl"));
+            .unwrap_or_else(|| panic!("no const {name} in {}", self.file));
         match self.module.global_expressions[c.init] {
             naga::Expression::Literal(naga::Literal::U32(v)) => v,
             ref e => panic!("WGSL const {name} is {e:?}, not a u32 literal"),
@@ -120,7 +126,7 @@ macro_rules! assert_same_layout {
 /// sizes are the Rust ones.
 #[test]
 fn wgsl_structs_match_rust_records() {
-    let shader = Shader::parse();
+    let shader = Shader::parse("shaders/jacobi.wgsl", repose::gpu::jacobi::SHADER);
     assert_same_layout!(
         shader,
         "Contact",
@@ -277,4 +283,65 @@ fn wgsl_structs_match_rust_records() {
         jacobi_f32::NONE,
         m.entry_points.len()
     );
+}
+
+/// Property 6 for the detection and scan shaders: their records mirror
+/// the Rust ones, and their constants and workgroup sizes are the Rust
+/// ones.
+#[test]
+fn collide_and_scan_wgsl_structs_match_rust_records() {
+    use repose::gpu::collide::{self, kind, CollideParams, DeviceContact, SurfaceRecord};
+    use repose::gpu::scan::{self, ScanParams};
+    let c = Shader::parse("shaders/collide.wgsl", collide::SHADER);
+    assert_same_layout!(
+        c,
+        "CollideParams",
+        CollideParams,
+        [
+            bodies, surfaces, mask, capacity, inv_cell, envelope, r_max, r_min, row, _pad0, _pad1,
+            _pad2
+        ]
+    );
+    assert_same_layout!(
+        c,
+        "Surface",
+        SurfaceRecord,
+        [kind, boundary, id, caps, p, n, lo, hi]
+    );
+    assert_same_layout!(
+        c,
+        "Contact",
+        DeviceContact,
+        [a, b, key_lo, key_hi, normal, gap, point, wall]
+    );
+    for (name, want) in [
+        ("WG", collide::WG),
+        ("NONE", NO_BODY),
+        ("FACE", kind::FACE),
+        ("CYLINDER", kind::CYLINDER),
+        ("PLATE", kind::PLATE),
+        // repose::gpu::collide writes Caps::Open as 0, Caps::Both as 2.
+        ("CAPS_OPEN", 0),
+        ("CAPS_BOTH", 2),
+    ] {
+        assert_eq!(
+            c.const_u32(name),
+            want,
+            "shaders/collide.wgsl {name} vs Rust"
+        );
+    }
+    let s = Shader::parse("shaders/scan.wgsl", scan::SHADER);
+    assert_same_layout!(s, "ScanParams", ScanParams, [n, row, _pad0, _pad1]);
+    assert_eq!(s.const_u32("WG"), scan::WG, "shaders/scan.wgsl WG vs Rust");
+    for (sh, wg) in [(&c, collide::WG), (&s, scan::WG)] {
+        for ep in &sh.module.entry_points {
+            assert_eq!(
+                ep.workgroup_size,
+                [wg, 1, 1],
+                "{}: @workgroup_size of {} (the host dispatches groups of {wg})",
+                sh.file,
+                ep.name
+            );
+        }
+    }
 }
