@@ -735,7 +735,7 @@ fn crowding_limit(r: f32, r_max: f32, r_min: f32, envelope: f32) -> u32 {
 }
 
 /// Workgroups (x, y) covering `n` threads within the per-dimension limit.
-fn grid(n: usize, ctx: &GpuContext) -> (u32, u32) {
+pub(crate) fn grid(n: usize, ctx: &GpuContext) -> (u32, u32) {
     let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
     let groups = (n as u64).div_ceil(u64::from(WG)).max(1);
     if groups <= u64::from(max_dim) {
@@ -747,7 +747,7 @@ fn grid(n: usize, ctx: &GpuContext) -> (u32, u32) {
 
 /// Maps the first `bytes` of `buf`, waits for the device (one round trip)
 /// and copies them out.
-fn read(
+pub(crate) fn read(
     dev: &wgpu::Device,
     buf: &wgpu::Buffer,
     bytes: u64,

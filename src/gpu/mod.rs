@@ -90,6 +90,7 @@ pub fn headless_runtime_dir() {
     }
 }
 
+pub mod assemble;
 pub mod collide;
 pub mod copy;
 pub mod jacobi;

@@ -47,15 +47,15 @@ use super::*;
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
 /// A scene as both detectors see it.
-struct Scene {
-    bodies: Bodies,
-    boundaries: Vec<Boundary>,
-    envelope: f64,
+pub(super) struct Scene {
+    pub(super) bodies: Bodies,
+    pub(super) boundaries: Vec<Boundary>,
+    pub(super) envelope: f64,
 }
 
 /// Spheres with centres and radii rounded to f32: the numbers the device
 /// reads, and the CPU then reads the same.
-fn bodies_f32(spheres: &[(DVec3, f64)]) -> Bodies {
+pub(super) fn bodies_f32(spheres: &[(DVec3, f64)]) -> Bodies {
     let round = |x: f64| f64::from(x as f32);
     let inits: Vec<SphereInit> = spheres
         .iter()
@@ -301,7 +301,7 @@ fn ctx_or_skip(test: &str) -> Option<GpuContext> {
 /// A polydisperse jittered lattice (radii r(1 ± 0.2), centres 2.1 r
 /// apart ± 0.3 r): gaps from overlaps to beyond the envelope, in a closed
 /// box whose walls some spheres touch, and a tilted plane through it.
-fn random_packing(n: usize, seed: u64) -> Scene {
+pub(super) fn random_packing(n: usize, seed: u64) -> Scene {
     let r = 0.01;
     let mut rng = Rng::new(seed);
     let side = (n as f64).cbrt().ceil() as usize;

@@ -285,11 +285,11 @@ fn wgsl_structs_match_rust_records() {
     );
 }
 
-/// Property 6 for the detection and scan shaders: their records mirror
+/// Property 6 for the detection, assembly and scan shaders: their records mirror
 /// the Rust ones, and their constants and workgroup sizes are the Rust
 /// ones.
 #[test]
-fn collide_and_scan_wgsl_structs_match_rust_records() {
+fn collide_assemble_and_scan_wgsl_structs_match_rust_records() {
     use repose::gpu::collide::{self, kind, CollideParams, DeviceContact, SurfaceRecord};
     use repose::gpu::scan::{self, ScanParams};
     let c = Shader::parse("shaders/collide.wgsl", collide::SHADER);
@@ -330,10 +330,42 @@ fn collide_and_scan_wgsl_structs_match_rust_records() {
             "shaders/collide.wgsl {name} vs Rust"
         );
     }
+    use repose::gpu::assemble::{self, AssembleBody, AssembleParams, AssembleWall};
+    let a = Shader::parse("shaders/assemble.wgsl", assemble::SHADER);
+    assert_same_layout!(
+        a,
+        "AssembleParams",
+        AssembleParams,
+        [contacts, bodies, row, _pad0, h, max_recovery, _pad1, _pad2]
+    );
+    assert_same_layout!(
+        a,
+        "Body",
+        AssembleBody,
+        [pos, material, inv_mass, inv_inertia, _pad0, _pad1]
+    );
+    assert_same_layout!(a, "Wall", AssembleWall, [velocity, material]);
+    assert_same_layout!(
+        a,
+        "Contact",
+        DeviceContact,
+        [a, b, key_lo, key_hi, normal, gap, point, wall]
+    );
+    assert_same_layout!(a, "Packed", PackedContact, [n, u, arm_a, arm_b, bias, ids]);
+    assert_eq!(
+        a.const_u32("WG"),
+        assemble::WG,
+        "shaders/assemble.wgsl WG vs Rust"
+    );
+    assert_eq!(
+        a.const_u32("NONE"),
+        NO_BODY,
+        "shaders/assemble.wgsl NONE vs Rust"
+    );
     let s = Shader::parse("shaders/scan.wgsl", scan::SHADER);
     assert_same_layout!(s, "ScanParams", ScanParams, [n, row, _pad0, _pad1]);
     assert_eq!(s.const_u32("WG"), scan::WG, "shaders/scan.wgsl WG vs Rust");
-    for (sh, wg) in [(&c, collide::WG), (&s, scan::WG)] {
+    for (sh, wg) in [(&c, collide::WG), (&a, assemble::WG), (&s, scan::WG)] {
         for ep in &sh.module.entry_points {
             assert_eq!(
                 ep.workgroup_size,

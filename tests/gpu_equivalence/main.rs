@@ -43,6 +43,7 @@
 //! | `batch` | 7. worlds in one batch against the same worlds alone, bit for bit; the loop's cost per world |
 //! | `contacts` | 8. the device's contact list against the CPU's on the same positions |
 //! | `scan` | 9. the device's prefix scan against its CPU mirror |
+//! | `assembly` | 10. the device's contact assembly against the CPU's on the same list |
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -338,6 +339,7 @@ fn assert_method_matches_mirror(
     }
 }
 
+mod assembly;
 mod batch;
 mod contacts;
 mod convergence;
