@@ -97,6 +97,7 @@ pub mod jacobi;
 pub mod layout;
 pub mod profile;
 pub mod scan;
+pub mod warm;
 
 /// A GPU device and queue, with what was chosen and why.
 pub struct GpuContext {

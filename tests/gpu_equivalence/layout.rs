@@ -285,11 +285,11 @@ fn wgsl_structs_match_rust_records() {
     );
 }
 
-/// Property 6 for the detection, assembly and scan shaders: their records mirror
+/// Property 6 for the detection, assembly, warm-start and scan shaders: their records mirror
 /// the Rust ones, and their constants and workgroup sizes are the Rust
 /// ones.
 #[test]
-fn collide_assemble_and_scan_wgsl_structs_match_rust_records() {
+fn resident_step_wgsl_structs_match_rust_records() {
     use repose::gpu::collide::{self, kind, CollideParams, DeviceContact, SurfaceRecord};
     use repose::gpu::scan::{self, ScanParams};
     let c = Shader::parse("shaders/collide.wgsl", collide::SHADER);
@@ -362,10 +362,37 @@ fn collide_assemble_and_scan_wgsl_structs_match_rust_records() {
         NO_BODY,
         "shaders/assemble.wgsl NONE vs Rust"
     );
+    use repose::gpu::warm::{self, WarmParams, WarmRecord};
+    let w = Shader::parse("shaders/warm.wgsl", warm::SHADER);
+    assert_same_layout!(
+        w,
+        "WarmParams",
+        WarmParams,
+        [contacts, previous, row, _pad0]
+    );
+    assert_same_layout!(
+        w,
+        "Warm",
+        WarmRecord,
+        [key_lo, key_hi, _pad0, _pad1, force, torque]
+    );
+    assert_same_layout!(
+        w,
+        "Contact",
+        DeviceContact,
+        [a, b, key_lo, key_hi, normal, gap, point, wall]
+    );
+    assert_same_layout!(w, "Packed", PackedContact, [n, u, arm_a, arm_b, bias, ids]);
+    assert_eq!(w.const_u32("WG"), warm::WG, "shaders/warm.wgsl WG vs Rust");
     let s = Shader::parse("shaders/scan.wgsl", scan::SHADER);
     assert_same_layout!(s, "ScanParams", ScanParams, [n, row, _pad0, _pad1]);
     assert_eq!(s.const_u32("WG"), scan::WG, "shaders/scan.wgsl WG vs Rust");
-    for (sh, wg) in [(&c, collide::WG), (&a, assemble::WG), (&s, scan::WG)] {
+    for (sh, wg) in [
+        (&c, collide::WG),
+        (&a, assemble::WG),
+        (&w, warm::WG),
+        (&s, scan::WG),
+    ] {
         for ep in &sh.module.entry_points {
             assert_eq!(
                 ep.workgroup_size,

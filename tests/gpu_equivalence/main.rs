@@ -44,6 +44,7 @@
 //! | `contacts` | 8. the device's contact list against the CPU's on the same positions |
 //! | `scan` | 9. the device's prefix scan against its CPU mirror |
 //! | `assembly` | 10. the device's contact assembly against the CPU's on the same list |
+//! | `warm` | 11. the device's warm starts and stored impulses against the CPU's |
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -350,3 +351,4 @@ mod scan;
 mod single_contacts;
 mod stats;
 mod trajectories;
+mod warm;
