@@ -93,6 +93,7 @@ pub fn headless_runtime_dir() {
 pub mod assemble;
 pub mod collide;
 pub mod copy;
+pub mod integrate;
 pub mod jacobi;
 pub mod layout;
 pub mod profile;

@@ -12,6 +12,9 @@ impl Scalar for f32 {
 impl Scalar for u32 {
     const KIND: naga::ScalarKind = naga::ScalarKind::Uint;
 }
+impl Scalar for i32 {
+    const KIND: naga::ScalarKind = naga::ScalarKind::Sint;
+}
 impl<T: Scalar, const N: usize> Scalar for [T; N] {
     const KIND: naga::ScalarKind = T::KIND;
 }
@@ -285,7 +288,8 @@ fn wgsl_structs_match_rust_records() {
     );
 }
 
-/// Property 6 for the detection, assembly, warm-start and scan shaders: their records mirror
+/// Property 6 for the resident step's shaders (detection, assembly, warm
+/// starts, integration, scan): their records mirror
 /// the Rust ones, and their constants and workgroup sizes are the Rust
 /// ones.
 #[test]
@@ -384,6 +388,22 @@ fn resident_step_wgsl_structs_match_rust_records() {
     );
     assert_same_layout!(w, "Packed", PackedContact, [n, u, arm_a, arm_b, bias, ids]);
     assert_eq!(w.const_u32("WG"), warm::WG, "shaders/warm.wgsl WG vs Rust");
+    use repose::gpu::integrate::{self, BodyState, IntegrateParams};
+    let g = Shader::parse("shaders/integrate.wgsl", integrate::SHADER);
+    assert_same_layout!(
+        g,
+        "IntegrateParams",
+        IntegrateParams,
+        [bodies, contacts, row, _pad0, gravity]
+    );
+    assert_same_layout!(g, "BodyState", BodyState, [cell, frac, v, w, q]);
+    assert_same_layout!(g, "Packed", PackedContact, [n, u, arm_a, arm_b, bias, ids]);
+    assert_same_layout!(g, "Body", PackedBody, [v, w]);
+    assert_eq!(
+        g.const_u32("WG"),
+        integrate::WG,
+        "shaders/integrate.wgsl WG vs Rust"
+    );
     let s = Shader::parse("shaders/scan.wgsl", scan::SHADER);
     assert_same_layout!(s, "ScanParams", ScanParams, [n, row, _pad0, _pad1]);
     assert_eq!(s.const_u32("WG"), scan::WG, "shaders/scan.wgsl WG vs Rust");
@@ -391,6 +411,7 @@ fn resident_step_wgsl_structs_match_rust_records() {
         (&c, collide::WG),
         (&a, assemble::WG),
         (&w, warm::WG),
+        (&g, integrate::WG),
         (&s, scan::WG),
     ] {
         for ep in &sh.module.entry_points {

@@ -45,6 +45,7 @@
 //! | `scan` | 9. the device's prefix scan against its CPU mirror |
 //! | `assembly` | 10. the device's contact assembly against the CPU's on the same list |
 //! | `warm` | 11. the device's warm starts and stored impulses against the CPU's |
+//! | `bodies` | 12. the device's body records and integration against the CPU's |
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -342,6 +343,7 @@ fn assert_method_matches_mirror(
 
 mod assembly;
 mod batch;
+mod bodies;
 mod contacts;
 mod convergence;
 mod determinism;

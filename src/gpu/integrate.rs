@@ -1,0 +1,363 @@
+//! The bodies' side of a step on the device (pairs with
+//! `shaders/integrate.wgsl`; the CPU mirror is the body records of
+//! [`crate::solver::packed::pack`] and the integrate stage of
+//! [`crate::formulation::complementarity::finish`]), for spheres.
+//!
+//! Before the solve, `body_records` writes the records the solver reads:
+//! the free velocities v_free = v + h g, ω_free = ω (spheres have no
+//! gyroscopic term) and the starting velocities v_free + M⁻¹ D γ₀. After
+//! it, `integrate` forms v⁺ = v_free + M⁻¹ D γ once from the final
+//! impulses — not from the solver's velocity records, built one f32
+//! increment at a time — so that the contact loads balance the motion, as
+//! on every other backend; then x⁺ = x + h v⁺ and q⁺ = exp(h ω⁺/2) ⊗ q,
+//! renormalised (semi-implicit Euler, Tasora & Anitescu 2013, eq. 18;
+//! the exponential map by [`crate::integrate::turn`]'s series).
+//!
+//! # Positions in fixed point
+//!
+//! A settling sphere moves by h|v| ≈ 10⁻⁹ m a step at 10⁻⁵ m/s and
+//! h = 10⁻⁴ s, below half an ulp of a coordinate of 0.5 m in f32
+//! (3·10⁻⁸ m): in one f32 it would never move. The centre is therefore
+//! held in 64-bit fixed point, X = x / q with q = 2⁻⁴⁸ m (3.6·10⁻¹⁵ m;
+//! |x| up to 2¹⁵ m), as a high and a low 32-bit word, and advanced by
+//! integer addition with carry of h v⁺ rounded to the nearest q: each
+//! step loses at most q/2 beyond the f32 product h v⁺ itself. Integer
+//! arithmetic also keeps the update exact whatever a shader compiler does
+//! with float expressions (a compensated two-f32 sum is folded away by
+//! compilers that treat float addition as associative, Mesa's among
+//! them). The contact stages read the centre rounded to f32.
+//!
+//! A body whose new velocity is not finite keeps its state and is named
+//! in the status word (the smallest such index), for the host to stop the
+//! run there, as [`crate::formulation::stage::NonFiniteError`] does.
+
+use std::time::Instant;
+
+use glam::{DQuat, DVec3};
+
+use super::profile::GpuCounters;
+use super::{GpuContext, GpuError};
+use crate::bodies::Bodies;
+use crate::solver::packed::{PackedBody, PackedContact};
+
+/// The WGSL source.
+pub const SHADER: &str = include_str!("../../shaders/integrate.wgsl");
+
+/// Threads per workgroup (WGSL `WG`).
+pub const WG: u32 = 256;
+
+/// The passes' uniform record (WGSL `IntegrateParams`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct IntegrateParams {
+    /// Bodies.
+    pub bodies: u32,
+    /// Contacts.
+    pub contacts: u32,
+    /// Workgroups per row of the dispatch grid.
+    pub row: u32,
+    /// Padding.
+    pub _pad0: u32,
+    /// Gravity (xyz, m/s²) and the step h (w, s).
+    pub gravity: [f32; 4],
+}
+
+/// The fixed-point unit of a centre coordinate, q = 2⁻⁴⁸ m (module docs).
+pub const POSITION_UNIT: f64 = 1.0 / (1u64 << 48) as f64;
+
+/// One body's state on the device (WGSL `BodyState`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BodyState {
+    /// High words of the centre in units of q (xyz): X >> 32.
+    pub cell: [i32; 4],
+    /// Low words (xyz): X & 0xffff_ffff.
+    pub frac: [u32; 4],
+    /// Velocity (xyz) and 1/m (w).
+    pub v: [f32; 4],
+    /// Angular velocity (xyz) and 1/I (w).
+    pub w: [f32; 4],
+    /// Orientation quaternion (x, y, z, w).
+    pub q: [f32; 4],
+}
+
+impl BodyState {
+    /// The centre X q.
+    pub fn pos(&self) -> DVec3 {
+        let c = |k: usize| {
+            let x = (i64::from(self.cell[k]) << 32) | i64::from(self.frac[k]);
+            x as f64 * POSITION_UNIT
+        };
+        DVec3::new(c(0), c(1), c(2))
+    }
+}
+
+/// The device state of `bodies` (spheres): each coordinate rounded to the
+/// nearest q.
+pub fn state_records(bodies: &Bodies) -> Vec<BodyState> {
+    let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
+    (0..bodies.len())
+        .map(|k| {
+            let x = bodies.pos[k];
+            let fixed = |c: f64| (c / POSITION_UNIT).round() as i64;
+            let xs = [fixed(x.x), fixed(x.y), fixed(x.z)];
+            let q: DQuat = bodies.rot[k];
+            BodyState {
+                cell: [
+                    (xs[0] >> 32) as i32,
+                    (xs[1] >> 32) as i32,
+                    (xs[2] >> 32) as i32,
+                    0,
+                ],
+                frac: [xs[0] as u32, xs[1] as u32, xs[2] as u32, 0],
+                v: f(bodies.vel[k], bodies.inv_mass[k]),
+                w: f(bodies.omega[k], bodies.inv_inertia[k]),
+                q: [q.x as f32, q.y as f32, q.z as f32, q.w as f32],
+            }
+        })
+        .collect()
+}
+
+/// What [`GpuIntegrator::run_records`] read back.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Integrated {
+    /// The solver's body records: starting velocities, then free ones
+    /// (`body_records`); empty after `integrate`.
+    pub records: Vec<PackedBody>,
+    /// The next state (`integrate`); empty after `body_records`.
+    pub next: Vec<BodyState>,
+    /// The smallest index of a body whose new velocity is not finite.
+    pub non_finite: Option<usize>,
+}
+
+/// Which pass to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyPass {
+    /// The solver's body records before the solve.
+    Records,
+    /// The next state from the final impulses.
+    Integrate,
+}
+
+/// The body pipelines.
+pub struct GpuIntegrator {
+    layout: wgpu::BindGroupLayout,
+    records: wgpu::ComputePipeline,
+    integrate: wgpu::ComputePipeline,
+    /// Dispatches, submits, round trips and bytes moved, summed over calls.
+    pub counters: GpuCounters,
+}
+
+impl GpuIntegrator {
+    /// Compiles the shader and creates the pipelines.
+    pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        let dev = &ctx.device;
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("integrate.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
+        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let mut entries = vec![entry(0, wgpu::BufferBindingType::Uniform)];
+        for b in 1..=8 {
+            let read_only = b <= 5;
+            entries.push(entry(b, wgpu::BufferBindingType::Storage { read_only }));
+        }
+        let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("integrate"),
+            entries: &entries,
+        });
+        let pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("integrate"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipe = |entry: &str| {
+            dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pl),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let (records, integrate) = (pipe("body_records"), pipe("integrate"));
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(format!("creating the body pipelines: {e}")));
+        }
+        Ok(GpuIntegrator {
+            layout,
+            records,
+            integrate,
+            counters: GpuCounters::default(),
+        })
+    }
+
+    /// Uploads the contacts' records `packed`, impulses `gamma` (two
+    /// `[f32; 4]` per contact), the body → end index (`offsets`, `slots`,
+    /// as [`super::assemble::Assembled`] holds it) and the bodies' `state`,
+    /// runs `pass` with step `h` and `gravity`, and reads the result back.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_records(
+        &mut self,
+        ctx: &GpuContext,
+        pass: BodyPass,
+        packed: &[PackedContact],
+        gamma: &[[f32; 4]],
+        offsets: &[u32],
+        slots: &[u32],
+        state: &[BodyState],
+        h: f64,
+        gravity: DVec3,
+    ) -> Result<Integrated, GpuError> {
+        let dev = &ctx.device;
+        let nb = state.len();
+        if nb == 0 {
+            return Ok(Integrated::default());
+        }
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let t_up = Instant::now();
+        let storage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC;
+        // Never empty: a binding holds at least one record of its type.
+        let upload = |what: &str, data: &[u8], bytes: usize| {
+            let buf = dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(what),
+                size: data.len().max(bytes) as u64,
+                usage: storage,
+                mapped_at_creation: false,
+            });
+            if !data.is_empty() {
+                ctx.queue.write_buffer(&buf, 0, data);
+            }
+            buf
+        };
+        let row = super::collide::grid(nb, ctx);
+        let params = IntegrateParams {
+            bodies: nb as u32,
+            contacts: packed.len() as u32,
+            row: row.0,
+            gravity: [
+                gravity.x as f32,
+                gravity.y as f32,
+                gravity.z as f32,
+                h as f32,
+            ],
+            ..Default::default()
+        };
+        let p_buf = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("integrate params"),
+            size: std::mem::size_of::<IntegrateParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ctx.queue
+            .write_buffer(&p_buf, 0, bytemuck::bytes_of(&params));
+        let state_bytes = std::mem::size_of::<BodyState>();
+        let k_buf = upload(
+            "packed contacts",
+            bytemuck::cast_slice(packed),
+            std::mem::size_of::<PackedContact>(),
+        );
+        let g_buf = upload("impulses", bytemuck::cast_slice(gamma), 32);
+        let e_buf = upload("contact ends per body", bytemuck::cast_slice(offsets), 4);
+        let s_buf = upload("contact-end slots", bytemuck::cast_slice(slots), 4);
+        let x_buf = upload("body state", bytemuck::cast_slice(state), state_bytes);
+        let n_buf = upload("next body state", &[], std::mem::size_of_val(state));
+        let r_buf = upload(
+            "body records",
+            &[],
+            2 * nb * std::mem::size_of::<PackedBody>(),
+        );
+        let st_buf = upload("integration status", &u32::MAX.to_le_bytes(), 4);
+        self.counters.upload_bytes += (std::mem::size_of_val(packed)
+            + std::mem::size_of_val(gamma)
+            + std::mem::size_of_val(offsets)
+            + std::mem::size_of_val(slots)
+            + std::mem::size_of_val(state)
+            + 4) as u64;
+        self.counters.upload_seconds += t_up.elapsed().as_secs_f64();
+        fn whole(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: buf.as_entire_binding(),
+            }
+        }
+        let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("integrate"),
+            layout: &self.layout,
+            entries: &[
+                whole(0, &p_buf),
+                whole(1, &k_buf),
+                whole(2, &g_buf),
+                whole(3, &e_buf),
+                whole(4, &s_buf),
+                whole(5, &x_buf),
+                whole(6, &n_buf),
+                whole(7, &r_buf),
+                whole(8, &st_buf),
+            ],
+        });
+        let (out, bytes) = match pass {
+            BodyPass::Records => (&r_buf, (2 * nb * std::mem::size_of::<PackedBody>()) as u64),
+            BodyPass::Integrate => (&n_buf, std::mem::size_of_val(state) as u64),
+        };
+        let read = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read bodies"),
+            size: bytes + 4,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = dev.create_command_encoder(&Default::default());
+        {
+            let mut cp = enc.begin_compute_pass(&Default::default());
+            cp.set_bind_group(0, &bind, &[]);
+            cp.set_pipeline(match pass {
+                BodyPass::Records => &self.records,
+                BodyPass::Integrate => &self.integrate,
+            });
+            cp.dispatch_workgroups(row.0, row.1, 1);
+        }
+        self.counters.dispatches += 1;
+        enc.copy_buffer_to_buffer(out, 0, &read, 0, bytes);
+        enc.copy_buffer_to_buffer(&st_buf, 0, &read, bytes, 4);
+        ctx.queue.submit([enc.finish()]);
+        self.counters.submits += 1;
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(format!("body pass: {e}")));
+        }
+        let data = super::collide::read(dev, &read, bytes + 4, &mut self.counters)?;
+        let (body, status) = data.split_at(bytes as usize);
+        let status = u32::from_le_bytes(status.try_into().expect("4 bytes"));
+        let mut got = Integrated {
+            non_finite: (status != u32::MAX).then_some(status as usize),
+            ..Default::default()
+        };
+        match pass {
+            BodyPass::Records => {
+                got.records = body
+                    .chunks_exact(std::mem::size_of::<PackedBody>())
+                    .map(bytemuck::pod_read_unaligned)
+                    .collect()
+            }
+            BodyPass::Integrate => {
+                got.next = body
+                    .chunks_exact(state_bytes)
+                    .map(bytemuck::pod_read_unaligned)
+                    .collect()
+            }
+        }
+        Ok(got)
+    }
+}
