@@ -206,8 +206,12 @@ pub struct GpuAssembler {
 /// Device buffers of one assembly.
 pub struct AssemblyBuffers {
     _params: wgpu::Buffer,
-    ends: wgpu::Buffer,
-    slots: wgpu::Buffer,
+    /// Per body its first slot (bodies + 1 of them, the last the number
+    /// of ends), then the fill cursors.
+    pub ends: wgpu::Buffer,
+    /// The slots (2 × contact + end) in body order, then each slot's
+    /// position.
+    pub slots: wgpu::Buffer,
     /// The solver's contact records.
     pub packed: wgpu::Buffer,
     bind: wgpu::BindGroup,

@@ -351,6 +351,8 @@ pub struct GpuCollider {
     pub first_capacity_per_body: usize,
     /// Dispatches, submits, round trips and bytes moved, summed over calls.
     pub counters: GpuCounters,
+    /// The length of the last list.
+    last_len: u32,
 }
 
 impl GpuCollider {
@@ -426,6 +428,7 @@ impl GpuCollider {
             list: None,
             first_capacity_per_body: 8,
             counters: GpuCounters::default(),
+            last_len: 0,
         })
     }
 
@@ -454,10 +457,44 @@ impl GpuCollider {
         surfaces: &[SurfaceRecord],
         envelope: f32,
     ) -> Result<DeviceContacts, CollideError> {
+        self.scoped(ctx, spheres, surfaces, envelope, true)
+    }
+
+    /// [`GpuCollider::detect_records`] leaving the list on the device
+    /// ([`GpuCollider::list`]): one round trip (the list's length and the
+    /// crowding flag), the list not read back; `contacts` comes back
+    /// empty, `DeviceContacts::rewrites` as usual. Returns the length.
+    pub fn detect_resident(
+        &mut self,
+        ctx: &GpuContext,
+        spheres: &[[f32; 4]],
+        surfaces: &[SurfaceRecord],
+        envelope: f32,
+    ) -> Result<(u32, DeviceContacts), CollideError> {
+        let found = self.scoped(ctx, spheres, surfaces, envelope, false)?;
+        Ok((self.last_len, found))
+    }
+
+    /// The contact list on the device (records of [`DeviceContact`], the
+    /// first [`GpuCollider::detect_resident`]'s length of them valid), once
+    /// a detection has run.
+    pub fn list(&self) -> Option<&wgpu::Buffer> {
+        self.list.as_ref().map(|l| &l.contacts)
+    }
+
+    /// [`GpuCollider::run`] inside its error scopes.
+    fn scoped(
+        &mut self,
+        ctx: &GpuContext,
+        spheres: &[[f32; 4]],
+        surfaces: &[SurfaceRecord],
+        envelope: f32,
+        read_list: bool,
+    ) -> Result<DeviceContacts, CollideError> {
         let dev = &ctx.device;
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let found = self.run(ctx, spheres, surfaces, envelope);
+        let found = self.run(ctx, spheres, surfaces, envelope, read_list);
         // Both scopes are popped whatever `run` returned.
         let oom = pollster::block_on(oom.pop());
         let invalid = pollster::block_on(scope.pop());
@@ -467,15 +504,17 @@ impl GpuCollider {
         found
     }
 
-    /// [`GpuCollider::detect_records`] inside its error scopes.
+    /// The detection; the list is read back when `read_list`.
     fn run(
         &mut self,
         ctx: &GpuContext,
         spheres: &[[f32; 4]],
         surfaces: &[SurfaceRecord],
         envelope: f32,
+        read_list: bool,
     ) -> Result<DeviceContacts, CollideError> {
         let n = spheres.len();
+        self.last_len = 0;
         if n == 0 {
             return Ok(DeviceContacts::default());
         }
@@ -575,8 +614,9 @@ impl GpuCollider {
             rewrites += 1;
             whole = false;
         };
-        let mut contacts = Vec::with_capacity(total as usize);
-        if total > 0 {
+        self.last_len = total;
+        let mut contacts = Vec::new();
+        if total > 0 && read_list {
             let list = self.list.as_ref().expect("list made above");
             let bytes = u64::from(total) * std::mem::size_of::<DeviceContact>() as u64;
             let mut enc = dev.create_command_encoder(&Default::default());

@@ -203,6 +203,79 @@ impl GpuIntegrator {
         })
     }
 
+    /// The uniform record of a pass over `bodies` bodies and `contacts`
+    /// contacts with step `h` and `gravity`, in a new buffer.
+    pub fn params(
+        &self,
+        ctx: &GpuContext,
+        bodies: u32,
+        contacts: u32,
+        h: f64,
+        gravity: DVec3,
+    ) -> wgpu::Buffer {
+        let params = IntegrateParams {
+            bodies,
+            contacts,
+            row: super::collide::grid(bodies as usize, ctx).0,
+            gravity: [
+                gravity.x as f32,
+                gravity.y as f32,
+                gravity.z as f32,
+                h as f32,
+            ],
+            ..Default::default()
+        };
+        let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("integrate params"),
+            size: std::mem::size_of::<IntegrateParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ctx.queue.write_buffer(&buf, 0, bytemuck::bytes_of(&params));
+        buf
+    }
+
+    /// The bind group of the passes over device buffers, in binding order:
+    /// `params` (from [`GpuIntegrator::params`]), the packed contacts, the
+    /// impulses, the body → end offsets and slots
+    /// ([`super::assemble::AssemblyBuffers`]), the state, the next state,
+    /// the solver's body records and the status word.
+    pub fn bind(&self, ctx: &GpuContext, buffers: [&wgpu::Buffer; 9]) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(k, b)| wgpu::BindGroupEntry {
+                binding: k as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("integrate"),
+            layout: &self.layout,
+            entries: &entries,
+        })
+    }
+
+    /// Records `pass` over `bodies` bodies into `cp`; returns the
+    /// dispatches recorded.
+    pub fn encode(
+        &self,
+        ctx: &GpuContext,
+        cp: &mut wgpu::ComputePass,
+        pass: BodyPass,
+        bind: &wgpu::BindGroup,
+        bodies: u32,
+    ) -> u64 {
+        let g = super::collide::grid(bodies as usize, ctx);
+        cp.set_bind_group(0, bind, &[]);
+        cp.set_pipeline(match pass {
+            BodyPass::Records => &self.records,
+            BodyPass::Integrate => &self.integrate,
+        });
+        cp.dispatch_workgroups(g.0, g.1, 1);
+        1
+    }
+
     /// Uploads the contacts' records `packed`, impulses `gamma` (two
     /// `[f32; 4]` per contact), the body → end index (`offsets`, `slots`,
     /// as [`super::assemble::Assembled`] holds it) and the bodies' `state`,
@@ -243,27 +316,7 @@ impl GpuIntegrator {
             }
             buf
         };
-        let row = super::collide::grid(nb, ctx);
-        let params = IntegrateParams {
-            bodies: nb as u32,
-            contacts: packed.len() as u32,
-            row: row.0,
-            gravity: [
-                gravity.x as f32,
-                gravity.y as f32,
-                gravity.z as f32,
-                h as f32,
-            ],
-            ..Default::default()
-        };
-        let p_buf = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("integrate params"),
-            size: std::mem::size_of::<IntegrateParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ctx.queue
-            .write_buffer(&p_buf, 0, bytemuck::bytes_of(&params));
+        let p_buf = self.params(ctx, nb as u32, packed.len() as u32, h, gravity);
         let state_bytes = std::mem::size_of::<BodyState>();
         let k_buf = upload(
             "packed contacts",
@@ -288,27 +341,12 @@ impl GpuIntegrator {
             + std::mem::size_of_val(state)
             + 4) as u64;
         self.counters.upload_seconds += t_up.elapsed().as_secs_f64();
-        fn whole(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: buf.as_entire_binding(),
-            }
-        }
-        let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("integrate"),
-            layout: &self.layout,
-            entries: &[
-                whole(0, &p_buf),
-                whole(1, &k_buf),
-                whole(2, &g_buf),
-                whole(3, &e_buf),
-                whole(4, &s_buf),
-                whole(5, &x_buf),
-                whole(6, &n_buf),
-                whole(7, &r_buf),
-                whole(8, &st_buf),
+        let bind = self.bind(
+            ctx,
+            [
+                &p_buf, &k_buf, &g_buf, &e_buf, &s_buf, &x_buf, &n_buf, &r_buf, &st_buf,
             ],
-        });
+        );
         let (out, bytes) = match pass {
             BodyPass::Records => (&r_buf, (2 * nb * std::mem::size_of::<PackedBody>()) as u64),
             BodyPass::Integrate => (&n_buf, std::mem::size_of_val(state) as u64),
@@ -322,14 +360,8 @@ impl GpuIntegrator {
         let mut enc = dev.create_command_encoder(&Default::default());
         {
             let mut cp = enc.begin_compute_pass(&Default::default());
-            cp.set_bind_group(0, &bind, &[]);
-            cp.set_pipeline(match pass {
-                BodyPass::Records => &self.records,
-                BodyPass::Integrate => &self.integrate,
-            });
-            cp.dispatch_workgroups(row.0, row.1, 1);
+            self.counters.dispatches += self.encode(ctx, &mut cp, pass, &bind, nb as u32);
         }
-        self.counters.dispatches += 1;
         enc.copy_buffer_to_buffer(out, 0, &read, 0, bytes);
         enc.copy_buffer_to_buffer(&st_buf, 0, &read, bytes, 4);
         ctx.queue.submit([enc.finish()]);

@@ -102,8 +102,10 @@ pub struct GpuWarm {
 
 /// Which of the two passes to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Pass {
+pub enum Pass {
+    /// `warm_start`: the starting impulses from the previous records.
     Start,
+    /// `store_warm`: this step's records from its impulses.
     Store,
 }
 
@@ -162,6 +164,80 @@ impl GpuWarm {
             store,
             counters: GpuCounters::default(),
         })
+    }
+
+    /// The uniform record of a pass over `contacts` contacts with
+    /// `previous` records of the last step, in a new buffer.
+    pub fn params(&self, ctx: &GpuContext, contacts: u32, previous: u32) -> wgpu::Buffer {
+        let params = WarmParams {
+            contacts,
+            previous,
+            row: super::collide::grid(contacts as usize, ctx).0,
+            ..Default::default()
+        };
+        let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("warm params"),
+            size: std::mem::size_of::<WarmParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ctx.queue.write_buffer(&buf, 0, bytemuck::bytes_of(&params));
+        buf
+    }
+
+    /// The bind group of the passes over device buffers: `params` (from
+    /// [`GpuWarm::params`]), the contact list, its packed records, the
+    /// previous step's records, the impulses (two `[f32; 4]` per contact)
+    /// and the records this step stores.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind(
+        &self,
+        ctx: &GpuContext,
+        params: &wgpu::Buffer,
+        contacts: &wgpu::Buffer,
+        packed: &wgpu::Buffer,
+        previous: &wgpu::Buffer,
+        gamma: &wgpu::Buffer,
+        stored: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        fn whole(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: buf.as_entire_binding(),
+            }
+        }
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("warm"),
+            layout: &self.layout,
+            entries: &[
+                whole(0, params),
+                whole(1, contacts),
+                whole(2, packed),
+                whole(3, previous),
+                whole(4, gamma),
+                whole(5, stored),
+            ],
+        })
+    }
+
+    /// Records `pass` over `contacts` contacts into `cp`; returns the
+    /// dispatches recorded.
+    pub fn encode(
+        &self,
+        ctx: &GpuContext,
+        cp: &mut wgpu::ComputePass,
+        pass: Pass,
+        bind: &wgpu::BindGroup,
+        contacts: u32,
+    ) -> u64 {
+        let g = super::collide::grid(contacts as usize, ctx);
+        cp.set_bind_group(0, bind, &[]);
+        cp.set_pipeline(match pass {
+            Pass::Start => &self.start,
+            Pass::Store => &self.store,
+        });
+        cp.dispatch_workgroups(g.0, g.1, 1);
+        1
     }
 
     /// The starting impulses of `contacts` (with their packed frames
@@ -234,21 +310,7 @@ impl GpuWarm {
             }
             buf
         };
-        let row = super::collide::grid(nc, ctx);
-        let params = WarmParams {
-            contacts: nc as u32,
-            previous: previous.len() as u32,
-            row: row.0,
-            ..Default::default()
-        };
-        let p_buf = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("warm params"),
-            size: std::mem::size_of::<WarmParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ctx.queue
-            .write_buffer(&p_buf, 0, bytemuck::bytes_of(&params));
+        let p_buf = self.params(ctx, nc as u32, previous.len() as u32);
         let record = std::mem::size_of::<WarmRecord>();
         let c_buf = upload("device contacts", bytemuck::cast_slice(contacts), 0);
         let k_buf = upload("packed contacts", bytemuck::cast_slice(packed), 0);
@@ -264,24 +326,7 @@ impl GpuWarm {
             + std::mem::size_of_val(previous)
             + std::mem::size_of_val(gamma)) as u64;
         self.counters.upload_seconds += t_up.elapsed().as_secs_f64();
-        fn whole(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: buf.as_entire_binding(),
-            }
-        }
-        let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("warm"),
-            layout: &self.layout,
-            entries: &[
-                whole(0, &p_buf),
-                whole(1, &c_buf),
-                whole(2, &k_buf),
-                whole(3, &prev_buf),
-                whole(4, &g_buf),
-                whole(5, &s_buf),
-            ],
-        });
+        let bind = self.bind(ctx, &p_buf, &c_buf, &k_buf, &prev_buf, &g_buf, &s_buf);
         let (out, bytes) = match pass {
             Pass::Start => (&g_buf, 32 * nc as u64),
             Pass::Store => (&s_buf, (record * nc) as u64),
@@ -295,14 +340,8 @@ impl GpuWarm {
         let mut enc = dev.create_command_encoder(&Default::default());
         {
             let mut cp = enc.begin_compute_pass(&Default::default());
-            cp.set_bind_group(0, &bind, &[]);
-            cp.set_pipeline(match pass {
-                Pass::Start => &self.start,
-                Pass::Store => &self.store,
-            });
-            cp.dispatch_workgroups(row.0, row.1, 1);
+            self.counters.dispatches += self.encode(ctx, &mut cp, pass, &bind, nc as u32);
         }
-        self.counters.dispatches += 1;
         enc.copy_buffer_to_buffer(out, 0, &read, 0, bytes);
         ctx.queue.submit([enc.finish()]);
         self.counters.submits += 1;

@@ -46,6 +46,7 @@
 //! | `assembly` | 10. the device's contact assembly against the CPU's on the same list |
 //! | `warm` | 11. the device's warm starts and stored impulses against the CPU's |
 //! | `bodies` | 12. the device's body records and integration against the CPU's |
+//! | `chain` | 13. the device stages chained on device buffers against the same stages one at a time |
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -344,6 +345,7 @@ fn assert_method_matches_mirror(
 mod assembly;
 mod batch;
 mod bodies;
+mod chain;
 mod contacts;
 mod convergence;
 mod determinism;
