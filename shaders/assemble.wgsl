@@ -18,8 +18,8 @@
 //
 // Integer atomics only, so every run gives the same bits.
 
+// NONE, Contact and Packed: shaders/records.wgsl, compiled in front of this file.
 const WG: u32 = 256u;
-const NONE: u32 = 0xffffffffu;
 
 struct AssembleParams {
     contacts: u32,
@@ -32,18 +32,6 @@ struct AssembleParams {
     max_recovery: f32,
     _pad1: u32,
     _pad2: u32,
-}
-
-// As shaders/collide.wgsl `Contact`.
-struct Contact {
-    a: u32,
-    b: u32,
-    key_lo: u32,
-    key_hi: u32,
-    normal: vec3<f32>,
-    gap: f32,
-    point: vec3<f32>,
-    wall: u32,
 }
 
 // One body (repose::gpu::assemble::AssembleBody).
@@ -61,16 +49,6 @@ struct Body {
 struct Wall {
     velocity: vec3<f32>,
     material: u32,
-}
-
-// As shaders/jacobi.wgsl `Contact` (repose::solver::packed::PackedContact).
-struct Packed {
-    n: vec4<f32>,
-    u: vec4<f32>,
-    arm_a: vec4<f32>,
-    arm_b: vec4<f32>,
-    bias: vec4<f32>,
-    ids: vec4<u32>,
 }
 
 @group(0) @binding(0) var<uniform> params: AssembleParams;

@@ -26,8 +26,8 @@
 // within `capacity`; the host reads the total (counts[2n] after the scan)
 // and, when it is larger, runs `write_contacts` again into a larger list.
 
+// NONE, Contact and Packed: shaders/records.wgsl, compiled in front of this file.
 const WG: u32 = 256u;
-const NONE: u32 = 0xffffffffu;
 const FACE: u32 = 0u;
 const CYLINDER: u32 = 1u;
 const PLATE: u32 = 2u;
@@ -73,20 +73,6 @@ struct Surface {
     n: vec4<f32>,
     lo: vec4<f32>,
     hi: vec4<f32>,
-}
-
-// One contact (repose::gpu::collide::DeviceContact): sphere a, sphere b or
-// NONE, the pair key, the unit normal from a toward b, the signed gap, the
-// contact point (the middle of the gap), the boundary index or NONE.
-struct Contact {
-    a: u32,
-    b: u32,
-    key_lo: u32,
-    key_hi: u32,
-    normal: vec3<f32>,
-    gap: f32,
-    point: vec3<f32>,
-    wall: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: CollideParams;

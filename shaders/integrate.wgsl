@@ -17,8 +17,8 @@
 // fixed order: end A gets -(F, s_A x F + T), end B +(F, s_B x F + T),
 // F = g_n n + g_u u + g_w w, T = t_n n + t_u u + t_w w, w = n x u.
 
+// NONE, Contact and Packed: shaders/records.wgsl, compiled in front of this file.
 const WG: u32 = 256u;
-const NONE: u32 = 0xffffffffu;
 
 struct IntegrateParams {
     bodies: u32,
@@ -44,16 +44,6 @@ struct BodyState {
     w: vec4<f32>,
     // Orientation quaternion (x, y, z, w).
     q: vec4<f32>,
-}
-
-// As shaders/jacobi.wgsl `Contact`.
-struct Packed {
-    n: vec4<f32>,
-    u: vec4<f32>,
-    arm_a: vec4<f32>,
-    arm_b: vec4<f32>,
-    bias: vec4<f32>,
-    ids: vec4<u32>,
 }
 
 // As shaders/jacobi.wgsl `Body`.

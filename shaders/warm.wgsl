@@ -12,6 +12,7 @@
 //
 // w = n x u, as shaders/jacobi.wgsl builds it.
 
+// NONE, Contact and Packed: shaders/records.wgsl, compiled in front of this file.
 const WG: u32 = 256u;
 
 struct WarmParams {
@@ -21,28 +22,6 @@ struct WarmParams {
     // Workgroups per row of the dispatch grid.
     row: u32,
     _pad0: u32,
-}
-
-// As shaders/collide.wgsl `Contact`.
-struct Contact {
-    a: u32,
-    b: u32,
-    key_lo: u32,
-    key_hi: u32,
-    normal: vec3<f32>,
-    gap: f32,
-    point: vec3<f32>,
-    wall: u32,
-}
-
-// As shaders/jacobi.wgsl `Contact`.
-struct Packed {
-    n: vec4<f32>,
-    u: vec4<f32>,
-    arm_a: vec4<f32>,
-    arm_b: vec4<f32>,
-    bias: vec4<f32>,
-    ids: vec4<u32>,
 }
 
 // One contact's impulse in world coordinates (repose::gpu::warm::WarmRecord).

@@ -38,6 +38,7 @@ use std::time::Instant;
 
 use glam::DVec3;
 
+use super::pipelines::{bind_whole, compute_pipelines, storage_sized, storage_with, uniform_with};
 use super::profile::GpuCounters;
 use super::scan::{Scan, ScanPlan};
 use super::{GpuContext, GpuError};
@@ -48,8 +49,12 @@ use crate::solver::packed::PackedContact;
 
 pub use super::collide::DeviceContact;
 
-/// The WGSL source.
-pub const SHADER: &str = include_str!("../../shaders/assemble.wgsl");
+/// The WGSL source: the shared records (`shaders/records.wgsl`), then
+/// the stage's own.
+pub const SHADER: &str = concat!(
+    include_str!("../../shaders/records.wgsl"),
+    include_str!("../../shaders/assemble.wgsl")
+);
 
 /// Threads per workgroup (WGSL `WG`).
 pub const WG: u32 = 256;
@@ -223,58 +228,22 @@ pub struct AssemblyBuffers {
 impl GpuAssembler {
     /// Compiles the shader and creates the pipelines.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
-        let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("assemble.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let mut entries = vec![entry(0, wgpu::BufferBindingType::Uniform)];
-        for b in 1..=7 {
-            let read_only = b <= 4;
-            entries.push(entry(b, wgpu::BufferBindingType::Storage { read_only }));
-        }
-        let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("assemble"),
-            entries: &entries,
-        });
-        let pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("assemble"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipe = |entry: &str| {
-            dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pl),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
-        let (count, fill, sort, index, pack) = (
-            pipe("count_ends"),
-            pipe("fill_ends"),
-            pipe("sort_ends"),
-            pipe("index_ends"),
-            pipe("pack_contacts"),
-        );
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Wgpu(format!(
-                "creating the assembly pipelines: {e}"
-            )));
-        }
+        let (layout, p) = compute_pipelines(
+            ctx,
+            "assemble.wgsl",
+            "assembly",
+            SHADER,
+            &[true, true, true, true, false, false, false],
+            &[
+                "count_ends",
+                "fill_ends",
+                "sort_ends",
+                "index_ends",
+                "pack_contacts",
+            ],
+        )?;
+        let [count, fill, sort, index, pack]: [wgpu::ComputePipeline; 5] =
+            p.try_into().expect("five pipelines");
         Ok(GpuAssembler {
             layout,
             count,
@@ -303,41 +272,13 @@ impl GpuAssembler {
         h: f64,
         max_recovery: f64,
     ) -> Result<AssemblyBuffers, GpuError> {
-        let dev = &ctx.device;
         let (body_buf, n_bodies) = bodies;
-        let limit = ctx.limits.max_storage_buffer_binding_size;
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        let mk =
-            |what: &'static str, count: usize, item: usize| -> Result<wgpu::Buffer, GpuError> {
-                let bytes = (count.max(1) * item) as u64;
-                if bytes > limit {
-                    return Err(GpuError::TooLarge {
-                        what,
-                        bytes,
-                        limit,
-                        count,
-                    });
-                }
-                Ok(dev.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(what),
-                    size: bytes,
-                    usage: storage,
-                    mapped_at_creation: false,
-                }))
-            };
+        let mk = |what, count, item| storage_sized(ctx, what, count, item);
         let nc = n_contacts as usize;
         let nb = n_bodies as usize;
         let ends = mk("contact ends per body", 2 * nb + 1, 4)?;
         let slots = mk("contact-end slots", 4 * nc, 4)?;
         let packed = mk("packed contacts", nc, std::mem::size_of::<PackedContact>())?;
-        let params = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("assemble params"),
-            size: std::mem::size_of::<AssembleParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let p = AssembleParams {
             contacts: n_contacts,
             bodies: n_bodies,
@@ -346,27 +287,15 @@ impl GpuAssembler {
             max_recovery: max_recovery as f32,
             ..Default::default()
         };
-        ctx.queue.write_buffer(&params, 0, bytemuck::bytes_of(&p));
-        fn whole(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: buf.as_entire_binding(),
-            }
-        }
-        let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("assemble"),
-            layout: &self.layout,
-            entries: &[
-                whole(0, &params),
-                whole(1, contacts),
-                whole(2, body_buf),
-                whole(3, materials),
-                whole(4, walls),
-                whole(5, &ends),
-                whole(6, &slots),
-                whole(7, &packed),
+        let params = uniform_with(ctx, "assemble params", &p);
+        let bind = bind_whole(
+            ctx,
+            &self.layout,
+            "assemble",
+            &[
+                &params, contacts, body_buf, materials, walls, &ends, &slots, &packed,
             ],
-        });
+        );
         let scan = self.scan.plan(ctx, &ends, n_bodies + 1);
         Ok(AssemblyBuffers {
             _params: params,
@@ -430,17 +359,7 @@ impl GpuAssembler {
         let dev = &ctx.device;
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
         let t_up = Instant::now();
-        // Never empty: a binding holds at least one record of its type.
-        let upload = |what: &str, data: &[u8], item: usize| {
-            let buf = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(what),
-                size: (data.len() as u64).max(item as u64),
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            ctx.queue.write_buffer(&buf, 0, data);
-            buf
-        };
+        let upload = |what: &str, data: &[u8], item: usize| storage_with(ctx, what, data, item);
         let c_buf = upload(
             "device contacts",
             bytemuck::cast_slice(contacts),

@@ -51,6 +51,7 @@ use std::time::Instant;
 
 use glam::DVec3;
 
+use super::pipelines::{bind_whole, compute_pipelines, storage_sized};
 use super::profile::GpuCounters;
 use super::scan::{Scan, ScanPlan};
 use super::{GpuContext, GpuError};
@@ -58,8 +59,12 @@ use crate::bodies::Bodies;
 use crate::boundary::{Boundary, Caps, Shape};
 use crate::collision::{ContactGeom, Crowded, NO_BODY, NO_WALL};
 
-/// The WGSL source.
-pub const SHADER: &str = include_str!("../../shaders/collide.wgsl");
+/// The WGSL source: the shared records (`shaders/records.wgsl`), then
+/// the stage's own.
+pub const SHADER: &str = concat!(
+    include_str!("../../shaders/records.wgsl"),
+    include_str!("../../shaders/collide.wgsl")
+);
 
 /// Threads per workgroup (WGSL `WG`).
 pub const WG: u32 = 256;
@@ -359,62 +364,24 @@ impl GpuCollider {
     /// Compiles the shaders and creates the pipelines.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
         let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("collide.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let mut entries = vec![entry(0, wgpu::BufferBindingType::Uniform)];
-        for b in 1..=9 {
-            let read_only = b <= 2;
-            entries.push(entry(b, wgpu::BufferBindingType::Storage { read_only }));
-        }
-        let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("collide"),
-            entries: &entries,
-        });
-        let pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("collide"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipe = |entry: &str| {
-            dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pl),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
-        let (bin, scatter, count, write) = (
-            pipe("bin"),
-            pipe("scatter"),
-            pipe("count"),
-            pipe("write_contacts"),
-        );
+        let mut read_only = vec![true, true];
+        read_only.extend([false; 7]);
+        let (layout, p) = compute_pipelines(
+            ctx,
+            "collide.wgsl",
+            "collision",
+            SHADER,
+            &read_only,
+            &["bin", "scatter", "count", "write_contacts"],
+        )?;
+        let [bin, scatter, count, write]: [wgpu::ComputePipeline; 4] =
+            p.try_into().expect("four pipelines");
         let params = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("collide params"),
             size: std::mem::size_of::<CollideParams>() as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Wgpu(format!(
-                "creating the collision pipelines: {e}"
-            )));
-        }
         let scan = Scan::new(ctx)?;
         Ok(GpuCollider {
             layout,
@@ -642,28 +609,7 @@ impl GpuCollider {
         let surfaces = surfaces.max(1);
         let buckets = (2 * n).max(1024).next_power_of_two() as u32;
         let dev = &ctx.device;
-        let limit = ctx.limits.max_storage_buffer_binding_size;
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        let mk =
-            |what: &'static str, count: usize, item: usize| -> Result<wgpu::Buffer, GpuError> {
-                let bytes = (count * item) as u64;
-                if bytes > limit {
-                    return Err(GpuError::TooLarge {
-                        what,
-                        bytes,
-                        limit,
-                        count,
-                    });
-                }
-                Ok(dev.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(what),
-                    size: bytes,
-                    usage: storage,
-                    mapped_at_creation: false,
-                }))
-            };
+        let mk = |what, count, item| storage_sized(ctx, what, count, item);
         let bucket = mk("collision buckets", buckets as usize + 1, 4)?;
         let counts = mk("contact counts", 2 * n + 1, 4)?;
         let scan_buckets = self.scan.plan(ctx, &bucket, buckets + 1);
@@ -735,28 +681,23 @@ impl GpuCollider {
             mapped_at_creation: false,
         });
         let b = self.bufs.as_ref().expect("buffers before the list");
-        fn whole(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: buf.as_entire_binding(),
-            }
-        }
-        let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("collide"),
-            layout: &self.layout,
-            entries: &[
-                whole(0, &self.params),
-                whole(1, &b.spheres),
-                whole(2, &b.surface),
-                whole(3, &b.cells),
-                whole(4, &b.bucket),
-                whole(5, &b.cursor),
-                whole(6, &b.sorted),
-                whole(7, &b.counts),
-                whole(8, &contacts),
-                whole(9, &b.status),
+        let bind = bind_whole(
+            ctx,
+            &self.layout,
+            "collide",
+            &[
+                &self.params,
+                &b.spheres,
+                &b.surface,
+                &b.cells,
+                &b.bucket,
+                &b.cursor,
+                &b.sorted,
+                &b.counts,
+                &contacts,
+                &b.status,
             ],
-        });
+        );
         self.list = Some(List {
             capacity: capacity as u32,
             contacts,

@@ -35,13 +35,18 @@ use std::time::Instant;
 
 use glam::{DQuat, DVec3};
 
+use super::pipelines::{bind_whole, compute_pipelines, storage_with, uniform_with};
 use super::profile::GpuCounters;
 use super::{GpuContext, GpuError};
 use crate::bodies::Bodies;
 use crate::solver::packed::{PackedBody, PackedContact};
 
-/// The WGSL source.
-pub const SHADER: &str = include_str!("../../shaders/integrate.wgsl");
+/// The WGSL source: the shared records (`shaders/records.wgsl`), then
+/// the stage's own.
+pub const SHADER: &str = concat!(
+    include_str!("../../shaders/records.wgsl"),
+    include_str!("../../shaders/integrate.wgsl")
+);
 
 /// Threads per workgroup (WGSL `WG`).
 pub const WG: u32 = 256;
@@ -151,50 +156,15 @@ pub struct GpuIntegrator {
 impl GpuIntegrator {
     /// Compiles the shader and creates the pipelines.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
-        let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("integrate.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let mut entries = vec![entry(0, wgpu::BufferBindingType::Uniform)];
-        for b in 1..=8 {
-            let read_only = b <= 5;
-            entries.push(entry(b, wgpu::BufferBindingType::Storage { read_only }));
-        }
-        let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("integrate"),
-            entries: &entries,
-        });
-        let pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("integrate"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipe = |entry: &str| {
-            dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pl),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
-        let (records, integrate) = (pipe("body_records"), pipe("integrate"));
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Wgpu(format!("creating the body pipelines: {e}")));
-        }
+        let (layout, mut p) = compute_pipelines(
+            ctx,
+            "integrate.wgsl",
+            "body",
+            SHADER,
+            &[true, true, true, true, true, false, false, false],
+            &["body_records", "integrate"],
+        )?;
+        let (integrate, records) = (p.pop().expect("two"), p.pop().expect("two"));
         Ok(GpuIntegrator {
             layout,
             records,
@@ -225,14 +195,7 @@ impl GpuIntegrator {
             ],
             ..Default::default()
         };
-        let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("integrate params"),
-            size: std::mem::size_of::<IntegrateParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ctx.queue.write_buffer(&buf, 0, bytemuck::bytes_of(&params));
-        buf
+        uniform_with(ctx, "integrate params", &params)
     }
 
     /// The bind group of the passes over device buffers, in binding order:
@@ -241,19 +204,7 @@ impl GpuIntegrator {
     /// ([`super::assemble::AssemblyBuffers`]), the state, the next state,
     /// the solver's body records and the status word.
     pub fn bind(&self, ctx: &GpuContext, buffers: [&wgpu::Buffer; 9]) -> wgpu::BindGroup {
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
-            .iter()
-            .enumerate()
-            .map(|(k, b)| wgpu::BindGroupEntry {
-                binding: k as u32,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("integrate"),
-            layout: &self.layout,
-            entries: &entries,
-        })
+        bind_whole(ctx, &self.layout, "integrate", &buffers)
     }
 
     /// Records `pass` over `bodies` bodies into `cp`; returns the
@@ -300,22 +251,7 @@ impl GpuIntegrator {
         }
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
         let t_up = Instant::now();
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        // Never empty: a binding holds at least one record of its type.
-        let upload = |what: &str, data: &[u8], bytes: usize| {
-            let buf = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(what),
-                size: data.len().max(bytes) as u64,
-                usage: storage,
-                mapped_at_creation: false,
-            });
-            if !data.is_empty() {
-                ctx.queue.write_buffer(&buf, 0, data);
-            }
-            buf
-        };
+        let upload = |what: &str, data: &[u8], bytes: usize| storage_with(ctx, what, data, bytes);
         let p_buf = self.params(ctx, nb as u32, packed.len() as u32, h, gravity);
         let state_bytes = std::mem::size_of::<BodyState>();
         let k_buf = upload(

@@ -96,6 +96,7 @@ pub mod copy;
 pub mod integrate;
 pub mod jacobi;
 pub mod layout;
+pub mod pipelines;
 pub mod profile;
 pub mod scan;
 pub mod warm;

@@ -14,6 +14,7 @@
 //! workgroups; n up to 256 × 65,535² is within every adapter's dispatch
 //! limits (a 2-D grid past 65,535 workgroups).
 
+use super::pipelines::{bind_whole, compute_pipelines, uniform_with};
 use super::{GpuContext, GpuError};
 
 /// The WGSL source.
@@ -68,50 +69,15 @@ pub struct ScanPlan {
 impl Scan {
     /// Compiles the shader.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
-        let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("scan.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let storage = wgpu::BufferBindingType::Storage { read_only: false };
-        let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("scan"),
-            entries: &[
-                entry(0, wgpu::BufferBindingType::Uniform),
-                entry(1, storage),
-                entry(2, storage),
-            ],
-        });
-        let pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("scan"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipe = |entry: &str| {
-            dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pl),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
-        let (blocks, add) = (pipe("scan_blocks"), pipe("add_blocks"));
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Wgpu(format!("creating the scan pipelines: {e}")));
-        }
+        let (layout, p) = compute_pipelines(
+            ctx,
+            "scan.wgsl",
+            "scan",
+            SHADER,
+            &[false, false],
+            &["scan_blocks", "add_blocks"],
+        )?;
+        let [blocks, add]: [wgpu::ComputePipeline; 2] = p.try_into().expect("two pipelines");
         Ok(Scan {
             layout,
             blocks,
@@ -139,14 +105,7 @@ impl Scan {
                 row: grid.0,
                 ..Default::default()
             };
-            let uniform = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("scan params"),
-                size: std::mem::size_of::<ScanParams>() as u64,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            ctx.queue
-                .write_buffer(&uniform, 0, bytemuck::bytes_of(&params));
+            let uniform = uniform_with(ctx, "scan params", &params);
             let sums = dev.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("scan block totals"),
                 size: 4 * u64::from(groups.max(1)),
@@ -154,24 +113,7 @@ impl Scan {
                 mapped_at_creation: false,
             });
             let target = below.as_ref().unwrap_or(data);
-            let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("scan level"),
-                layout: &self.layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: uniform.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: target.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: sums.as_entire_binding(),
-                    },
-                ],
-            });
+            let bind = bind_whole(ctx, &self.layout, "scan level", &[&uniform, target, &sums]);
             levels.push((bind, grid));
             buffers.push(uniform);
             if let Some(b) = below.take() {

@@ -20,13 +20,18 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::collide::DeviceContact;
+use super::pipelines::{bind_whole, compute_pipelines, storage_with, uniform_with};
 use super::profile::GpuCounters;
 use super::{GpuContext, GpuError};
 use crate::solver::packed::PackedContact;
 use crate::state::WarmImpulse;
 
-/// The WGSL source.
-pub const SHADER: &str = include_str!("../../shaders/warm.wgsl");
+/// The WGSL source: the shared records (`shaders/records.wgsl`), then
+/// the stage's own.
+pub const SHADER: &str = concat!(
+    include_str!("../../shaders/records.wgsl"),
+    include_str!("../../shaders/warm.wgsl")
+);
 
 /// Threads per workgroup (WGSL `WG`).
 pub const WG: u32 = 256;
@@ -112,52 +117,15 @@ pub enum Pass {
 impl GpuWarm {
     /// Compiles the shader and creates the pipelines.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
-        let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("warm.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let mut entries = vec![entry(0, wgpu::BufferBindingType::Uniform)];
-        for b in 1..=5 {
-            let read_only = b <= 3;
-            entries.push(entry(b, wgpu::BufferBindingType::Storage { read_only }));
-        }
-        let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("warm"),
-            entries: &entries,
-        });
-        let pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("warm"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipe = |entry: &str| {
-            dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pl),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
-        let (start, store) = (pipe("warm_start"), pipe("store_warm"));
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Wgpu(format!(
-                "creating the warm-start pipelines: {e}"
-            )));
-        }
+        let (layout, mut p) = compute_pipelines(
+            ctx,
+            "warm.wgsl",
+            "warm-start",
+            SHADER,
+            &[true, true, true, false, false],
+            &["warm_start", "store_warm"],
+        )?;
+        let (store, start) = (p.pop().expect("two"), p.pop().expect("two"));
         Ok(GpuWarm {
             layout,
             start,
@@ -175,14 +143,7 @@ impl GpuWarm {
             row: super::collide::grid(contacts as usize, ctx).0,
             ..Default::default()
         };
-        let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("warm params"),
-            size: std::mem::size_of::<WarmParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ctx.queue.write_buffer(&buf, 0, bytemuck::bytes_of(&params));
-        buf
+        uniform_with(ctx, "warm params", &params)
     }
 
     /// The bind group of the passes over device buffers: `params` (from
@@ -200,24 +161,12 @@ impl GpuWarm {
         gamma: &wgpu::Buffer,
         stored: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
-        fn whole(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: buf.as_entire_binding(),
-            }
-        }
-        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("warm"),
-            layout: &self.layout,
-            entries: &[
-                whole(0, params),
-                whole(1, contacts),
-                whole(2, packed),
-                whole(3, previous),
-                whole(4, gamma),
-                whole(5, stored),
-            ],
-        })
+        bind_whole(
+            ctx,
+            &self.layout,
+            "warm",
+            &[params, contacts, packed, previous, gamma, stored],
+        )
     }
 
     /// Records `pass` over `contacts` contacts into `cp`; returns the
@@ -294,22 +243,7 @@ impl GpuWarm {
         }
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
         let t_up = Instant::now();
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        // Never empty: a binding holds at least one record of its type.
-        let upload = |what: &str, data: &[u8], bytes: usize| {
-            let buf = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(what),
-                size: (data.len().max(bytes)) as u64,
-                usage: storage,
-                mapped_at_creation: false,
-            });
-            if !data.is_empty() {
-                ctx.queue.write_buffer(&buf, 0, data);
-            }
-            buf
-        };
+        let upload = |what: &str, data: &[u8], bytes: usize| storage_with(ctx, what, data, bytes);
         let p_buf = self.params(ctx, nc as u32, previous.len() as u32);
         let record = std::mem::size_of::<WarmRecord>();
         let c_buf = upload("device contacts", bytemuck::cast_slice(contacts), 0);

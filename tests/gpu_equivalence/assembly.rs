@@ -26,14 +26,12 @@
 //!   device's tangent (its 8u): at most 16u|v|₁; the sum u|b| and the CPU's
 //!   rounding u|b|.
 
-use repose::collision::ContactGeom;
 use repose::gpu::assemble::{self, GpuAssembler};
-use repose::gpu::collide::GpuCollider;
 use repose::material::Material;
-use repose::problem::ContactProblem;
 use repose::solver::packed::pack;
 
 use super::contacts::{random_packing, Scene};
+use super::stages::{at_rest, detect_and_assemble, Found};
 use super::*;
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
@@ -67,35 +65,19 @@ fn assert_within(label: &str, what: &str, i: usize, got: f64, want: f64, bound: 
 /// holds the results equal (module docs); returns the contacts compared.
 fn compare(label: &str, ctx: &GpuContext, s: &Scene, h: f64, v_max: f64) -> usize {
     let mats = materials();
-    let mut collider = GpuCollider::new(ctx).expect("collision pipelines");
-    let found = collider
-        .detect(ctx, &s.bodies, &s.boundaries, s.envelope)
-        .unwrap_or_else(|e| panic!("{label}: device detection failed: {e}"));
-    let geoms: Vec<ContactGeom> = found
-        .contacts
-        .iter()
-        .map(|c| c.geom(&s.bodies, &s.boundaries, 0.0))
-        .collect();
-    let nb = s.bodies.len();
-    let problem = ContactProblem::assemble(
-        &s.bodies,
-        &geoms,
-        &mats,
-        vec![DVec3::ZERO; nb],
-        vec![DVec3::ZERO; nb],
-        h,
-        v_max,
-    );
+    let Found {
+        contacts,
+        geoms,
+        problem,
+        assembled: dev,
+    } = detect_and_assemble(label, ctx, s, &mats, at_rest(s), h, v_max);
     let cpu = pack(&problem, &vec![[0.0; 6]; problem.n_contacts()]);
     let bodies = assemble::body_records(&s.bodies).expect("spheres");
     let walls = assemble::wall_records(&s.boundaries, 0.0).expect("translating boundaries");
     let mrec = assemble::material_records(&mats);
     let mut asm = GpuAssembler::new(ctx).expect("assembly pipelines");
-    let dev = asm
-        .assemble_records(ctx, &found.contacts, &bodies, &walls, &mrec, h, v_max)
-        .unwrap_or_else(|e| panic!("{label}: device assembly failed: {e}"));
     let again = asm
-        .assemble_records(ctx, &found.contacts, &bodies, &walls, &mrec, h, v_max)
+        .assemble_records(ctx, &contacts, &bodies, &walls, &mrec, h, v_max)
         .expect("second assembly");
     assert!(
         dev == again,

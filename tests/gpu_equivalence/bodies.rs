@@ -26,29 +26,21 @@
 //! the identity: 16u per component (the series, the product, the
 //! normalisation) plus h b_ω/2 from the angle.
 
-use repose::collision::ContactGeom;
 use repose::formulation::complementarity::{finish, FinishBuffers};
 use repose::formulation::stage::StageTimers;
-use repose::gpu::assemble::{self, GpuAssembler};
-use repose::gpu::collide::GpuCollider;
 use repose::gpu::integrate::{self, BodyPass, GpuIntegrator};
 use repose::material::Material;
 use repose::model::Model;
-use repose::problem::ContactProblem;
 use repose::rng::Rng;
 use repose::solver::packed::pack;
 use repose::solver::SolveStats;
 use repose::state::State;
 
 use super::contacts::random_packing;
+use super::stages::{detect_and_assemble, f32_vec, random_impulses, Found};
 use super::*;
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
-
-fn f32_vec(rng: &mut Rng, scale: f64) -> DVec3 {
-    let mut c = || f64::from((rng.uniform(-1.0, 1.0) * scale) as f32);
-    DVec3::new(c(), c(), c())
-}
 
 fn check(what: &str, k: usize, got: DVec3, want: DVec3, bound: f64) -> f64 {
     let err = (got - want).abs().max_element();
@@ -82,50 +74,15 @@ fn device_body_records_and_integration_equal_the_cpus() {
     let (h, v_max) = (1e-4, 0.5);
     let mut model = Model::new(s.boundaries.clone(), mats);
     model.time_step = h;
-    let found = GpuCollider::new(&ctx)
-        .expect("collision pipelines")
-        .detect(&ctx, &s.bodies, &s.boundaries, s.envelope)
-        .expect("device detection");
-    let geoms: Vec<ContactGeom> = found
-        .contacts
-        .iter()
-        .map(|c| c.geom(&s.bodies, &s.boundaries, 0.0))
-        .collect();
-    let (v_free, w_free) = repose::integrate::free_velocities(&s.bodies, model.gravity, h);
-    let problem = ContactProblem::assemble(
-        &s.bodies,
-        &geoms,
-        &model.materials,
-        v_free,
-        w_free,
-        h,
-        v_max,
-    );
-    let asm = GpuAssembler::new(&ctx)
-        .expect("assembly pipelines")
-        .assemble_records(
-            &ctx,
-            &found.contacts,
-            &assemble::body_records(&s.bodies).expect("spheres"),
-            &assemble::wall_records(&s.boundaries, 0.0).expect("fixed boundaries"),
-            &assemble::material_records(&model.materials),
-            h,
-            v_max,
-        )
-        .expect("device assembly");
-    let gamma32: Vec<[f32; 6]> = (0..problem.n_contacts())
-        .map(|i| {
-            let scale = 1e-6 * 10f64.powi(i as i32 % 3 - 1);
-            let f = f32_vec(&mut rng, scale);
-            let t = f32_vec(&mut rng, scale * 0.01);
-            [f.x, f.y, f.z, t.x, t.y, t.z].map(|x| x as f32)
-        })
-        .collect();
-    let gamma: Vec<[f64; 6]> = gamma32.iter().map(|g| g.map(f64::from)).collect();
-    let rows: Vec<[f32; 4]> = gamma32
-        .iter()
-        .flat_map(|g| [[g[0], g[1], g[2], g[3]], [g[4], g[5], 0.0, 0.0]])
-        .collect();
+    let free = repose::integrate::free_velocities(&s.bodies, model.gravity, h);
+    let Found {
+        problem,
+        assembled: asm,
+        ..
+    } = detect_and_assemble("body pass", &ctx, &s, &model.materials, free, h, v_max);
+    let (gamma, rows) = random_impulses(&mut rng, problem.n_contacts(), |i| {
+        1e-6 * 10f64.powi(i as i32 % 3 - 1)
+    });
     let state0 = integrate::state_records(&s.bodies);
     let mut dev = GpuIntegrator::new(&ctx).expect("body pipelines");
     let run = |dev: &mut GpuIntegrator, pass| {

@@ -7,6 +7,7 @@
 use repose::gpu::assemble::{self, GpuAssembler};
 use repose::gpu::collide::{self, GpuCollider};
 use repose::gpu::integrate::{self, BodyPass, BodyState, GpuIntegrator};
+use repose::gpu::pipelines::storage_with as storage;
 use repose::gpu::warm::{self, GpuWarm, WarmRecord};
 use repose::material::Material;
 use repose::rng::Rng;
@@ -14,21 +15,6 @@ use repose::solver::packed::PackedBody;
 
 use super::contacts::random_packing;
 use super::*;
-
-fn storage(ctx: &GpuContext, what: &str, data: &[u8], bytes: usize) -> wgpu::Buffer {
-    let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(what),
-        size: data.len().max(bytes).max(16) as u64,
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    if !data.is_empty() {
-        ctx.queue.write_buffer(&buf, 0, data);
-    }
-    buf
-}
 
 #[test]
 fn device_stages_chained_on_the_device_give_the_stages_bits() {

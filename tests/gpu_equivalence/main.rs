@@ -353,6 +353,7 @@ mod layout;
 mod piles;
 mod scan;
 mod single_contacts;
+mod stages;
 mod stats;
 mod trajectories;
 mod warm;

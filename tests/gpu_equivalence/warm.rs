@@ -16,28 +16,20 @@
 
 use std::collections::HashMap;
 
-use repose::collision::ContactGeom;
 use repose::formulation::complementarity::{finish, warm_start, FinishBuffers};
 use repose::formulation::stage::StageTimers;
-use repose::gpu::assemble::{self, GpuAssembler};
-use repose::gpu::collide::GpuCollider;
 use repose::gpu::warm::{self, GpuWarm};
 use repose::material::Material;
 use repose::model::Model;
-use repose::problem::ContactProblem;
 use repose::rng::Rng;
 use repose::solver::SolveStats;
 use repose::state::{State, WarmImpulse};
 
 use super::contacts::random_packing;
+use super::stages::{at_rest, detect_and_assemble, f32_vec, random_impulses, Found};
 use super::*;
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
-
-fn f32_vec(rng: &mut Rng, scale: f64) -> DVec3 {
-    let mut c = || f64::from((rng.uniform(-1.0, 1.0) * scale) as f32);
-    DVec3::new(c(), c(), c())
-}
 
 #[test]
 fn device_warm_starts_equal_the_cpus() {
@@ -47,38 +39,13 @@ fn device_warm_starts_equal_the_cpus() {
     let s = random_packing(2000, 5);
     let mats = vec![Material::default()];
     let (h, v_max) = (1e-3, 0.5);
-    let mut collider = GpuCollider::new(&ctx).expect("collision pipelines");
-    let found = collider
-        .detect(&ctx, &s.bodies, &s.boundaries, s.envelope)
-        .expect("device detection");
-    let geoms: Vec<ContactGeom> = found
-        .contacts
-        .iter()
-        .map(|c| c.geom(&s.bodies, &s.boundaries, 0.0))
-        .collect();
-    let nb = s.bodies.len();
-    let problem = ContactProblem::assemble(
-        &s.bodies,
-        &geoms,
-        &mats,
-        vec![DVec3::ZERO; nb],
-        vec![DVec3::ZERO; nb],
-        h,
-        v_max,
-    );
-    let mut asm = GpuAssembler::new(&ctx).expect("assembly pipelines");
-    let packed = asm
-        .assemble_records(
-            &ctx,
-            &found.contacts,
-            &assemble::body_records(&s.bodies).expect("spheres"),
-            &assemble::wall_records(&s.boundaries, 0.0).expect("fixed boundaries"),
-            &assemble::material_records(&mats),
-            h,
-            v_max,
-        )
-        .expect("device assembly")
-        .contacts;
+    let Found {
+        contacts,
+        problem,
+        assembled,
+        ..
+    } = detect_and_assemble("warm starts", &ctx, &s, &mats, at_rest(&s), h, v_max);
+    let packed = assembled.contacts;
     let mut model = Model::new(s.boundaries.clone(), mats);
     model.time_step = h;
     let mut state = State::new(s.bodies.clone(), &model);
@@ -88,7 +55,7 @@ fn device_warm_starts_equal_the_cpus() {
     // sizes.
     let mut rng = Rng::new(11);
     let mut previous = HashMap::new();
-    for (i, c) in found.contacts.iter().enumerate() {
+    for (i, c) in contacts.iter().enumerate() {
         if i % 2 == 0 {
             let scale = 10f64.powi(i as i32 % 5 - 6);
             previous.insert(
@@ -120,12 +87,7 @@ fn device_warm_starts_equal_the_cpus() {
     );
     let mut gw = GpuWarm::new(&ctx).expect("warm-start pipelines");
     let dev = gw
-        .warm_start_records(
-            &ctx,
-            &found.contacts,
-            &packed,
-            &warm::records_of(&state.warm),
-        )
+        .warm_start_records(&ctx, &contacts, &packed, &warm::records_of(&state.warm))
         .expect("device warm start");
     assert_eq!(dev.len(), 2 * cpu.len(), "two records per contact");
     let (mut hits, mut worst) = (0, 0f64);
@@ -162,26 +124,14 @@ fn device_warm_starts_equal_the_cpus() {
     }
     assert_eq!(
         hits,
-        found.contacts.len().div_ceil(2),
+        contacts.len().div_ceil(2),
         "every other contact persists"
     );
 
     // This step's impulses stored for the next.
-    let gamma32: Vec<[f32; 6]> = (0..cpu.len())
-        .map(|i| {
-            let scale = 10f64.powi(i as i32 % 4 - 5);
-            let f = f32_vec(&mut rng, scale);
-            let t = f32_vec(&mut rng, scale * 0.01);
-            [f.x, f.y, f.z, t.x, t.y, t.z].map(|x| x as f32)
-        })
-        .collect();
-    let gamma: Vec<[f64; 6]> = gamma32.iter().map(|g| g.map(f64::from)).collect();
-    let rows: Vec<[f32; 4]> = gamma32
-        .iter()
-        .flat_map(|g| [[g[0], g[1], g[2], g[3]], [g[4], g[5], 0.0, 0.0]])
-        .collect();
+    let (gamma, rows) = random_impulses(&mut rng, cpu.len(), |i| 10f64.powi(i as i32 % 4 - 5));
     let stored = gw
-        .store_records(&ctx, &found.contacts, &packed, &rows)
+        .store_records(&ctx, &contacts, &packed, &rows)
         .expect("device store");
     let mut after = state.clone();
     finish(
@@ -218,6 +168,6 @@ fn device_warm_starts_equal_the_cpus() {
     }
     eprintln!(
         "OBSERVED warm starts: {} contacts, {hits} persisting, 50 ended; worst share of bound: start {worst:.3}, store {worst_store:.3}",
-        found.contacts.len()
+        contacts.len()
     );
 }
