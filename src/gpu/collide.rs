@@ -429,17 +429,18 @@ impl GpuCollider {
 
     /// [`GpuCollider::detect_records`] leaving the list on the device
     /// ([`GpuCollider::list`]): one round trip (the list's length and the
-    /// crowding flag), the list not read back; `contacts` comes back
-    /// empty, `DeviceContacts::rewrites` as usual. Returns the length.
+    /// crowding flag), the list not read back. Returns the list's length
+    /// and the times it was rewritten into a larger buffer
+    /// (`DeviceContacts::rewrites`).
     pub fn detect_resident(
         &mut self,
         ctx: &GpuContext,
         spheres: &[[f32; 4]],
         surfaces: &[SurfaceRecord],
         envelope: f32,
-    ) -> Result<(u32, DeviceContacts), CollideError> {
+    ) -> Result<(u32, u32), CollideError> {
         let found = self.scoped(ctx, spheres, surfaces, envelope, false)?;
-        Ok((self.last_len, found))
+        Ok((self.last_len, found.rewrites))
     }
 
     /// The contact list on the device (records of [`DeviceContact`], the
