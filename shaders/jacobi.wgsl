@@ -1,7 +1,7 @@
 // Projected Jacobi iteration for the 6-D cone complementarity problem
 // (Tasora & Anitescu 2013, eq. 46), in f32, for one or many worlds at once.
-// Pairs with src/gpu/jacobi.rs; the structs mirror src/solver/packed.rs and
-// src/gpu/jacobi.rs, and src/solver/jacobi_f32.rs is the CPU mirror of every
+// Pairs with src/gpu/jacobi/mod.rs; the structs mirror src/solver/packed.rs and
+// src/gpu/jacobi/records.rs, and src/solver/jacobi_f32.rs is the CPU mirror of every
 // function here, operation for operation.
 //
 // One iteration = two dispatches:

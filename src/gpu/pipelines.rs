@@ -1,9 +1,12 @@
 //! What every compute shader of the device stages needs from wgpu: its
 //! pipelines over one bind group layout (a uniform at binding 0, then
-//! storage buffers), bind groups of whole buffers in binding order, and
-//! storage buffers that are never empty. One place, so each stage's
+//! storage buffers), bind groups of whole buffers in binding order,
+//! storage buffers that are never empty, and counted readbacks. One place, so each stage's
 //! module holds only what is its own.
 
+use std::time::Instant;
+
+use super::profile::GpuCounters;
 use super::{GpuContext, GpuError};
 
 /// The bind group layout and one compute pipeline per entry point, in
@@ -152,4 +155,48 @@ pub fn storage_sized(
             | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: false,
     }))
+}
+
+/// Maps each (buffer, bytes) for reading and waits for the device (one
+/// round trip, counted).
+pub(crate) fn wait_mapped(
+    dev: &wgpu::Device,
+    reads: &[(&wgpu::Buffer, u64)],
+    counters: &mut GpuCounters,
+) -> Result<(), GpuError> {
+    for (buf, bytes) in reads {
+        buf.slice(..*bytes).map_async(wgpu::MapMode::Read, |r| {
+            if let Err(e) = r {
+                log::error!("GPU readback failed: {e}");
+            }
+        });
+    }
+    let t_wait = Instant::now();
+    dev.poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
+    counters.wait_seconds += t_wait.elapsed().as_secs_f64();
+    counters.round_trips += 1;
+    Ok(())
+}
+
+/// Copies the first `bytes` bytes of each mapped buffer out and unmaps it
+/// (the copies are counted).
+pub(crate) fn copy_out(
+    reads: &[(&wgpu::Buffer, u64)],
+    counters: &mut GpuCounters,
+) -> Result<Vec<Vec<u8>>, GpuError> {
+    let t_read = Instant::now();
+    let mut out = Vec::with_capacity(reads.len());
+    for (buf, bytes) in reads {
+        let data = buf
+            .slice(..*bytes)
+            .get_mapped_range()
+            .map_err(|e| GpuError::Wgpu(format!("reading back: {e:?}")))?
+            .to_vec();
+        buf.unmap();
+        counters.readback_bytes += *bytes;
+        out.push(data);
+    }
+    counters.readback_seconds += t_read.elapsed().as_secs_f64();
+    Ok(out)
 }

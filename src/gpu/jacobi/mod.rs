@@ -2,6 +2,9 @@
 //! their CPU mirror is [`crate::solver::jacobi_f32`]), for one world or a
 //! batch of worlds in one solve.
 //!
+//! [`GpuJacobi::solve_resident`] solves a problem the device stages left
+//! on the device, without it crossing the host ([`DeviceProblem`]).
+//!
 //! Owns the pipelines and the buffers, which grow with the problem (by
 //! doubling, so steady simulations stop reallocating).
 //! [`GpuJacobi::solve_batch`] does one upload of every world's records
@@ -15,7 +18,12 @@
 
 use std::time::Instant;
 
-use bytemuck::{Pod, Zeroable};
+mod chunks;
+mod records;
+mod resident;
+
+pub use records::{BatchRecord, Control, Params, WorldRecord};
+pub use resident::DeviceProblem;
 
 use super::layout::{BatchLayout, RWG, WG};
 use super::profile::GpuCounters;
@@ -44,7 +52,7 @@ fn first_chunk_estimate(recent: &std::collections::VecDeque<usize>) -> usize {
 }
 
 /// The WGSL source.
-pub const SHADER: &str = include_str!("../../shaders/jacobi.wgsl");
+pub const SHADER: &str = include_str!("../../../shaders/jacobi.wgsl");
 
 /// Bytes of one contact's γ in the `gamma` buffer: two vec4 (WGSL
 /// `load_gamma`), the 6 components and 2 of padding.
@@ -61,113 +69,6 @@ const _: () = assert!(
     std::mem::size_of::<PackedInertia>() == std::mem::size_of::<PackedBody>(),
     "an inertia record fills one body-record place"
 );
-
-/// Uniform parameters of a batch (WGSL `Params`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct Params {
-    /// Contact records of all worlds, padding included.
-    pub n_contacts: u32,
-    /// Body records of all worlds, padding included.
-    pub n_bodies: u32,
-    /// Worlds in the batch.
-    pub n_worlds: u32,
-    /// Iterations between residual checks (the same for every world).
-    pub check_every: u32,
-    /// Method: 0 = projected Jacobi, 1 = APGD
-    /// ([`jacobi_f32::solve_apgd`](crate::solver::jacobi_f32::solve_apgd)).
-    pub method: u32,
-    /// Workgroups over the contacts (the bodies' follow in `groups`).
-    pub contact_groups: u32,
-    /// Padding (a multiple of 16 bytes).
-    pub pad0: u32,
-    /// Padding.
-    pub pad1: u32,
-}
-
-/// One world of a batch: its ranges and settings (WGSL `World`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct WorldRecord {
-    /// First contact record.
-    pub contact_start: u32,
-    /// One past the last contact record.
-    pub contact_end: u32,
-    /// First body record.
-    pub body_start: u32,
-    /// One past the last body record.
-    pub body_end: u32,
-    /// First residual partial sum.
-    pub partial_start: u32,
-    /// One past the last partial sum.
-    pub partial_end: u32,
-    /// Iteration limit K.
-    pub max_iterations: u32,
-    /// Contact law: 0 = associated, 1 = De Saxcé.
-    pub law: u32,
-    /// Residual measure: 1 = weighted by b_f, 0 = unweighted
-    /// ([`jacobi_f32::weighted`](crate::solver::jacobi_f32::weighted)).
-    pub weighted: u32,
-    /// 1 when inverse inertia tensors are in the third body region (bodies
-    /// that are not spheres; [`PackedInertia`]), 0 for the scalar path.
-    pub tensors: u32,
-    /// Step scale ω.
-    pub omega: f32,
-    /// Relaxation λ.
-    pub lambda: f32,
-    /// Relative residual tolerance (0 = none).
-    pub tolerance: f32,
-    /// Padding.
-    pub pad0: u32,
-    /// Padding.
-    pub pad1: u32,
-    /// Padding.
-    pub pad2: u32,
-}
-
-/// One world's loop control and result record (WGSL `Control`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct Control {
-    /// Non-zero once the world's loop is over (converged or at its cap).
-    pub done: u32,
-    /// Residual checks performed before stopping.
-    pub checks: u32,
-    /// Iterations performed.
-    pub iterations: u32,
-    /// Non-zero when the tolerance was met.
-    pub converged: u32,
-    /// Absolute natural-map residual.
-    pub residual_abs: f32,
-    /// Relative residual.
-    pub residual_rel: f32,
-    /// ‖γ‖.
-    pub gamma_norm: f32,
-    /// ‖Nγ + r‖.
-    pub y_norm: f32,
-    /// APGD: Nesterov's θ_k at even k (1 at the start and after a restart).
-    pub theta0: f32,
-    /// APGD: θ_k at odd k.
-    pub theta1: f32,
-    /// APGD: the momentum β of the current iteration.
-    pub beta: f32,
-    /// APGD: the relative residual at the previous check.
-    pub last_rel: f32,
-}
-
-/// The batch's own state (WGSL `Batch`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct BatchRecord {
-    /// Iterations performed (the body pass counts them).
-    pub clock: u32,
-    /// Worlds not yet done (an atomic in WGSL).
-    pub remaining: u32,
-    /// Padding.
-    pub pad0: u32,
-    /// Padding.
-    pub pad1: u32,
-}
 
 /// One world of a batch as the caller hands it to [`GpuJacobi::solve_batch`].
 pub struct BatchEntry<'a> {
@@ -309,6 +210,36 @@ fn grid(n: usize, wg: u32, max_dim: u32) -> (u32, u32) {
         (groups as u32, 1)
     } else {
         (max_dim, groups.div_ceil(max_dim as u64) as u32)
+    }
+}
+
+/// World range `r`'s record: its ranges, its settings `s`, its contact
+/// law and whether its bodies carry inertia tensors.
+fn world_record(
+    r: &super::layout::WorldRange,
+    s: &SolverSettings,
+    law: FrictionLaw,
+    tensors: bool,
+) -> WorldRecord {
+    let (p0, p1) = r.partials();
+    WorldRecord {
+        contact_start: r.contact_start as u32,
+        contact_end: r.contact_end() as u32,
+        body_start: r.body_start as u32,
+        body_end: r.body_end() as u32,
+        partial_start: p0 as u32,
+        partial_end: p1 as u32,
+        max_iterations: s.max_iterations as u32,
+        law: match law {
+            FrictionLaw::Associated => 0,
+            FrictionLaw::DeSaxce => 1,
+        },
+        weighted: crate::solver::jacobi_f32::weighted(s) as u32,
+        tensors: u32::from(tensors),
+        omega: s.omega as f32,
+        lambda: s.lambda as f32,
+        tolerance: s.tolerance as f32,
+        ..WorldRecord::default()
     }
 }
 
@@ -606,6 +537,64 @@ impl GpuJacobi {
         });
     }
 
+    /// Writes a solve's settings: the uniform parameters, the worlds'
+    /// records, the workgroups' worlds, fresh control and batch records
+    /// and the indirect sizes. Returns the bytes written.
+    fn write_settings(
+        &self,
+        ctx: &GpuContext,
+        layout: &BatchLayout,
+        records: &[WorldRecord],
+        every: usize,
+        apgd: bool,
+    ) -> u64 {
+        let b = self.bufs.as_ref().expect("buffers");
+        let (nc, nb) = (layout.contacts, layout.bodies);
+        let mut up = 0u64;
+        let mut write = |buf: &wgpu::Buffer, data: &[u8]| {
+            ctx.queue.write_buffer(buf, 0, data);
+            up += data.len() as u64;
+        };
+        let params = Params {
+            n_contacts: nc as u32,
+            n_bodies: nb as u32,
+            n_worlds: records.len() as u32,
+            check_every: every as u32,
+            method: u32::from(apgd),
+            contact_groups: layout.contact_groups() as u32,
+            ..Params::default()
+        };
+        write(&self.params, bytemuck::bytes_of(&params));
+        write(&b.worlds, bytemuck::cast_slice(records));
+        write(&b.groups, bytemuck::cast_slice(&layout.groups()));
+        let control = vec![
+            Control {
+                theta0: 1.0,
+                last_rel: f32::MAX,
+                ..Control::default()
+            };
+            records.len()
+        ];
+        write(&b.control, bytemuck::cast_slice(&control));
+        let batch = BatchRecord {
+            clock: 0,
+            remaining: records.len() as u32,
+            ..BatchRecord::default()
+        };
+        write(&self.batch, bytemuck::bytes_of(&batch));
+        let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
+        let (cgrid, bgrid, rgrid) = (
+            grid(nc, WG, max_dim),
+            grid(nb, WG, max_dim),
+            grid(nc, RWG, max_dim),
+        );
+        let args: [u32; 12] = [
+            cgrid.0, cgrid.1, 1, bgrid.0, bgrid.1, 1, rgrid.0, rgrid.1, 1, 0, 0, 0,
+        ];
+        write(&self.indirect, bytemuck::cast_slice(&args));
+        up
+    }
+
     /// The device time of the last solve's iteration passes (its iterations,
     /// checks and final residual, summed over the chunks), from timestamp
     /// queries; `None` when the device offers none.
@@ -706,83 +695,33 @@ impl GpuJacobi {
                 worlds: live.len(),
             },
         );
+        let records: Vec<WorldRecord> = live
+            .iter()
+            .zip(&layout.worlds)
+            .map(|(&w, r)| {
+                let e = &entries[w];
+                world_record(r, e.settings, e.problem.law, !e.problem.inertia.is_empty())
+            })
+            .collect();
+        let t_up = Instant::now();
+        let settings_bytes = self.write_settings(ctx, &layout, &records, every, apgd);
         let counters = &mut self.counters;
         let b = self.bufs.as_ref().expect("buffers");
-        let max_dim = ctx.limits.max_compute_workgroups_per_dimension;
-        let cgrid = grid(nc, WG, max_dim);
-        let bgrid = grid(nb, WG, max_dim);
-        let rgrid = grid(nc, RWG, max_dim);
         let check = live.iter().any(|&w| entries[w].settings.tolerance > 0.0);
         let caps: Vec<usize> = live
             .iter()
             .map(|&w| entries[w].settings.max_iterations)
             .collect();
-        let max = caps.iter().copied().max().unwrap_or(0);
         let tensors = live.iter().any(|&w| !entries[w].problem.inertia.is_empty());
 
         // Upload: the records of every world at its place (module docs of
         // `layout`), the worlds' settings, fresh control records.
-        let t_up = Instant::now();
-        let mut up = 0u64;
+        let mut up = settings_bytes;
         let q = &ctx.queue;
         let mut write = |buf: &wgpu::Buffer, at: u64, data: &[u8]| {
             q.write_buffer(buf, at, data);
             up += data.len() as u64;
         };
-        let params = Params {
-            n_contacts: nc as u32,
-            n_bodies: nb as u32,
-            n_worlds: live.len() as u32,
-            check_every: every as u32,
-            method: u32::from(apgd),
-            contact_groups: layout.contact_groups() as u32,
-            ..Params::default()
-        };
-        write(&self.params, 0, bytemuck::bytes_of(&params));
-        let records: Vec<WorldRecord> = live
-            .iter()
-            .zip(&layout.worlds)
-            .map(|(&w, r)| {
-                let (e, s) = (&entries[w], entries[w].settings);
-                let (p0, p1) = r.partials();
-                WorldRecord {
-                    contact_start: r.contact_start as u32,
-                    contact_end: r.contact_end() as u32,
-                    body_start: r.body_start as u32,
-                    body_end: r.body_end() as u32,
-                    partial_start: p0 as u32,
-                    partial_end: p1 as u32,
-                    max_iterations: s.max_iterations as u32,
-                    law: match e.problem.law {
-                        FrictionLaw::Associated => 0,
-                        FrictionLaw::DeSaxce => 1,
-                    },
-                    weighted: crate::solver::jacobi_f32::weighted(s) as u32,
-                    tensors: u32::from(!e.problem.inertia.is_empty()),
-                    omega: s.omega as f32,
-                    lambda: s.lambda as f32,
-                    tolerance: s.tolerance as f32,
-                    ..WorldRecord::default()
-                }
-            })
-            .collect();
-        write(&b.worlds, 0, bytemuck::cast_slice(&records));
-        write(&b.groups, 0, bytemuck::cast_slice(&layout.groups()));
-        let control = vec![
-            Control {
-                theta0: 1.0,
-                last_rel: f32::MAX,
-                ..Control::default()
-            };
-            live.len()
-        ];
-        write(&b.control, 0, bytemuck::cast_slice(&control));
-        let batch = BatchRecord {
-            clock: 0,
-            remaining: live.len() as u32,
-            ..BatchRecord::default()
-        };
-        write(&self.batch, 0, bytemuck::bytes_of(&batch));
         let body_size = std::mem::size_of::<PackedBody>() as u64;
         let problems: Vec<&PackedProblem> = live.iter().map(|&w| &*entries[w].problem).collect();
         for (i, (r, p)) in layout.worlds.iter().zip(&problems).enumerate() {
@@ -844,149 +783,19 @@ impl GpuJacobi {
             0,
             bytemuck::cast_slice(&layout.offsets(&problems)),
         );
-        let args: [u32; 12] = [
-            cgrid.0, cgrid.1, 1, bgrid.0, bgrid.1, 1, rgrid.0, rgrid.1, 1, 0, 0, 0,
-        ];
-        write(&self.indirect, 0, bytemuck::cast_slice(&args));
         counters.upload_bytes += up;
         counters.upload_seconds += t_up.elapsed().as_secs_f64();
 
-        // The iterations in chunks ending at a residual check: each chunk is
-        // one submit, after which only the worlds' control records are read;
-        // once every world is done, the rest is not encoded at all (the
-        // zeroed indirect sizes would make it launch nothing, but each empty
-        // dispatch still costs the driver its overhead). The first chunk ends
-        // at the first check at or after the last solve's count (a warm start
-        // needs about as many) but at most 4× the recent median (one capped
-        // solve does not make the next pay the whole cap), later ones double.
-        // The GPU runs the same dispatches on the same buffers as in one
-        // pass, so the result does not depend on the chunking. Besides the
-        // checks, the final residual of each world runs after its cap
-        // (`finalize` tells a check from a cap by the batch's clock).
-        let mut len = if check {
-            first_chunk_estimate(&self.recent_iterations)
-                .div_ceil(every)
-                .max(1)
-                * every
-        } else {
-            max
+        let plan = chunks::Plan {
+            worlds: live.len(),
+            nc,
+            nb,
+            check,
+            every,
+            caps,
+            apgd,
         };
-        // The worlds' caps, sorted: a boundary test per encoded iteration.
-        let mut caps = caps;
-        caps.sort_unstable();
-        caps.dedup();
-        let boundary =
-            |it: usize| (check && it.is_multiple_of(every)) || caps.binary_search(&it).is_ok();
-        let mut start = 0;
-        let mut pass_seconds = self.timer.as_ref().map(|_| 0.0);
-        let ctl_bytes = (live.len() * std::mem::size_of::<Control>()) as u64;
-        let (ctl, data) = loop {
-            let end = (start + len).min(max);
-            let last = end == max;
-            let t_enc = Instant::now();
-            let (dispatches, indirect);
-            let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("jacobi"),
-            });
-            {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("jacobi iterations"),
-                    timestamp_writes: self.timer.as_ref().map(|t| {
-                        wgpu::ComputePassTimestampWrites {
-                            query_set: &t.set,
-                            beginning_of_pass_write_index: Some(0),
-                            end_of_pass_write_index: Some(1),
-                        }
-                    }),
-                });
-                pass.set_bind_group(0, &b.bind, &[]);
-                pass.set_bind_group(1, &self.indirect_bind, &[]);
-                // Sizes come from the indirect buffer only when a check can
-                // zero them.
-                let mut rec = Recorder {
-                    indirect_buf: &self.indirect,
-                    via_indirect: check,
-                    dispatches: 0,
-                    indirect: 0,
-                };
-                let worlds = live.len() as u32;
-                let residual_check = |pass: &mut wgpu::ComputePass, rec: &mut Recorder| {
-                    pass.set_pipeline(&self.residual);
-                    rec.sized(pass, 2, rgrid);
-                    pass.set_pipeline(&self.finalize);
-                    rec.direct(pass, (worlds, 1));
-                };
-                let (cp, bp) = if apgd {
-                    (&self.apgd_contact, &self.apgd_body)
-                } else {
-                    (&self.contact, &self.body)
-                };
-                for it in start..end {
-                    // The boundary at a chunk's start closed the chunk before.
-                    if boundary(it) && (it == 0 || it > start) {
-                        residual_check(&mut pass, &mut rec);
-                    }
-                    pass.set_pipeline(cp);
-                    rec.sized(&mut pass, 0, cgrid);
-                    pass.set_pipeline(bp);
-                    rec.sized(&mut pass, 1, bgrid);
-                }
-                if last {
-                    // The final residual always runs in full (it reports
-                    // the result).
-                    pass.set_pipeline(&self.residual);
-                    rec.direct(&mut pass, rgrid);
-                    pass.set_pipeline(&self.finalize);
-                    rec.direct(&mut pass, (worlds, 1));
-                } else {
-                    residual_check(&mut pass, &mut rec);
-                }
-                dispatches = rec.dispatches;
-                indirect = rec.indirect;
-            }
-            // The state is copied with the control records at the end of
-            // every chunk (a small copy beside the chunk's iterations), and
-            // all are mapped in the one wait: the chunk that ends the loop
-            // then needs no second round trip for the state.
-            let state = [
-                (&b.read_bodies, nb as u64 * body_size),
-                (&b.read_gamma, (nc * GAMMA_BYTES) as u64),
-            ];
-            enc.copy_buffer_to_buffer(&b.bodies, 0, state[0].0, 0, state[0].1);
-            enc.copy_buffer_to_buffer(&b.gamma, 0, state[1].0, 0, state[1].1);
-            enc.copy_buffer_to_buffer(&b.control, 0, &b.read_control, 0, ctl_bytes);
-            let mut reads = vec![(&b.read_control, ctl_bytes)];
-            if let Some(t) = &self.timer {
-                enc.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
-                enc.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
-                reads.push((&t.read, 16));
-            }
-            let cmd = enc.finish();
-            counters.encode_seconds += t_enc.elapsed().as_secs_f64();
-            counters.dispatches += dispatches;
-            counters.indirect_dispatches += indirect;
-            counters.iterations_encoded += (end - start) as u64;
-            let t_sub = Instant::now();
-            q.submit([cmd]);
-            counters.submit_seconds += t_sub.elapsed().as_secs_f64();
-            counters.submits += 1;
-            let mapped: Vec<_> = reads.iter().chain(&state).copied().collect();
-            wait_mapped(dev, &mapped, counters)?;
-            let data = copy_out(&reads, counters)?;
-            let ctl: Vec<Control> = bytemuck::pod_collect_to_vec(&data[0]);
-            if let (Some(t), Some(total)) = (&self.timer, pass_seconds.as_mut()) {
-                let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&data[1]);
-                *total += ticks[1].saturating_sub(ticks[0]) as f64 * t.period * 1e-9;
-            }
-            if last || ctl.iter().all(|c| c.done != 0) {
-                break (ctl, copy_out(&state, counters)?);
-            }
-            for (buf, _) in &state {
-                buf.unmap();
-            }
-            start = end;
-            len *= 2;
-        };
+        let (ctl, data) = self.iterate(ctx, plan, true)?;
         if let Some(e) = pollster::block_on(vscope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
@@ -995,6 +804,7 @@ impl GpuJacobi {
         }
         let all_bodies: &[PackedBody] = bytemuck::cast_slice(&data[0]);
         let padded: &[[f32; 8]] = bytemuck::cast_slice(&data[1]);
+        let counters = &mut self.counters;
         let mut most = 0;
         for ((&w, r), c) in live.iter().zip(&layout.worlds).zip(&ctl) {
             let e = &mut entries[w];
@@ -1004,103 +814,23 @@ impl GpuJacobi {
             for (g, q) in e.gamma.iter_mut().zip(&padded[r.contact_start..]) {
                 g.copy_from_slice(&q[..6]);
             }
-            stats[w] = SolveStats {
-                iterations: c.iterations as usize,
-                residual_abs: c.residual_abs as f64,
-                residual_rel: c.residual_rel as f64,
-                converged: c.converged != 0,
-                fallback_iterations: None,
-                fallback_seconds: 0.0,
-                timed_out: false,
-            };
+            stats[w] = c.stats();
             most = most.max(c.iterations as usize);
             counters.iterations += c.iterations as u64;
         }
         counters.solves += 1;
-        self.last_pass_seconds = pass_seconds;
-        if let Some(d) = pass_seconds {
-            *counters.device_seconds.get_or_insert(0.0) += d;
-        }
+        self.remember(most);
+        Ok(stats)
+    }
+
+    /// Keeps a solve's iteration count (the most of its worlds') for the
+    /// next solve's first chunk.
+    fn remember(&mut self, iterations: usize) {
         if self.recent_iterations.len() == RECENT_SOLVES {
             self.recent_iterations.pop_front();
         }
-        self.recent_iterations.push_back(most);
-        Ok(stats)
+        self.recent_iterations.push_back(iterations);
     }
-}
-
-/// Records dispatches into a compute pass and counts them.
-struct Recorder<'a> {
-    /// The indirect arguments (three (x, y, z) triples).
-    indirect_buf: &'a wgpu::Buffer,
-    /// Whether sizes come from the indirect buffer (a check can zero them).
-    via_indirect: bool,
-    dispatches: u64,
-    indirect: u64,
-}
-
-impl Recorder<'_> {
-    /// A dispatch of one of the loop's sized passes: from indirect argument
-    /// triple `slot`, or of `g` workgroups.
-    fn sized(&mut self, pass: &mut wgpu::ComputePass, slot: u64, g: (u32, u32)) {
-        if self.via_indirect {
-            self.indirect += 1;
-            self.dispatches += 1;
-            pass.dispatch_workgroups_indirect(self.indirect_buf, slot * 12);
-        } else {
-            self.direct(pass, g);
-        }
-    }
-
-    /// A dispatch of `g` workgroups.
-    fn direct(&mut self, pass: &mut wgpu::ComputePass, g: (u32, u32)) {
-        self.dispatches += 1;
-        pass.dispatch_workgroups(g.0, g.1, 1);
-    }
-}
-
-/// Maps each (buffer, bytes) for reading and waits for the device (one
-/// round trip, counted).
-fn wait_mapped(
-    dev: &wgpu::Device,
-    reads: &[(&wgpu::Buffer, u64)],
-    counters: &mut GpuCounters,
-) -> Result<(), GpuError> {
-    for (buf, bytes) in reads {
-        buf.slice(..*bytes).map_async(wgpu::MapMode::Read, |r| {
-            if let Err(e) = r {
-                log::error!("GPU readback failed: {e}");
-            }
-        });
-    }
-    let t_wait = Instant::now();
-    dev.poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
-    counters.wait_seconds += t_wait.elapsed().as_secs_f64();
-    counters.round_trips += 1;
-    Ok(())
-}
-
-/// Copies the first `bytes` bytes of each mapped buffer out and unmaps it
-/// (the copies are counted).
-fn copy_out(
-    reads: &[(&wgpu::Buffer, u64)],
-    counters: &mut GpuCounters,
-) -> Result<Vec<Vec<u8>>, GpuError> {
-    let t_read = Instant::now();
-    let mut out = Vec::with_capacity(reads.len());
-    for (buf, bytes) in reads {
-        let data = buf
-            .slice(..*bytes)
-            .get_mapped_range()
-            .map_err(|e| GpuError::Wgpu(format!("reading back: {e:?}")))?
-            .to_vec();
-        buf.unmap();
-        counters.readback_bytes += *bytes;
-        out.push(data);
-    }
-    counters.readback_seconds += t_read.elapsed().as_secs_f64();
-    Ok(out)
 }
 
 #[cfg(test)]
