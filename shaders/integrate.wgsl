@@ -17,7 +17,7 @@
 // fixed order: end A gets -(F, s_A x F + T), end B +(F, s_B x F + T),
 // F = g_n n + g_u u + g_w w, T = t_n n + t_u u + t_w w, w = n x u.
 
-// NONE, Contact and Packed: shaders/records.wgsl, compiled in front of this file.
+// NONE, Contact, Packed and BodyState: shaders/records.wgsl, compiled in front of this file.
 const WG: u32 = 256u;
 
 struct IntegrateParams {
@@ -28,22 +28,6 @@ struct IntegrateParams {
     _pad0: u32,
     // Gravity (m/s^2, xyz) and the step h (s, w).
     gravity: vec4<f32>,
-}
-
-// One body's state (repose::gpu::integrate::BodyState): the centre in
-// 64-bit fixed point, X = x / 2^-48 m as a high word (units of 2^-16 m)
-// and a low word (units of 2^-48 m); velocities; orientation.
-struct BodyState {
-    // High words of the centre (xyz).
-    cell: vec4<i32>,
-    // Low words of the centre (xyz).
-    frac: vec4<u32>,
-    // Velocity (xyz) and 1/m (w).
-    v: vec4<f32>,
-    // Angular velocity (xyz) and 1/I (w).
-    w: vec4<f32>,
-    // Orientation quaternion (x, y, z, w).
-    q: vec4<f32>,
 }
 
 // As shaders/jacobi.wgsl `Body`.

@@ -1,5 +1,5 @@
 // Records shared by the device stages (collide, assemble, warm,
-// integrate): each of those shaders is compiled with this file in front of
+// integrate, positions): each of those shaders is compiled with this file in front of
 // it (the Rust modules' SHADER constants), so a record is declared once.
 
 // The marker of "no body" (end B of a boundary contact) and "no index".
@@ -29,4 +29,20 @@ struct Packed {
     arm_b: vec4<f32>,
     bias: vec4<f32>,
     ids: vec4<u32>,
+}
+
+// One body's state (repose::gpu::integrate::BodyState): the centre in
+// 64-bit fixed point, X = x / 2^-48 m as a high word (units of 2^-16 m)
+// and a low word (units of 2^-48 m); velocities; orientation.
+struct BodyState {
+    // High words of the centre (xyz).
+    cell: vec4<i32>,
+    // Low words of the centre (xyz).
+    frac: vec4<u32>,
+    // Velocity (xyz) and 1/m (w).
+    v: vec4<f32>,
+    // Angular velocity (xyz) and 1/I (w).
+    w: vec4<f32>,
+    // Orientation quaternion (x, y, z, w).
+    q: vec4<f32>,
 }

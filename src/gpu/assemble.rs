@@ -420,7 +420,7 @@ impl GpuAssembler {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(format!("contact assembly: {e}")));
         }
-        let data = super::collide::read(dev, &read, total, &mut self.counters)?;
+        let data = super::pipelines::read(dev, &read, total, &mut self.counters)?;
         let (p, rest) = data.split_at(packed_bytes as usize);
         let (e, s) = rest.split_at(ends_bytes as usize);
         let words = |b: &[u8]| -> Vec<u32> {

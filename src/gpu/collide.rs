@@ -562,7 +562,7 @@ impl GpuCollider {
             enc.copy_buffer_to_buffer(&bufs.status, 0, &bufs.read_status, 4, 4);
             ctx.queue.submit([enc.finish()]);
             self.counters.submits += 1;
-            let status = read(dev, &bufs.read_status, 8, &mut self.counters)?;
+            let status = super::pipelines::read(dev, &bufs.read_status, 8, &mut self.counters)?;
             let total = u32::from_le_bytes(status[0..4].try_into().expect("4 bytes"));
             let crowded = u32::from_le_bytes(status[4..8].try_into().expect("4 bytes"));
             if crowded > 0 {
@@ -591,7 +591,7 @@ impl GpuCollider {
             enc.copy_buffer_to_buffer(&list.contacts, 0, &list.read, 0, bytes);
             ctx.queue.submit([enc.finish()]);
             self.counters.submits += 1;
-            let data = read(dev, &list.read, bytes, &mut self.counters)?;
+            let data = super::pipelines::read(dev, &list.read, bytes, &mut self.counters)?;
             contacts.extend_from_slice(bytemuck::cast_slice(&data));
         }
         Ok(DeviceContacts { contacts, rewrites })
@@ -725,32 +725,4 @@ pub(crate) fn grid(n: usize, ctx: &GpuContext) -> (u32, u32) {
     } else {
         (max_dim, groups.div_ceil(u64::from(max_dim)) as u32)
     }
-}
-
-/// Maps the first `bytes` of `buf`, waits for the device (one round trip)
-/// and copies them out.
-pub(crate) fn read(
-    dev: &wgpu::Device,
-    buf: &wgpu::Buffer,
-    bytes: u64,
-    counters: &mut GpuCounters,
-) -> Result<Vec<u8>, GpuError> {
-    buf.slice(..bytes).map_async(wgpu::MapMode::Read, |r| {
-        if let Err(e) = r {
-            log::error!("GPU readback failed: {e}");
-        }
-    });
-    let t_wait = Instant::now();
-    dev.poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
-    counters.wait_seconds += t_wait.elapsed().as_secs_f64();
-    counters.round_trips += 1;
-    let data = buf
-        .slice(..bytes)
-        .get_mapped_range()
-        .map_err(|e| GpuError::Wgpu(format!("reading back: {e:?}")))?
-        .to_vec();
-    buf.unmap();
-    counters.readback_bytes += bytes;
-    Ok(data)
 }

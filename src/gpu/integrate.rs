@@ -305,7 +305,7 @@ impl GpuIntegrator {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(format!("body pass: {e}")));
         }
-        let data = super::collide::read(dev, &read, bytes + 4, &mut self.counters)?;
+        let data = super::pipelines::read(dev, &read, bytes + 4, &mut self.counters)?;
         let (body, status) = data.split_at(bytes as usize);
         let status = u32::from_le_bytes(status.try_into().expect("4 bytes"));
         let mut got = Integrated {

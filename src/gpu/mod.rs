@@ -97,6 +97,7 @@ pub mod integrate;
 pub mod jacobi;
 pub mod layout;
 pub mod pipelines;
+pub mod positions;
 pub mod profile;
 pub mod scan;
 pub mod warm;

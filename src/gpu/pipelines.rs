@@ -200,3 +200,15 @@ pub(crate) fn copy_out(
     counters.readback_seconds += t_read.elapsed().as_secs_f64();
     Ok(out)
 }
+
+/// Maps the first `bytes` of `buf`, waits for the device (one round trip)
+/// and copies them out (all counted).
+pub(crate) fn read(
+    dev: &wgpu::Device,
+    buf: &wgpu::Buffer,
+    bytes: u64,
+    counters: &mut GpuCounters,
+) -> Result<Vec<u8>, GpuError> {
+    wait_mapped(dev, &[(buf, bytes)], counters)?;
+    Ok(copy_out(&[(buf, bytes)], counters)?.remove(0))
+}

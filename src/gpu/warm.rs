@@ -282,6 +282,6 @@ impl GpuWarm {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(format!("warm starts: {e}")));
         }
-        super::collide::read(dev, &read, bytes, &mut self.counters)
+        super::pipelines::read(dev, &read, bytes, &mut self.counters)
     }
 }

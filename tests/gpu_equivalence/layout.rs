@@ -404,6 +404,27 @@ fn resident_step_wgsl_structs_match_rust_records() {
         integrate::WG,
         "shaders/integrate.wgsl WG vs Rust"
     );
+    use repose::gpu::positions::{self, PositionsParams, ShapeRecord};
+    let o = Shader::parse("shaders/positions.wgsl", positions::SHADER);
+    assert_same_layout!(
+        o,
+        "PositionsParams",
+        PositionsParams,
+        [bodies, row, _pad0, _pad1]
+    );
+    assert_same_layout!(o, "Shape", ShapeRecord, [radius, material, _pad0, _pad1]);
+    assert_same_layout!(
+        o,
+        "AsmBody",
+        AssembleBody,
+        [pos, material, inv_mass, inv_inertia, _pad0, _pad1]
+    );
+    assert_same_layout!(o, "BodyState", BodyState, [cell, frac, v, w, q]);
+    assert_eq!(
+        o.const_u32("WG"),
+        positions::WG,
+        "shaders/positions.wgsl WG vs Rust"
+    );
     let s = Shader::parse("shaders/scan.wgsl", scan::SHADER);
     assert_same_layout!(s, "ScanParams", ScanParams, [n, row, _pad0, _pad1]);
     assert_eq!(s.const_u32("WG"), scan::WG, "shaders/scan.wgsl WG vs Rust");
@@ -412,6 +433,7 @@ fn resident_step_wgsl_structs_match_rust_records() {
         (&a, assemble::WG),
         (&w, warm::WG),
         (&g, integrate::WG),
+        (&o, positions::WG),
         (&s, scan::WG),
     ] {
         for ep in &sh.module.entry_points {

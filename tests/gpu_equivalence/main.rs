@@ -351,6 +351,7 @@ mod convergence;
 mod determinism;
 mod layout;
 mod piles;
+mod positions;
 mod resident;
 mod scan;
 mod single_contacts;
