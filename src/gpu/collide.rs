@@ -486,22 +486,98 @@ impl GpuCollider {
         if n == 0 {
             return Ok(DeviceContacts::default());
         }
-        let dev = &ctx.device;
-        let (mut r_max, mut r_min, mut x_max) = (0f32, f32::INFINITY, 0f32);
-        for s in spheres {
-            r_max = r_max.max(s[3]);
-            r_min = r_min.min(s[3]);
-            x_max = x_max.max(s[0].abs()).max(s[1].abs()).max(s[2].abs());
-        }
-        let edge = cell_edge(r_max.into(), envelope.into(), x_max.into());
+        let x_max = spheres.iter().fold(0f32, |m, s| {
+            m.max(s[0].abs()).max(s[1].abs()).max(s[2].abs())
+        });
+        let radii: Vec<f32> = spheres.iter().map(|s| s[3]).collect();
+        let t_up = Instant::now();
+        let buf = self.spheres_buffer(ctx, n, surfaces)?;
+        ctx.queue
+            .write_buffer(buf, 0, bytemuck::cast_slice(spheres));
+        self.counters.upload_bytes += std::mem::size_of_val(spheres) as u64;
+        self.counters.upload_seconds += t_up.elapsed().as_secs_f64();
+        self.find(ctx, &radii, x_max, surfaces.len(), envelope, read_list)
+    }
+
+    /// The buffer of `n` sphere records (centre, radius) that the next
+    /// [`GpuCollider::detect_written`] reads, for a device stage to write
+    /// ([`super::positions`]); uploads `surfaces` for it.
+    pub fn spheres_buffer(
+        &mut self,
+        ctx: &GpuContext,
+        n: usize,
+        surfaces: &[SurfaceRecord],
+    ) -> Result<&wgpu::Buffer, GpuError> {
         self.ensure(ctx, n, surfaces.len())?;
         let first = (self.first_capacity_per_body.max(1) * n).max(64);
         let capacity = self.list.as_ref().map_or(first, |l| l.capacity as usize);
         self.ensure_list(ctx, capacity)?;
         let bufs = self.bufs.as_ref().expect("buffers made above");
+        if !surfaces.is_empty() {
+            let t_up = Instant::now();
+            ctx.queue
+                .write_buffer(&bufs.surface, 0, bytemuck::cast_slice(surfaces));
+            self.counters.upload_bytes += std::mem::size_of_val(surfaces) as u64;
+            self.counters.upload_seconds += t_up.elapsed().as_secs_f64();
+        }
+        Ok(&bufs.spheres)
+    }
+
+    /// [`GpuCollider::detect_resident`] on the spheres a device stage wrote
+    /// into [`GpuCollider::spheres_buffer`] (queued before this call):
+    /// `radii` are theirs, every centre coordinate is within ±`x_max`,
+    /// and `surfaces` boundary records were uploaded with the buffer.
+    pub fn detect_written(
+        &mut self,
+        ctx: &GpuContext,
+        radii: &[f32],
+        x_max: f32,
+        surfaces: usize,
+        envelope: f32,
+    ) -> Result<(u32, u32), CollideError> {
+        assert_eq!(
+            self.bufs.as_ref().map_or(0, |b| b.bodies),
+            radii.len(),
+            "detect_written: as many radii as spheres_buffer made room for"
+        );
+        let dev = &ctx.device;
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        self.last_len = 0;
+        let found = if radii.is_empty() {
+            Ok(DeviceContacts::default())
+        } else {
+            self.find(ctx, radii, x_max, surfaces, envelope, false)
+        };
+        let oom = pollster::block_on(oom.pop());
+        let invalid = pollster::block_on(scope.pop());
+        if let Some(e) = oom.or(invalid) {
+            return Err(GpuError::Wgpu(format!("contact detection: {e}")).into());
+        }
+        Ok((self.last_len, found?.rewrites))
+    }
+
+    /// The detection on the spheres in place (`radii` theirs, centres
+    /// within ±`x_max`), against `surfaces` boundary records.
+    fn find(
+        &mut self,
+        ctx: &GpuContext,
+        radii: &[f32],
+        x_max: f32,
+        surfaces: usize,
+        envelope: f32,
+        read_list: bool,
+    ) -> Result<DeviceContacts, CollideError> {
+        let n = radii.len();
+        let dev = &ctx.device;
+        let (r_max, r_min) = radii
+            .iter()
+            .fold((0f32, f32::INFINITY), |(a, b), &r| (a.max(r), b.min(r)));
+        let edge = cell_edge(r_max.into(), envelope.into(), x_max.into());
+        let bufs = self.bufs.as_ref().expect("buffers made by spheres_buffer");
         let mut params = CollideParams {
             bodies: n as u32,
-            surfaces: surfaces.len() as u32,
+            surfaces: surfaces as u32,
             mask: bufs.buckets - 1,
             capacity: 0,
             inv_cell: (1.0 / edge) as f32,
@@ -511,16 +587,6 @@ impl GpuCollider {
             row: grid(n, ctx).0,
             ..Default::default()
         };
-        let t_up = Instant::now();
-        ctx.queue
-            .write_buffer(&bufs.spheres, 0, bytemuck::cast_slice(spheres));
-        if !surfaces.is_empty() {
-            ctx.queue
-                .write_buffer(&bufs.surface, 0, bytemuck::cast_slice(surfaces));
-        }
-        self.counters.upload_bytes +=
-            std::mem::size_of_val(spheres) as u64 + std::mem::size_of_val(surfaces) as u64;
-        self.counters.upload_seconds += t_up.elapsed().as_secs_f64();
         let mut rewrites = 0;
         let mut whole = true;
         let total = loop {
@@ -567,7 +633,7 @@ impl GpuCollider {
             let crowded = u32::from_le_bytes(status[4..8].try_into().expect("4 bytes"));
             if crowded > 0 {
                 let body = n - crowded as usize;
-                let r = f64::from(spheres[body][3]);
+                let r = f64::from(radii[body]);
                 return Err(CollideError::Crowded(Crowded {
                     body,
                     radius: r,

@@ -4,12 +4,14 @@
 //! to even included), with the body's radius, material, 1/m and 1/I.
 
 use repose::gpu::assemble;
-use repose::gpu::collide;
+use repose::gpu::collide::{self, GpuCollider};
 use repose::gpu::integrate::{self, BodyState};
+use repose::gpu::pipelines::storage_with as storage;
 use repose::gpu::positions::{self, GpuPositions, ShapeRecord};
 use repose::rng::Rng;
 
 use super::contacts::random_packing;
+use super::resident::{as_records, read_back};
 use super::*;
 
 /// A state whose x coordinate is the fixed-point integer `x` (y and z
@@ -140,5 +142,86 @@ fn device_centres_round_the_fixed_point_centre_to_the_nearest_f32() {
         "OBSERVED {} fixed-point centres rounded on the device: the nearest f32 each; packing: {exact} of {} sphere fields equal to the f64 centres' rounding, none more than 1 ulp off",
         3 * states.len(),
         4 * s.bodies.len()
+    );
+}
+
+#[test]
+fn detection_on_centres_written_by_the_device_finds_the_uploaded_list() {
+    let Some(ctx) =
+        context_for_tests("detection_on_centres_written_by_the_device_finds_the_uploaded_list")
+    else {
+        return;
+    };
+    let s = random_packing(2000, 10);
+    let nb = s.bodies.len();
+    let state = integrate::state_records(&s.bodies);
+    let shapes = positions::shape_records(&s.bodies);
+    let surfaces = collide::surface_records(&s.boundaries).expect("analytic boundaries");
+    let envelope = s.envelope as f32;
+
+    // The records through the host, detection on an upload of them.
+    let (spheres, _): (Vec<[f32; 4]>, Vec<_>) = state
+        .iter()
+        .zip(&shapes)
+        .map(|(b, sh)| positions::contact_inputs_of(b, sh))
+        .unzip();
+    let want = GpuCollider::new(&ctx)
+        .expect("collision pipelines")
+        .detect_records(&ctx, &spheres, &surfaces, envelope)
+        .expect("device detection");
+
+    // The positions pass writing detection's spheres on the device.
+    let mut col = GpuCollider::new(&ctx).expect("collision pipelines");
+    let pos = GpuPositions::new(&ctx).expect("positions pipeline");
+    let x_buf = storage(&ctx, "state", bytemuck::cast_slice(&state), 0);
+    let s_buf = storage(&ctx, "shapes", bytemuck::cast_slice(&shapes), 0);
+    let a_buf = storage(
+        &ctx,
+        "assembly bodies",
+        &[],
+        nb * std::mem::size_of::<assemble::AssembleBody>(),
+    );
+    let sph = col
+        .spheres_buffer(&ctx, nb, &surfaces)
+        .expect("sphere buffer");
+    let (_params, bind) = pos.bind(&ctx, nb as u32, [&x_buf, &s_buf, sph, &a_buf]);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    {
+        let mut cp = enc.begin_compute_pass(&Default::default());
+        pos.encode(&ctx, &mut cp, &bind, nb as u32);
+    }
+    ctx.queue.submit([enc.finish()]);
+    let radii: Vec<f32> = shapes.iter().map(|sh| sh.radius).collect();
+    let x_max = spheres.iter().fold(0f32, |m, p| {
+        m.max(p[0].abs()).max(p[1].abs()).max(p[2].abs())
+    });
+    let (len, _) = col
+        .detect_written(&ctx, &radii, x_max, surfaces.len(), envelope)
+        .expect("detection on written centres");
+    assert_eq!(
+        len as usize,
+        want.contacts.len(),
+        "list length on device-written centres vs uploaded"
+    );
+    assert_eq!(
+        col.counters.upload_bytes,
+        (std::mem::size_of_val(surfaces.as_slice()) + std::mem::size_of::<collide::CollideParams>())
+            as u64,
+        "only the boundaries and the parameters go up"
+    );
+    let list = col.list().expect("a list");
+    let got: Vec<collide::DeviceContact> = as_records(&read_back(
+        &ctx,
+        list,
+        len as usize * std::mem::size_of::<collide::DeviceContact>(),
+    ));
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want.contacts[i]) {
+        panic!(
+            "contact {i}: on device-written centres {:?} vs uploaded {:?}",
+            got[i], want.contacts[i]
+        );
+    }
+    eprintln!(
+        "OBSERVED detection on centres the device wrote: {len} contacts among {nb} spheres, the uploaded list's bits"
     );
 }

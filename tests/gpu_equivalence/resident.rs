@@ -17,7 +17,7 @@ use super::contacts::random_packing;
 use super::*;
 
 /// The first `bytes` bytes of `buf`, read back.
-fn read_back(ctx: &GpuContext, buf: &wgpu::Buffer, bytes: usize) -> Vec<u8> {
+pub(super) fn read_back(ctx: &GpuContext, buf: &wgpu::Buffer, bytes: usize) -> Vec<u8> {
     let read = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("read back"),
         size: bytes.max(4) as u64,
@@ -36,7 +36,7 @@ fn read_back(ctx: &GpuContext, buf: &wgpu::Buffer, bytes: usize) -> Vec<u8> {
     data[..bytes].to_vec()
 }
 
-fn as_records<T: bytemuck::Pod>(data: &[u8]) -> Vec<T> {
+pub(super) fn as_records<T: bytemuck::Pod>(data: &[u8]) -> Vec<T> {
     data.chunks_exact(std::mem::size_of::<T>())
         .map(bytemuck::pod_read_unaligned)
         .collect()
