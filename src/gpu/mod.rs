@@ -99,6 +99,7 @@ pub mod layout;
 pub mod pipelines;
 pub mod positions;
 pub mod profile;
+pub mod resident;
 pub mod scan;
 pub mod warm;
 

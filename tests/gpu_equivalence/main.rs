@@ -353,6 +353,7 @@ mod layout;
 mod piles;
 mod positions;
 mod resident;
+mod resident_world;
 mod scan;
 mod single_contacts;
 mod stages;
