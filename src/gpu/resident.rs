@@ -207,6 +207,28 @@ impl ResidentWorld {
         })
     }
 
+    /// Makes the first buffers hold `per_body` contacts a sphere (the
+    /// contact list, the impulses and the warm records; 8 by default):
+    /// they grow past it as the contacts need, without dropping any. For
+    /// a world not yet stepped.
+    pub fn with_first_capacity(mut self, ctx: &GpuContext, per_body: usize) -> Self {
+        assert_eq!(
+            self.steps, 0,
+            "the first capacity of a world not yet stepped"
+        );
+        let cap = (per_body.max(1) * self.model.bodies).max(1);
+        self.collider.first_capacity_per_body = per_body.max(1);
+        let bytes = cap * std::mem::size_of::<WarmRecord>();
+        self.warm_records = [
+            storage_with(ctx, "warm records", &[], bytes),
+            storage_with(ctx, "next warm records", &[], bytes),
+        ];
+        self.warm_capacity = cap;
+        self.gamma = storage_with(ctx, "impulses", &[], 32 * cap);
+        self.gamma_capacity = cap;
+        self
+    }
+
     /// One step with the solver `settings`.
     pub fn step(
         &mut self,

@@ -7,7 +7,7 @@ use repose::boundary::Shape;
 use repose::gpu::resident::ResidentWorld;
 use repose::material::{FrictionLaw, Material};
 
-use super::contacts::bodies_f32;
+use super::contacts::{bodies_f32, random_packing};
 use super::*;
 
 #[test]
@@ -97,5 +97,84 @@ fn spheres_stacked_on_a_plane_stay_at_rest_when_stepped_on_the_device() {
         c.round_trips as f64 / steps as f64,
         c.upload_bytes as f64 / steps as f64,
         c.readback_bytes as f64 / steps as f64
+    );
+}
+
+#[test]
+fn a_resident_world_whose_contacts_outgrow_its_first_buffers_steps_to_the_same_bits() {
+    let Some(ctx) = context_for_tests(
+        "a_resident_world_whose_contacts_outgrow_its_first_buffers_steps_to_the_same_bits",
+    ) else {
+        return;
+    };
+    let s = random_packing(2000, 3);
+    let settings = SolverSettings {
+        method: SolverMethod::Apgd,
+        tolerance: 1e-4,
+        max_iterations: 300,
+        ..Default::default()
+    };
+    let world = || {
+        ResidentWorld::new(
+            &ctx,
+            &s.bodies,
+            &s.boundaries,
+            &[Material::default()],
+            FrictionLaw::Associated,
+            1e-4,
+            0.5,
+            DVec3::new(0.0, 0.0, -9.81),
+            s.envelope,
+            1.0,
+        )
+        .expect("a resident world")
+    };
+    let steps = 10;
+    let run = |mut w: ResidentWorld| {
+        let mut rewrites = 0;
+        let mut contacts = Vec::new();
+        for _ in 0..steps {
+            let st = w.step(&ctx, &settings).expect("a resident step");
+            rewrites += st.rewrites;
+            contacts.push(st.contacts);
+        }
+        (w.state(&ctx).expect("the state"), contacts, rewrites)
+    };
+    // Room for one contact a sphere first: the list and the warm records
+    // outgrow it on the first step; 8 a sphere holds every step's.
+    let (small, c_small, rewrites) = run(world().with_first_capacity(&ctx, 1));
+    let (large, c_large, none) = run(world());
+    let (again, _, _) = run(world());
+    assert!(
+        rewrites >= 1 && none == 0,
+        "rewrites: {rewrites} from one contact a sphere (at least one), {none} from eight (none)"
+    );
+    assert!(
+        c_small[0] > s.bodies.len(),
+        "more contacts ({}) than the first buffer's {}",
+        c_small[0],
+        s.bodies.len()
+    );
+    assert_eq!(
+        c_small, c_large,
+        "contacts a step, small vs large first buffers"
+    );
+    if let Some(k) = (0..large.len()).find(|&k| small[k] != large[k]) {
+        panic!(
+            "body {k} after {steps} steps: {:?} from small first buffers vs {:?} from large",
+            small[k], large[k]
+        );
+    }
+    if let Some(k) = (0..large.len()).find(|&k| again[k] != large[k]) {
+        panic!(
+            "body {k} after {steps} steps: two runs differ: {:?} vs {:?}",
+            again[k], large[k]
+        );
+    }
+    eprintln!(
+        "OBSERVED resident world of {} spheres, {steps} steps, {} to {} contacts: the same bits from buffers that grew {rewrites} times, and on a second run",
+        s.bodies.len(),
+        c_large.iter().min().unwrap_or(&0),
+        c_large.iter().max().unwrap_or(&0)
     );
 }
