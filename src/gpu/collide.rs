@@ -51,7 +51,7 @@ use std::time::Instant;
 
 use glam::DVec3;
 
-use super::pipelines::{bind_whole, compute_pipelines, storage_sized};
+use super::pipelines::{bind_whole, compute_pipelines, storage_sized, within_scopes};
 use super::profile::GpuCounters;
 use super::scan::{Scan, ScanPlan};
 use super::{GpuContext, GpuError};
@@ -459,17 +459,9 @@ impl GpuCollider {
         envelope: f32,
         read_list: bool,
     ) -> Result<DeviceContacts, CollideError> {
-        let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let found = self.run(ctx, spheres, surfaces, envelope, read_list);
-        // Both scopes are popped whatever `run` returned.
-        let oom = pollster::block_on(oom.pop());
-        let invalid = pollster::block_on(scope.pop());
-        if let Some(e) = oom.or(invalid) {
-            return Err(GpuError::Wgpu(format!("contact detection: {e}")).into());
-        }
-        found
+        within_scopes(ctx, "contact detection", || {
+            self.run(ctx, spheres, surfaces, envelope, read_list)
+        })
     }
 
     /// The detection; the list is read back when `read_list`.
@@ -540,21 +532,14 @@ impl GpuCollider {
             radii.len(),
             "detect_written: as many radii as spheres_buffer made room for"
         );
-        let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         self.last_len = 0;
-        let found = if radii.is_empty() {
-            Ok(DeviceContacts::default())
-        } else {
-            self.find(ctx, radii, x_max, surfaces, envelope, false)
-        };
-        let oom = pollster::block_on(oom.pop());
-        let invalid = pollster::block_on(scope.pop());
-        if let Some(e) = oom.or(invalid) {
-            return Err(GpuError::Wgpu(format!("contact detection: {e}")).into());
+        if radii.is_empty() {
+            return Ok((0, 0));
         }
-        Ok((self.last_len, found?.rewrites))
+        let found = within_scopes(ctx, "contact detection", || {
+            self.find(ctx, radii, x_max, surfaces, envelope, false)
+        })?;
+        Ok((self.last_len, found.rewrites))
     }
 
     /// The detection on the spheres in place (`radii` theirs, centres

@@ -212,3 +212,23 @@ pub(crate) fn read(
     wait_mapped(dev, &[(buf, bytes)], counters)?;
     Ok(copy_out(&[(buf, bytes)], counters)?.remove(0))
 }
+
+/// Runs `f` inside validation and out-of-memory error scopes, popped
+/// whatever `f` returns: an error the device reports in them comes back as
+/// [`GpuError::Wgpu`] naming `what`, before `f`'s own result.
+pub(crate) fn within_scopes<T, E: From<GpuError>>(
+    ctx: &GpuContext,
+    what: &str,
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    let dev = &ctx.device;
+    let invalid = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+    let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let out = f();
+    let oom = pollster::block_on(oom.pop());
+    let invalid = pollster::block_on(invalid.pop());
+    if let Some(e) = oom.or(invalid) {
+        return Err(GpuError::Wgpu(format!("{what}: {e}")).into());
+    }
+    out
+}

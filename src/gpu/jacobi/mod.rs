@@ -26,6 +26,7 @@ pub use records::{BatchRecord, Control, Params, WorldRecord};
 pub use resident::DeviceProblem;
 
 use super::layout::{BatchLayout, RWG, WG};
+use super::pipelines::within_scopes;
 use super::profile::GpuCounters;
 use super::{GpuContext, GpuError};
 use crate::material::FrictionLaw;
@@ -683,125 +684,119 @@ impl GpuJacobi {
         }));
         let (nc, nb) = (layout.contacts, layout.bodies);
         Self::check_fits(ctx, nc, nb)?;
-        let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let vscope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        self.ensure(
-            ctx,
-            Capacity {
-                contacts: nc,
-                bodies: nb,
-                slots: layout.slots,
-                worlds: live.len(),
-            },
-        );
-        let records: Vec<WorldRecord> = live
-            .iter()
-            .zip(&layout.worlds)
-            .map(|(&w, r)| {
-                let e = &entries[w];
-                world_record(r, e.settings, e.problem.law, !e.problem.inertia.is_empty())
-            })
-            .collect();
-        let t_up = Instant::now();
-        let settings_bytes = self.write_settings(ctx, &layout, &records, every, apgd);
-        let counters = &mut self.counters;
-        let b = self.bufs.as_ref().expect("buffers");
-        let check = live.iter().any(|&w| entries[w].settings.tolerance > 0.0);
-        let caps: Vec<usize> = live
-            .iter()
-            .map(|&w| entries[w].settings.max_iterations)
-            .collect();
-        let tensors = live.iter().any(|&w| !entries[w].problem.inertia.is_empty());
-
-        // Upload: the records of every world at its place (module docs of
-        // `layout`), the worlds' settings, fresh control records.
-        let mut up = settings_bytes;
-        let q = &ctx.queue;
-        let mut write = |buf: &wgpu::Buffer, at: u64, data: &[u8]| {
-            q.write_buffer(buf, at, data);
-            up += data.len() as u64;
-        };
-        let body_size = std::mem::size_of::<PackedBody>() as u64;
-        let problems: Vec<&PackedProblem> = live.iter().map(|&w| &*entries[w].problem).collect();
-        for (i, (r, p)) in layout.worlds.iter().zip(&problems).enumerate() {
-            let c_at = (r.contact_start * std::mem::size_of::<PackedContact>()) as u64;
-            if r.body_start == 0 && r.slot_start == 0 {
-                write(&b.contacts, c_at, bytemuck::cast_slice(&p.contacts));
-            } else {
-                let shifted = layout.shifted_contacts(i, p);
-                write(&b.contacts, c_at, bytemuck::cast_slice(&shifted));
-            }
-            let b_at = r.body_start as u64 * body_size;
-            write(&b.bodies, b_at, bytemuck::cast_slice(&p.bodies));
-            assert_eq!(p.free.len(), p.bodies.len(), "one free record per body");
-            write(
-                &b.bodies,
-                3 * nb as u64 * body_size + b_at,
-                bytemuck::cast_slice(&p.free),
+        let (ctl, data) = within_scopes(ctx, "GPU solve", || {
+            self.ensure(
+                ctx,
+                Capacity {
+                    contacts: nc,
+                    bodies: nb,
+                    slots: layout.slots,
+                    worlds: live.len(),
+                },
             );
-            if apgd {
-                // The extrapolated point starts at the warm start.
+            let records: Vec<WorldRecord> = live
+                .iter()
+                .zip(&layout.worlds)
+                .map(|(&w, r)| {
+                    let e = &entries[w];
+                    world_record(r, e.settings, e.problem.law, !e.problem.inertia.is_empty())
+                })
+                .collect();
+            let t_up = Instant::now();
+            let settings_bytes = self.write_settings(ctx, &layout, &records, every, apgd);
+            let counters = &mut self.counters;
+            let b = self.bufs.as_ref().expect("buffers");
+            let check = live.iter().any(|&w| entries[w].settings.tolerance > 0.0);
+            let caps: Vec<usize> = live
+                .iter()
+                .map(|&w| entries[w].settings.max_iterations)
+                .collect();
+            let tensors = live.iter().any(|&w| !entries[w].problem.inertia.is_empty());
+
+            // Upload: the records of every world at its place (module docs of
+            // `layout`), the worlds' settings, fresh control records.
+            let mut up = settings_bytes;
+            let q = &ctx.queue;
+            let mut write = |buf: &wgpu::Buffer, at: u64, data: &[u8]| {
+                q.write_buffer(buf, at, data);
+                up += data.len() as u64;
+            };
+            let body_size = std::mem::size_of::<PackedBody>() as u64;
+            let problems: Vec<&PackedProblem> =
+                live.iter().map(|&w| &*entries[w].problem).collect();
+            for (i, (r, p)) in layout.worlds.iter().zip(&problems).enumerate() {
+                let c_at = (r.contact_start * std::mem::size_of::<PackedContact>()) as u64;
+                if r.body_start == 0 && r.slot_start == 0 {
+                    write(&b.contacts, c_at, bytemuck::cast_slice(&p.contacts));
+                } else {
+                    let shifted = layout.shifted_contacts(i, p);
+                    write(&b.contacts, c_at, bytemuck::cast_slice(&shifted));
+                }
+                let b_at = r.body_start as u64 * body_size;
+                write(&b.bodies, b_at, bytemuck::cast_slice(&p.bodies));
+                assert_eq!(p.free.len(), p.bodies.len(), "one free record per body");
                 write(
                     &b.bodies,
-                    nb as u64 * body_size + b_at,
-                    bytemuck::cast_slice(&p.bodies),
+                    3 * nb as u64 * body_size + b_at,
+                    bytemuck::cast_slice(&p.free),
                 );
-            }
-            if tensors {
-                let at = 2 * nb as u64 * body_size + b_at;
-                if p.inertia.is_empty() {
-                    // A world of spheres beside worlds of shapes: its
-                    // records are not read (its `tensors` is 0).
-                } else {
-                    assert_eq!(
-                        p.inertia.len(),
-                        p.bodies.len(),
-                        "one inertia record per body"
+                if apgd {
+                    // The extrapolated point starts at the warm start.
+                    write(
+                        &b.bodies,
+                        nb as u64 * body_size + b_at,
+                        bytemuck::cast_slice(&p.bodies),
                     );
-                    write(&b.bodies, at, bytemuck::cast_slice(&p.inertia));
+                }
+                if tensors {
+                    let at = 2 * nb as u64 * body_size + b_at;
+                    if p.inertia.is_empty() {
+                        // A world of spheres beside worlds of shapes: its
+                        // records are not read (its `tensors` is 0).
+                    } else {
+                        assert_eq!(
+                            p.inertia.len(),
+                            p.bodies.len(),
+                            "one inertia record per body"
+                        );
+                        write(&b.bodies, at, bytemuck::cast_slice(&p.inertia));
+                    }
                 }
             }
-        }
-        for (&w, r) in live.iter().zip(&layout.worlds) {
-            self.padded.clear();
-            self.padded.extend(
-                entries[w]
-                    .gamma
-                    .iter()
-                    .map(|g| [g[0], g[1], g[2], g[3], g[4], g[5], 0.0, 0.0]),
-            );
-            let at = (r.contact_start * GAMMA_BYTES) as u64;
-            write(&b.gamma, at, bytemuck::cast_slice(&self.padded));
-            if apgd {
-                let second = (nc * GAMMA_BYTES) as u64 + at;
-                write(&b.gamma, second, bytemuck::cast_slice(&self.padded));
+            for (&w, r) in live.iter().zip(&layout.worlds) {
+                self.padded.clear();
+                self.padded.extend(
+                    entries[w]
+                        .gamma
+                        .iter()
+                        .map(|g| [g[0], g[1], g[2], g[3], g[4], g[5], 0.0, 0.0]),
+                );
+                let at = (r.contact_start * GAMMA_BYTES) as u64;
+                write(&b.gamma, at, bytemuck::cast_slice(&self.padded));
+                if apgd {
+                    let second = (nc * GAMMA_BYTES) as u64 + at;
+                    write(&b.gamma, second, bytemuck::cast_slice(&self.padded));
+                }
             }
-        }
-        write(
-            &b.offsets,
-            0,
-            bytemuck::cast_slice(&layout.offsets(&problems)),
-        );
-        counters.upload_bytes += up;
-        counters.upload_seconds += t_up.elapsed().as_secs_f64();
+            write(
+                &b.offsets,
+                0,
+                bytemuck::cast_slice(&layout.offsets(&problems)),
+            );
+            counters.upload_bytes += up;
+            counters.upload_seconds += t_up.elapsed().as_secs_f64();
 
-        let plan = chunks::Plan {
-            worlds: live.len(),
-            nc,
-            nb,
-            check,
-            every,
-            caps,
-            apgd,
-        };
-        let (ctl, data) = self.iterate(ctx, plan, true)?;
-        if let Some(e) = pollster::block_on(vscope.pop()) {
-            return Err(GpuError::Wgpu(e.to_string()));
-        }
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Wgpu(e.to_string()));
-        }
+            let plan = chunks::Plan {
+                worlds: live.len(),
+                nc,
+                nb,
+                check,
+                every,
+                caps,
+                apgd,
+            };
+            self.iterate(ctx, plan, true)
+        })?;
         let all_bodies: &[PackedBody] = bytemuck::cast_slice(&data[0]);
         let padded: &[[f32; 8]] = bytemuck::cast_slice(&data[1]);
         let counters = &mut self.counters;

@@ -15,8 +15,9 @@
 
 use std::time::Instant;
 
-use super::{chunks, world_record, Capacity, GpuJacobi, GAMMA_BYTES};
+use super::{chunks, world_record, Capacity, Control, GpuJacobi, GAMMA_BYTES};
 use crate::gpu::layout::BatchLayout;
+use crate::gpu::pipelines::within_scopes;
 use crate::gpu::{GpuContext, GpuError};
 use crate::material::FrictionLaw;
 use crate::solver::packed::{PackedBody, PackedContact};
@@ -59,15 +60,31 @@ impl GpuJacobi {
                 ..Default::default()
             });
         }
-        let apgd = s.method == SolverMethod::Apgd;
-        let every = s.check_every.max(1);
         // A body's ends are at most two a contact: room for every slot.
         let layout = BatchLayout::new([(p.contacts, p.bodies, 2 * p.contacts)]);
         let (nc, nb) = (layout.contacts, layout.bodies);
         Self::check_fits(ctx, nc, nb)?;
+        let ctl = within_scopes(ctx, "GPU solve", || self.run_resident(ctx, p, s, &layout))?;
+        let c = ctl[0];
+        self.counters.iterations += u64::from(c.iterations);
+        self.counters.solves += 1;
+        self.remember(c.iterations as usize);
+        Ok(c.stats())
+    }
+
+    /// [`GpuJacobi::solve_resident`] laid out as `layout`: the worlds'
+    /// control records.
+    fn run_resident(
+        &mut self,
+        ctx: &GpuContext,
+        p: &DeviceProblem<'_>,
+        s: &SolverSettings,
+        layout: &BatchLayout,
+    ) -> Result<Vec<Control>, GpuError> {
+        let apgd = s.method == SolverMethod::Apgd;
+        let every = s.check_every.max(1);
+        let (nc, nb) = (layout.contacts, layout.bodies);
         let dev = &ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let vscope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
         self.ensure(
             ctx,
             Capacity {
@@ -79,7 +96,7 @@ impl GpuJacobi {
         );
         let t_up = Instant::now();
         let record = world_record(&layout.worlds[0], s, p.law, false);
-        let up = self.write_settings(ctx, &layout, &[record], every, apgd);
+        let up = self.write_settings(ctx, layout, &[record], every, apgd);
         // The problem's records into the solver's places, on the device:
         // the iterate (and APGD's extrapolated point) from the starting
         // velocities, the free velocities into the fourth region, the warm
@@ -135,16 +152,6 @@ impl GpuJacobi {
         enc.copy_buffer_to_buffer(&b.gamma, 0, p.gamma, 0, gamma_bytes);
         ctx.queue.submit([enc.finish()]);
         self.counters.submits += 1;
-        if let Some(e) = pollster::block_on(vscope.pop()) {
-            return Err(GpuError::Wgpu(e.to_string()));
-        }
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Wgpu(e.to_string()));
-        }
-        let c = ctl[0];
-        self.counters.iterations += u64::from(c.iterations);
-        self.counters.solves += 1;
-        self.remember(c.iterations as usize);
-        Ok(c.stats())
+        Ok(ctl)
     }
 }
