@@ -18,7 +18,7 @@
 //
 // Integer atomics only, so every run gives the same bits.
 
-// NONE, Contact and Packed: shaders/records.wgsl, compiled in front of this file.
+// NONE, Contact, Packed and AsmBody: shaders/records.wgsl, compiled in front of this file.
 const WG: u32 = 256u;
 
 struct AssembleParams {
@@ -34,16 +34,6 @@ struct AssembleParams {
     _pad2: u32,
 }
 
-// One body (repose::gpu::assemble::AssembleBody).
-struct Body {
-    pos: vec3<f32>,
-    material: u32,
-    inv_mass: f32,
-    inv_inertia: f32,
-    _pad0: u32,
-    _pad1: u32,
-}
-
 // One boundary (repose::gpu::assemble::AssembleWall): its surface velocity
 // (a boundary that only translates: the same at every point) and material.
 struct Wall {
@@ -53,7 +43,7 @@ struct Wall {
 
 @group(0) @binding(0) var<uniform> params: AssembleParams;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>;
-@group(0) @binding(2) var<storage, read> bodies: array<Body>;
+@group(0) @binding(2) var<storage, read> bodies: array<AsmBody>;
 // Friction, rolling and spinning coefficients of each material (xyz).
 @group(0) @binding(3) var<storage, read> materials: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> walls: array<Wall>;

@@ -2,7 +2,7 @@
 // per body, the centre held in 64-bit fixed point (BodyState, written by
 // shaders/integrate.wgsl) rounded to the nearest f32, ties to even, with
 // the body's radius for detection (shaders/collide.wgsl reads vec4 spheres)
-// and its material, 1/m and 1/I for assembly (shaders/assemble.wgsl `Body`).
+// and its material, 1/m and 1/I for assembly (AsmBody).
 //
 // The rounding is done on the integer: X = hi * 2^32 + lo in units of
 // 2^-48 m, |X| normalised so its leading one is bit 63, the top 24 bits
@@ -10,7 +10,7 @@
 // from its sign, exponent and mantissa bits: exact whatever a compiler does
 // with float arithmetic, and the bits of Rust's `X as f32` times 2^-48.
 
-// BodyState: shaders/records.wgsl, compiled in front of this file.
+// BodyState and AsmBody: shaders/records.wgsl, compiled in front of this file.
 const WG: u32 = 256u;
 
 struct PositionsParams {
@@ -25,16 +25,6 @@ struct PositionsParams {
 struct Shape {
     radius: f32,
     material: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
-
-// As shaders/assemble.wgsl `Body` (repose::gpu::assemble::AssembleBody).
-struct AsmBody {
-    pos: vec3<f32>,
-    material: u32,
-    inv_mass: f32,
-    inv_inertia: f32,
     _pad0: u32,
     _pad1: u32,
 }

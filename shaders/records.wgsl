@@ -46,3 +46,13 @@ struct BodyState {
     // Orientation quaternion (x, y, z, w).
     q: vec4<f32>,
 }
+
+// One body as assembly reads it (repose::gpu::assemble::AssembleBody).
+struct AsmBody {
+    pos: vec3<f32>,
+    material: u32,
+    inv_mass: f32,
+    inv_inertia: f32,
+    _pad0: u32,
+    _pad1: u32,
+}

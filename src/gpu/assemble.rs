@@ -81,7 +81,7 @@ pub struct AssembleParams {
     pub _pad2: u32,
 }
 
-/// One body as assembly reads it (WGSL `Body`).
+/// One body as assembly reads it (WGSL `AsmBody`, in `shaders/records.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct AssembleBody {

@@ -344,7 +344,7 @@ fn resident_step_wgsl_structs_match_rust_records() {
     );
     assert_same_layout!(
         a,
-        "Body",
+        "AsmBody",
         AssembleBody,
         [pos, material, inv_mass, inv_inertia, _pad0, _pad1]
     );
