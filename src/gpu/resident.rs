@@ -251,6 +251,7 @@ impl ResidentWorld {
             self.positions.encode(ctx, &mut cp, &pbind, nb);
         }
         ctx.queue.submit([enc.finish()]);
+        self.own.submits += 1;
         let (nc, rewrites) =
             self.collider
                 .detect_written(ctx, &m.radii, m.x_max, m.surfaces.len(), m.envelope)?;
@@ -272,6 +273,7 @@ impl ResidentWorld {
                 enc.copy_buffer_to_buffer(&self.warm_records[0], 0, &last, 0, kept);
             }
             ctx.queue.submit([enc.finish()]);
+            self.own.submits += 1;
             self.warm_records = [last, next];
             self.warm_capacity = cap;
         }
@@ -327,6 +329,7 @@ impl ResidentWorld {
                 .encode(ctx, &mut cp, BodyPass::Records, &ibind, nb);
         }
         ctx.queue.submit([enc.finish()]);
+        self.own.submits += 1;
         let stats = self.solver.solve_resident(
             ctx,
             &DeviceProblem {
@@ -352,7 +355,7 @@ impl ResidentWorld {
         }
         enc.copy_buffer_to_buffer(&self.status, 0, &self.read_status, 0, 4);
         ctx.queue.submit([enc.finish()]);
-        self.own.submits += 4;
+        self.own.submits += 1;
         let status = read(dev, &self.read_status, 4, &mut self.own)?;
         let status = u32::from_le_bytes(status.try_into().expect("4 bytes"));
         if status != u32::MAX {
